@@ -1,0 +1,243 @@
+// Package trace defines tracer's trace format: a versioned JSON record of one
+// generate() run, step by step. A trace holds the model, the options used, the
+// prompt, every step (candidates, sampling stages, the chosen token, KV-cache
+// size and memory traffic) and the output.
+//
+// The format is documented in SCHEMA.md and described by schema.json. The
+// package depends only on the standard library: traces are written by the
+// engine and read by the CLI and the web UI, and reading always validates.
+package trace
+
+// Format is the value of the "format" field of every version 1 trace.
+const Format = "tracer/v1"
+
+// How a token was chosen (Chosen.By).
+const (
+	ByGreedy = "greedy"
+	BySample = "sample"
+	ByBeam   = "beam"
+	ByForced = "forced"
+)
+
+// Why generation stopped (Output.StopReason and Row.StopReason).
+const (
+	StopEOS          = "eos"
+	StopMaxNewTokens = "max_new_tokens"
+	StopMaxLength    = "max_length"
+	StopString       = "stop_string"
+	StopNoRow        = "no_row"    // the toy's table has no row for the context
+	StopCancelled    = "cancelled" // the caller stopped the run
+)
+
+// Step phases.
+const (
+	PhasePrefill = "prefill" // the step that fed the whole prompt
+	PhaseDecode  = "decode"  // a step that fed only the newest token
+	PhaseFull    = "full"    // cache off: the step re-fed the whole sequence
+)
+
+// Trace is one generate() run.
+type Trace struct {
+	Format  string   `json:"format"`
+	Model   Model    `json:"model"`
+	Options Options  `json:"options"`
+	Prompt  Prompt   `json:"prompt"`
+	Notices []string `json:"notices,omitempty"` // pitfalls worth showing, e.g. the default length of 20
+	Steps   []Step   `json:"steps"`
+	Output  Output   `json:"output"`
+}
+
+// Model describes the model that produced a trace.
+type Model struct {
+	Name         string `json:"name"`
+	Kind         string `json:"kind"`         // "toy", "hf" (Hugging Face folder) or "llama2c"
+	Architecture string `json:"architecture"` // e.g. "bigram", "gpt2", "llama", "qwen2"
+	VocabSize    int    `json:"vocab_size"`
+
+	Layers       int    `json:"layers,omitempty"`
+	Hidden       int    `json:"hidden,omitempty"`
+	Heads        int    `json:"heads,omitempty"`
+	KVHeads      int    `json:"kv_heads,omitempty"`
+	HeadDim      int    `json:"head_dim,omitempty"`
+	Intermediate int    `json:"intermediate,omitempty"`
+	Params       int64  `json:"params,omitempty"`
+	DType        string `json:"dtype,omitempty"`        // stored dtype of the weights: "f32", "bf16", "f16"
+	WeightBytes  int64  `json:"weight_bytes,omitempty"` // bytes of all weights at their stored dtype
+
+	BOS int   `json:"bos_token_id"` // -1 when the model has none
+	EOS []int `json:"eos_token_id"` // generation stops when a row emits any of these
+	PAD int   `json:"pad_token_id"` // -1 when the model has none
+}
+
+// Options are the generation options in force, named as in transformers'
+// GenerationConfig. Sources says where each value came from.
+type Options struct {
+	MaxNewTokens       int      `json:"max_new_tokens"`
+	MaxLength          int      `json:"max_length"` // counts the prompt
+	MinNewTokens       int      `json:"min_new_tokens"`
+	DoSample           bool     `json:"do_sample"`
+	Temperature        float64  `json:"temperature"`
+	TopK               int      `json:"top_k"`
+	TopP               float64  `json:"top_p"`
+	MinP               float64  `json:"min_p"` // 0 is off
+	RepetitionPenalty  float64  `json:"repetition_penalty"`
+	NumBeams           int      `json:"num_beams"`
+	LengthPenalty      float64  `json:"length_penalty"`
+	EarlyStopping      string   `json:"early_stopping"` // "false", "true" or "never"
+	NumReturnSequences int      `json:"num_return_sequences"`
+	EOSTokenID         []int    `json:"eos_token_id"`
+	PadTokenID         int      `json:"pad_token_id"` // -1: none
+	StopStrings        []string `json:"stop_strings,omitempty"`
+	Seed               uint64   `json:"seed"`
+	UseCache           bool     `json:"use_cache"`
+	Padding            string   `json:"padding,omitempty"` // "left" or "right", batches only
+	RecordTop          int      `json:"record_top"`        // candidates recorded per step
+	FullLogits         bool     `json:"full_logits,omitempty"`
+	ForceIDs           []int    `json:"force_ids,omitempty"` // step i chooses ForceIDs[i]
+
+	// Sources maps an option's JSON name to where its value came from:
+	// "default" (transformers' defaults), "generation_config" (the model's
+	// generation_config.json), "model" (the model itself) or "user".
+	Sources map[string]string `json:"sources,omitempty"`
+}
+
+// Prompt is what generation started from. A batch lists one Row per prompt.
+type Prompt struct {
+	Text     string    `json:"text,omitempty"`
+	Messages []Message `json:"messages,omitempty"` // chat input, rendered into Text by the template
+	IDs      []int     `json:"ids"`
+	Tokens   []string  `json:"tokens,omitempty"`
+	Rows     []Row     `json:"rows,omitempty"` // batches: each prompt padded, with its attention mask
+}
+
+// Message is one chat turn.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Row is one prompt of a batch after padding.
+type Row struct {
+	Text          string `json:"text,omitempty"`
+	IDs           []int  `json:"ids"`            // padded
+	AttentionMask []int  `json:"attention_mask"` // 1 = real token, 0 = pad
+}
+
+// Step is one forward pass and the choice made from it.
+type Step struct {
+	Index     int       `json:"index"`
+	Phase     string    `json:"phase,omitempty"` // PhasePrefill, PhaseDecode or PhaseFull
+	Rows      []StepRow `json:"rows"`
+	Beams     *BeamStep `json:"beams,omitempty"`
+	KV        *KV       `json:"kv,omitempty"`
+	Traffic   *Traffic  `json:"traffic,omitempty"`
+	ElapsedNS int64     `json:"elapsed_ns,omitempty"`
+}
+
+// StepRow is what happened to one row (one sequence of the batch, or one beam)
+// at a step.
+type StepRow struct {
+	Row       int   `json:"row"`
+	InputIDs  []int `json:"input_ids"`           // what the model was fed for this row at this step
+	Positions []int `json:"positions,omitempty"` // their position ids
+	Context   int   `json:"context"`             // tokens the row holds before this step's choice
+	Finished  bool  `json:"finished,omitempty"`  // the row had already stopped: its token is a pad
+
+	// Candidates are the leading raw candidates by probability: Logit is the
+	// raw logit, Prob its softmax over the whole vocabulary.
+	Candidates []Candidate `json:"candidates"`
+	Logits     []float32   `json:"logits,omitempty"` // every raw logit, with --full-logits
+	Entropy    float64     `json:"entropy"`          // of the raw distribution, in nats
+
+	Stages []Stage `json:"stages,omitempty"` // each processor in order, as it left the scores
+	Final  *Final  `json:"final,omitempty"`  // the distribution the token was chosen from
+	Draw   *Draw   `json:"draw,omitempty"`   // the uniform draw, when sampled
+	Chosen Chosen  `json:"chosen"`
+}
+
+// Candidate is one token with its score.
+type Candidate struct {
+	ID    int     `json:"id"`
+	Token string  `json:"token"`
+	Logit float32 `json:"logit"`
+	Prob  float64 `json:"prob"`
+}
+
+// Stage is the state of the scores after one processor of the pipeline.
+type Stage struct {
+	Name   string             `json:"name"`             // e.g. "repetition_penalty", "temperature", "top_k"
+	Params map[string]float64 `json:"params,omitempty"` // e.g. {"k": 50}
+	Kept   int                `json:"kept"`             // tokens not removed (-inf)
+	Top    []Candidate        `json:"top"`              // leading candidates after the stage; Logit is the processed score
+}
+
+// Final is the distribution the token was chosen from, after every processor:
+// kept tokens by descending probability, up to Options.RecordTop.
+type Final struct {
+	KeptCount int       `json:"kept_count"`
+	IDs       []int     `json:"ids"`
+	Probs     []float64 `json:"probs"`
+}
+
+// Draw is where a sampled step's uniform number fell.
+type Draw struct {
+	U         float64 `json:"u"`          // the uniform draw in [0, 1)
+	CumBefore float64 `json:"cum_before"` // cumulative probability before the chosen token
+	CumAfter  float64 `json:"cum_after"`  // ... and after it: CumBefore <= U < CumAfter
+}
+
+// Chosen is the token a step appended to a row.
+type Chosen struct {
+	ID    int     `json:"id"`
+	Token string  `json:"token"`
+	Prob  float64 `json:"prob"` // in the final distribution
+	Rank  int     `json:"rank"` // 1 = most probable in the final distribution
+	By    string  `json:"by"`   // ByGreedy, BySample, ByBeam or ByForced
+}
+
+// BeamStep records beam search at one step.
+type BeamStep struct {
+	ScoresIn []float32    `json:"scores_in"` // running score of each beam entering the step
+	Source   []int        `json:"source"`    // the beam each new beam extends
+	Tokens   []int        `json:"tokens"`    // the token each new beam appends
+	Scores   []float32    `json:"scores"`    // running scores after the step
+	Finished []Hypothesis `json:"finished,omitempty"`
+	Done     bool         `json:"done"`
+}
+
+// Hypothesis is a finished beam.
+type Hypothesis struct {
+	Tokens       []int   `json:"tokens"` // generated tokens, without the EOS
+	SumLogprobs  float32 `json:"sum_logprobs"`
+	GeneratedLen int     `json:"generated_len"`
+	Score        float64 `json:"score"`
+	Kept         bool    `json:"kept"`
+}
+
+// KV is the KV cache after a step.
+type KV struct {
+	Positions     int     `json:"positions"`       // positions held per row
+	Bytes         int64   `json:"bytes"`           // total, all layers and rows
+	BytesPerLayer []int64 `json:"bytes_per_layer"` // keys and values of each layer
+}
+
+// Traffic is what a step cost: bytes moved to and from memory and arithmetic.
+type Traffic struct {
+	WeightBytes  int64   `json:"weight_bytes"`   // weights read, at their stored dtype
+	KVReadBytes  int64   `json:"kv_read_bytes"`  // cached keys and values read by attention
+	KVWriteBytes int64   `json:"kv_write_bytes"` // new keys and values written
+	FLOPs        int64   `json:"flops"`
+	Intensity    float64 `json:"intensity"` // FLOPs per byte moved
+}
+
+// Output is the result of a run.
+type Output struct {
+	Sequences       [][]int   `json:"sequences,omitempty"` // every row, prompt + new, pads included
+	SequencesScores []float32 `json:"sequences_scores,omitempty"`
+	IDs             []int     `json:"ids"`      // single prompt: prompt + new ids
+	NewIDs          []int     `json:"new_ids"`  // single prompt: new ids only
+	Text            string    `json:"text"`     // decoded IDs, special tokens skipped
+	NewText         string    `json:"new_text"` // decoded NewIDs, special tokens skipped
+	StopReason      string    `json:"stop_reason"`
+	RowStops        []string  `json:"row_stop_reasons,omitempty"` // batches: why each row stopped
+}
