@@ -8,6 +8,12 @@
 // engine and read by the CLI and the web UI, and reading always validates.
 package trace
 
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
 // Format is the value of the "format" field of every version 1 trace.
 const Format = "tracer/v1"
 
@@ -72,8 +78,8 @@ type Model struct {
 // Options are the generation options in force, named as in transformers'
 // GenerationConfig. Sources says where each value came from.
 type Options struct {
-	MaxNewTokens       int      `json:"max_new_tokens"`
-	MaxLength          int      `json:"max_length"` // counts the prompt
+	MaxNewTokens       int      `json:"max_new_tokens"` // -1: not set
+	MaxLength          int      `json:"max_length"`     // counts the prompt; -1: not set
 	MinNewTokens       int      `json:"min_new_tokens"`
 	DoSample           bool     `json:"do_sample"`
 	Temperature        float64  `json:"temperature"`
@@ -107,7 +113,8 @@ type Prompt struct {
 	Messages []Message `json:"messages,omitempty"` // chat input, rendered into Text by the template
 	IDs      []int     `json:"ids"`
 	Tokens   []string  `json:"tokens,omitempty"`
-	Rows     []Row     `json:"rows,omitempty"` // batches: each prompt padded, with its attention mask
+	Texts    []string  `json:"texts,omitempty"` // batches: the text of each prompt
+	Rows     []Row     `json:"rows,omitempty"`  // batches: each prompt padded, with its attention mask
 }
 
 // Message is one chat turn.
@@ -118,9 +125,8 @@ type Message struct {
 
 // Row is one prompt of a batch after padding.
 type Row struct {
-	Text          string `json:"text,omitempty"`
-	IDs           []int  `json:"ids"`            // padded
-	AttentionMask []int  `json:"attention_mask"` // 1 = real token, 0 = pad
+	IDs           []int `json:"ids"`            // padded
+	AttentionMask []int `json:"attention_mask"` // 1 = real token, 0 = pad
 }
 
 // Step is one forward pass and the choice made from it.
@@ -146,7 +152,7 @@ type StepRow struct {
 	// Candidates are the leading raw candidates by probability: Logit is the
 	// raw logit, Prob its softmax over the whole vocabulary.
 	Candidates []Candidate `json:"candidates"`
-	Logits     []float32   `json:"logits,omitempty"` // every raw logit, with --full-logits
+	Logits     Logits      `json:"logits,omitempty"` // every raw logit, with --full-logits
 	Entropy    float64     `json:"entropy"`          // of the raw distribution, in nats
 
 	Stages []Stage `json:"stages,omitempty"` // each processor in order, as it left the scores
@@ -239,5 +245,44 @@ type Output struct {
 	Text            string    `json:"text"`     // decoded IDs, special tokens skipped
 	NewText         string    `json:"new_text"` // decoded NewIDs, special tokens skipped
 	StopReason      string    `json:"stop_reason"`
+	NewTexts        []string  `json:"new_texts,omitempty"`        // batches: each row's new text
 	RowStops        []string  `json:"row_stop_reasons,omitempty"` // batches: why each row stopped
+}
+
+// Logits is a full row of logits. Removed or impossible tokens (-inf, as the
+// toy's unlisted words) are written as null, since JSON has no infinity.
+type Logits []float32
+
+// MarshalJSON writes non-finite values as null.
+func (l Logits) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 12*len(l)+2)
+	b = append(b, '[')
+	for i, v := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads null as -inf.
+func (l *Logits) UnmarshalJSON(data []byte) error {
+	var raw []*float32
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*l = make(Logits, len(raw))
+	for i, v := range raw {
+		if v == nil {
+			(*l)[i] = float32(math.Inf(-1))
+		} else {
+			(*l)[i] = *v
+		}
+	}
+	return nil
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ", ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// intList is a repeatable integer flag.
+type intList []int
+
+func (l *intList) String() string { return fmt.Sprint([]int(*l)) }
+func (l *intList) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return fmt.Errorf("want an integer, got %q", v)
+	}
+	*l = append(*l, n)
+	return nil
+}
+
+// parseIDs reads "1,2,3" (one prompt) or "1,2,3;4,5" (a batch).
+func parseIDs(s string) ([][]int, error) {
+	var rows [][]int
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("empty prompt in %q: separate ids with commas and prompts with semicolons", s)
+		}
+		var row []int
+		for _, f := range strings.Split(part, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a token id", strings.TrimSpace(f))
+			}
+			row = append(row, n)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}

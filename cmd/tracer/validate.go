@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"tracer/trace"
+)
+
+func cmdValidate(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("validate", "FILE (- for standard input)", stderr)
+	maxMiB := fs.Int64("max-size", trace.DefaultMaxSize>>20, "largest trace to accept, in MiB")
+	if code := parse(fs, args, stdout); code >= 0 {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "tracer validate: want exactly one FILE")
+		fs.Usage()
+		return exitUsage
+	}
+	name := fs.Arg(0)
+	in := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracer validate: %v\n", err)
+			return exitError
+		}
+		defer f.Close()
+		in = f
+	}
+	t, err := trace.Read(in, *maxMiB<<20)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracer validate: %s: %v\n", name, err)
+		return exitError
+	}
+	fmt.Fprintf(stdout, "%s: valid %s trace: model %s, %d steps, stop reason %s\n", name, trace.Format, t.Model.Name, len(t.Steps), t.Output.StopReason)
+	return exitOK
+}

@@ -1,0 +1,386 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"tracer/engine/tokenizer"
+	"tracer/trace"
+)
+
+// Request is one generate() call.
+type Request struct {
+	Model     Model
+	Tokenizer tokenizer.Tokenizer // may be nil: tokens are then shown by id only
+	Prompts   [][]int             // one prompt, or a batch; unpadded
+	Options   trace.Options       // resolved by Resolve
+	Notices   []string            // from Resolve, copied into the trace
+	Prompt    trace.Prompt        // text and chat messages for the trace; ids are filled in
+	Rand      Rand                // nil: SeededRand{Options.Seed}
+
+	// Record builds a trace.Step for every step (candidates, stages, the
+	// final distribution, KV cache, traffic). Off, the loop only decodes.
+	Record bool
+	// OnStep, when set, receives each recorded step as soon as it exists.
+	OnStep func(trace.Step)
+}
+
+// Generate runs the generation loop and returns its trace: every step when
+// req.Record is set, and always the output. Cancelling ctx ends the run
+// early with stop reason "cancelled"; the partial trace is returned.
+func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
+	o := req.Options
+	info := req.Model.Info()
+	if len(req.Prompts) == 0 {
+		return nil, errors.New("engine: no prompt: give at least one prompt")
+	}
+	for i, p := range req.Prompts {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("engine: prompt %d is empty: give at least one token (e.g. the BOS id)", i)
+		}
+		for _, id := range p {
+			if id < 0 || id >= info.VocabSize {
+				return nil, fmt.Errorf("engine: prompt %d: token id %d is outside the vocabulary (0..%d)", i, id, info.VocabSize-1)
+			}
+		}
+	}
+	if err := Validate(o, info); err != nil {
+		return nil, err
+	}
+	if o.NumBeams > 1 {
+		return nil, errors.New("engine: beam search is not implemented yet")
+	}
+	rows, mask, err := padPrompts(req.Prompts, o)
+	if err != nil {
+		return nil, err
+	}
+	promptLen := len(rows[0])
+	maxLen := o.MaxLength
+	lengthStop := trace.StopMaxLength
+	if o.MaxNewTokens >= 0 {
+		maxLen, lengthStop = promptLen+o.MaxNewTokens, trace.StopMaxNewTokens
+	}
+	if promptLen >= maxLen {
+		return nil, fmt.Errorf("engine: the prompt holds %d tokens but max_length is %d (it counts the prompt): nothing can be generated; set max_new_tokens instead", promptLen, maxLen)
+	}
+	if info.MaxPositions > 0 && maxLen > info.MaxPositions {
+		return nil, fmt.Errorf("engine: prompt plus new tokens (%d) exceed the model's %d positions; lower max_new_tokens", maxLen, info.MaxPositions)
+	}
+
+	t := &trace.Trace{Format: trace.Format, Model: info.TraceModel(), Options: o, Prompt: req.Prompt, Notices: req.Notices, Steps: []trace.Step{}}
+	fillPrompt(&t.Prompt, rows, mask, req.Tokenizer)
+	if len(rows) > 1 && o.Sources["pad_token_id"] == SourceDefault {
+		t.Notices = append(t.Notices, fmt.Sprintf("pad_token_id is not set: using eos_token_id %d as the pad token, as transformers does", o.PadTokenID))
+	}
+
+	g := &loop{
+		req: req, info: info, rows: rows, mask: mask, promptLen: promptLen,
+		procs:    Pipeline(o, promptLen),
+		rnd:      req.Rand,
+		finished: make([]bool, len(rows)),
+		stops:    make([]string, len(rows)),
+	}
+	if g.rnd == nil {
+		g.rnd = SeededRand{Seed: o.Seed}
+	}
+	if req.Record {
+		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
+	}
+	if g.cache, err = req.Model.NewCache(len(rows), maxLen); err != nil {
+		return nil, err
+	}
+	g.logits = make([][]float32, len(rows))
+	for i := range g.logits {
+		g.logits[i] = make([]float32, info.VocabSize)
+	}
+	g.scores = make([]float32, info.VocabSize)
+	g.probs = make([]float32, info.VocabSize)
+
+	stop := lengthStop
+	for step := 0; len(g.rows[0]) < maxLen; step++ {
+		if ctx.Err() != nil {
+			stop = trace.StopCancelled
+			break
+		}
+		rec, err := g.step(step)
+		var se *StopError
+		if errors.As(err, &se) {
+			stop = se.Reason
+			t.Notices = append(t.Notices, se.Msg)
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			t.Steps = append(t.Steps, *rec)
+			if req.OnStep != nil {
+				req.OnStep(*rec)
+			}
+		}
+		if !slices.Contains(g.finished, false) {
+			stop = g.stops[len(g.stops)-1]
+			for _, s := range g.stops {
+				if s != trace.StopEOS {
+					stop = s
+				}
+			}
+			break
+		}
+	}
+	for i := range g.stops {
+		if !g.finished[i] {
+			g.stops[i] = stop
+		}
+	}
+	t.Output = g.output(stop)
+	return t, nil
+}
+
+// loop is the state of one Generate call.
+type loop struct {
+	req       Request
+	info      Info
+	rec       *recorder // nil: recording off
+	procs     []Processor
+	rnd       Rand
+	cache     Cache
+	rows      [][]int  // [rows][len]: prompt (padded) and generated ids
+	mask      [][]bool // [rows][len]: false = padding
+	promptLen int
+	finished  []bool   // [rows]
+	stops     []string // [rows]: why each finished row stopped
+
+	batch  Batch
+	logits [][]float32 // [rows][vocab]: raw logits of the last forward
+	scores []float32   // [vocab]: one row's processed scores
+	probs  []float32   // [vocab]: one row's final distribution
+}
+
+// step runs one forward pass and appends one token to every row.
+func (g *loop) step(step int) (*trace.Step, error) {
+	start := time.Now()
+	past := g.cache.Len()
+	phase := trace.PhaseDecode
+	if !g.req.Options.UseCache {
+		g.cache.Truncate(0)
+		past, phase = 0, trace.PhaseFull
+	} else if past == 0 {
+		phase = trace.PhasePrefill
+	}
+	g.fillBatch(past)
+	n := len(g.batch.Tokens[0])
+	if err := g.req.Model.Forward(g.cache, &g.batch, g.logits); err != nil {
+		return nil, err
+	}
+
+	var rec *trace.Step
+	if g.rec != nil {
+		rec = &trace.Step{Index: step, Phase: phase, Rows: make([]trace.StepRow, len(g.rows))}
+	}
+	for r := range g.rows {
+		id := g.choose(step, r, rec)
+		if g.finished[r] {
+			id = g.req.Options.PadTokenID
+			if rec != nil {
+				rec.Rows[r].Finished = true
+				rec.Rows[r].Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), By: trace.ByForced}
+			}
+		}
+		g.rows[r] = append(g.rows[r], id)
+		g.mask[r] = append(g.mask[r], true)
+		if !g.finished[r] {
+			g.checkStop(r, id)
+		}
+	}
+	if rec != nil {
+		for r := range rec.Rows {
+			rec.Rows[r].Row = r
+			rec.Rows[r].InputIDs = append([]int{}, g.batch.Tokens[r]...)
+			rec.Rows[r].Positions = append([]int{}, g.batch.Positions[r]...)
+			rec.Rows[r].Context = len(g.rows[r]) - 1
+		}
+		if lb := g.cache.LayerBytes(); lb != nil {
+			kv := &trace.KV{Positions: g.cache.Len(), BytesPerLayer: lb}
+			for _, b := range lb {
+				kv.Bytes += b
+			}
+			rec.KV = kv
+		}
+		if c := g.req.Model.Cost(len(g.rows), past, n); c != (trace.Traffic{}) {
+			rec.Traffic = &c
+		}
+		rec.ElapsedNS = time.Since(start).Nanoseconds()
+	}
+	return rec, nil
+}
+
+// fillBatch sets the forward input: with the cache, the whole prompt at the
+// first step and then only the newest token; without it, the whole sequence.
+func (g *loop) fillBatch(past int) {
+	b := &g.batch
+	b.Tokens, b.Positions, b.Mask = b.Tokens[:0], b.Positions[:0], b.Mask[:0]
+	for r := range g.rows {
+		b.Tokens = append(b.Tokens, g.rows[r][past:])
+		b.Mask = append(b.Mask, g.mask[r])
+		b.Positions = append(b.Positions, positions(g.mask[r])[past:])
+	}
+}
+
+// positions returns transformers' position ids for a row's mask:
+// cumsum(mask) - 1, with padded slots set to 1.
+func positions(mask []bool) []int {
+	pos := make([]int, len(mask))
+	n := 0
+	for i, m := range mask {
+		if m {
+			pos[i] = n
+			n++
+		} else {
+			pos[i] = 1
+		}
+	}
+	return pos
+}
+
+// choose runs the processors on row r's logits and picks its token,
+// recording the step when recording is on.
+func (g *loop) choose(step, r int, rec *trace.Step) int {
+	o := &g.req.Options
+	logits := g.logits[r]
+	s := g.scores
+	copy(s, logits)
+	var row *trace.StepRow
+	if rec != nil {
+		row = &rec.Rows[r]
+		g.rec.raw(row, logits)
+	}
+	for _, p := range g.procs {
+		p.Apply(s, g.rows[r])
+		if row != nil {
+			row.Stages = append(row.Stages, g.rec.stage(p, s))
+		}
+	}
+	u := g.rnd.Uniform(step, r) // drawn at every step, so streams stay aligned
+	var id int
+	by := trace.ByGreedy
+	switch {
+	case step < len(o.ForceIDs):
+		id, by = o.ForceIDs[step], trace.ByForced
+	case o.DoSample:
+		by = trace.BySample
+	default:
+		id = argmax(s)
+	}
+	if by == trace.BySample || row != nil {
+		kept := softmax(g.probs, s)
+		if by == trace.BySample {
+			var lo, hi float64
+			id, lo, hi = pick(g.probs, u)
+			if row != nil {
+				row.Draw = &trace.Draw{U: u, CumBefore: lo, CumAfter: hi}
+			}
+		}
+		if row != nil {
+			row.Final = g.rec.final(g.probs, kept)
+			row.Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), Prob: float64(g.probs[id]), Rank: rank(g.probs, id), By: by}
+		}
+	}
+	return id
+}
+
+// checkStop marks row r finished when id is an EOS or completes a stop string.
+func (g *loop) checkStop(r, id int) {
+	o := &g.req.Options
+	if slices.Contains(o.EOSTokenID, id) {
+		g.finished[r], g.stops[r] = true, trace.StopEOS
+		return
+	}
+	if len(o.StopStrings) == 0 || g.req.Tokenizer == nil {
+		return
+	}
+	newIDs := g.rows[r][g.promptLen:]
+	before, err1 := g.req.Tokenizer.Decode(newIDs[:len(newIDs)-1], false)
+	text, err2 := g.req.Tokenizer.Decode(newIDs, false)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	for _, s := range o.StopStrings {
+		// The stop string must end inside the newest token's text.
+		if i := strings.LastIndex(text, s); i >= 0 && i+len(s) > len(before) {
+			g.finished[r], g.stops[r] = true, trace.StopString
+			return
+		}
+	}
+}
+
+// argmax returns the index of the largest score, the lowest on ties.
+func argmax(s []float32) int {
+	best := 0
+	for i, v := range s {
+		if v > s[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// softmax writes the probabilities of scores to dst (float32, like torch)
+// and returns how many are non-zero (tokens not removed).
+func softmax(dst, s []float32) int {
+	m := negInf
+	for _, v := range s {
+		m = max(m, v)
+	}
+	var sum float32
+	for i, v := range s {
+		e := float32(math.Exp(float64(v - m)))
+		dst[i] = e
+		sum += e
+	}
+	kept := 0
+	for i := range dst {
+		dst[i] /= sum
+		if !math.IsInf(float64(s[i]), -1) {
+			kept++
+		}
+	}
+	return kept
+}
+
+// pick chooses a token from probs with the uniform draw u: tokens are laid
+// out by descending probability (ties by id) on [0, 1), and the token whose
+// interval holds u is chosen. It returns the token and its interval.
+func pick(probs []float32, u float64) (id int, lo, hi float64) {
+	ids := make([]int, 0, 64)
+	var total float64
+	for i, p := range probs {
+		if p > 0 {
+			ids = append(ids, i)
+			total += float64(p)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int) int {
+		switch {
+		case probs[a] > probs[b]:
+			return -1
+		case probs[a] < probs[b]:
+			return 1
+		}
+		return a - b
+	})
+	target := u * total
+	for _, i := range ids {
+		lo, hi = hi, hi+float64(probs[i])
+		if target < hi {
+			return i, lo / total, hi / total
+		}
+	}
+	last := ids[len(ids)-1]
+	return last, (hi - float64(probs[last])) / total, 1
+}

@@ -1,0 +1,105 @@
+// Package models opens a model by name, the way every tracer command and the
+// web UI name one: "toy" (the lesson's bigram table), a toy table file
+// (*.json), a Hugging Face model folder, or a llama2.c checkpoint (*.bin).
+// It returns the model with its tokenizer and generation settings, and turns
+// a user's input (text, ids or a chat) into a generation request.
+package models
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"tracer/engine"
+	"tracer/engine/tokenizer"
+	"tracer/toy"
+	"tracer/trace"
+)
+
+// Loaded is an opened model.
+type Loaded struct {
+	Spec      string
+	Model     engine.Model
+	Tokenizer tokenizer.Tokenizer // nil when the model comes without one
+	Config    *engine.Settings    // the model's generation_config.json; may be nil
+	Toy       *toy.Model          // set for toy models
+}
+
+// Open opens the model named by spec.
+func Open(spec string) (*Loaded, error) {
+	if spec == "" || spec == "toy" {
+		m := toy.New(toy.Lesson())
+		return &Loaded{Spec: "toy", Model: m, Tokenizer: m, Config: m.GenerationConfig(), Toy: m}, nil
+	}
+	st, err := os.Stat(spec)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("model %q: no such file or folder (give \"toy\", a toy table .json, a Hugging Face model folder or a llama2.c .bin)", spec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", spec, err)
+	}
+	switch {
+	case !st.IsDir() && strings.EqualFold(filepath.Ext(spec), ".json"):
+		t, err := toy.Load(spec)
+		if err != nil {
+			return nil, err
+		}
+		m := toy.New(t)
+		return &Loaded{Spec: spec, Model: m, Tokenizer: m, Config: m.GenerationConfig(), Toy: m}, nil
+	case st.IsDir():
+		return openHF(spec)
+	default:
+		return openLlama2c(spec)
+	}
+}
+
+// Input is what the user asked to continue.
+type Input struct {
+	Texts    []string        // text prompts (one, or a batch)
+	IDs      [][]int         // id prompts (one, or a batch)
+	Messages []trace.Message // a chat; rendered by the model's chat template
+}
+
+// Request resolves the options (the model's settings under the user's) and
+// encodes the input into a generation request.
+func (l *Loaded) Request(in Input, user *engine.Settings) (engine.Request, error) {
+	info := l.Model.Info()
+	opts, notices, err := engine.Resolve(info, l.Config, user)
+	if err != nil {
+		return engine.Request{}, err
+	}
+	req := engine.Request{Model: l.Model, Tokenizer: l.Tokenizer, Options: opts, Notices: notices}
+	switch {
+	case len(in.Messages) > 0:
+		return req, errors.New("chat input is not supported by this model yet")
+	case len(in.Texts) > 0:
+		if l.Tokenizer == nil {
+			return req, fmt.Errorf("model %s has no tokenizer: give the prompt as ids (--prompt-ids)", l.Spec)
+		}
+		for _, text := range in.Texts {
+			ids, err := l.Tokenizer.Encode(text, true)
+			if err != nil {
+				return req, err
+			}
+			if l.Toy != nil && len(ids) == 0 {
+				ids = []int{info.BOS}
+			}
+			req.Prompts = append(req.Prompts, ids)
+		}
+		if len(in.Texts) == 1 {
+			req.Prompt.Text = in.Texts[0]
+		} else {
+			req.Prompt.Texts = in.Texts
+		}
+	case len(in.IDs) > 0:
+		req.Prompts = in.IDs
+	default:
+		if info.BOS < 0 {
+			return req, fmt.Errorf("model %s has no BOS token to start from: give a prompt", l.Spec)
+		}
+		req.Prompts = [][]int{{info.BOS}}
+	}
+	return req, nil
+}

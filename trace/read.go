@@ -1,0 +1,211 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// DefaultMaxSize is the largest trace Read accepts unless told otherwise.
+const DefaultMaxSize = 64 << 20
+
+// ErrTooLarge is returned for input over the size limit.
+var ErrTooLarge = errors.New("trace is larger than the size limit")
+
+// Read reads and validates one trace of at most maxSize bytes (DefaultMaxSize
+// when maxSize <= 0). Foreign or malformed input gets an error that says
+// what is wrong; Read never panics.
+func Read(r io.Reader, maxSize int64) (*Trace, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxSize
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if int64(len(data)) > maxSize {
+		return nil, fmt.Errorf("trace: %w (%d MiB)", ErrTooLarge, maxSize>>20)
+	}
+	return Decode(data)
+}
+
+// Decode parses and validates a trace held in memory.
+func Decode(data []byte) (*Trace, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New("trace: empty input: not a tracer trace")
+	}
+	if data[0] != '{' {
+		return nil, errors.New("trace: bad file format: not a tracer trace (want a JSON object)")
+	}
+	var head struct {
+		Format *string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("trace: malformed JSON: %w", describe(data, err))
+	}
+	switch {
+	case head.Format == nil:
+		return nil, errors.New(`trace: bad file format: no "format" field: not a tracer trace?`)
+	case *head.Format != Format:
+		return nil, fmt.Errorf("trace: bad file format %q: this tracer reads %q", *head.Format, Format)
+	}
+	var t Trace
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("trace: %w", describe(data, err))
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// describe adds the line and column to a JSON error.
+func describe(data []byte, err error) error {
+	var off int64 = -1
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input" {
+		return errors.New("truncated JSON: the input ends in the middle of the trace")
+	}
+	if off < 0 || off > int64(len(data)) {
+		return err
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}
+
+// Validate checks a trace's consistency: ids inside the vocabulary,
+// probabilities in [0, 1], steps in order, a known stop reason, and an
+// output that agrees with the prompt.
+func (t *Trace) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("trace: invalid: "+format, args...)
+	}
+	if t.Format != Format {
+		return bad("format %q, want %q", t.Format, Format)
+	}
+	v := t.Model.VocabSize
+	if v <= 0 {
+		return bad("model.vocab_size is %d: want a positive vocabulary size", v)
+	}
+	inVocab := func(what string, id int) error {
+		if id < 0 || id >= v {
+			return bad("%s: token id %d is outside the vocabulary (0..%d)", what, id, v-1)
+		}
+		return nil
+	}
+	prob := func(what string, p float64) error {
+		if math.IsNaN(p) || p < 0 || p > 1+1e-6 {
+			return bad("%s: probability %v is outside [0, 1]", what, p)
+		}
+		return nil
+	}
+	for i, id := range t.Prompt.IDs {
+		if err := inVocab(fmt.Sprintf("prompt.ids[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	for i, id := range t.Model.EOS {
+		if err := inVocab(fmt.Sprintf("model.eos_token_id[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	for i, s := range t.Steps {
+		if s.Index != i {
+			return bad("steps[%d] has index %d: steps must be numbered 0, 1, 2, ...", i, s.Index)
+		}
+		if len(s.Rows) == 0 {
+			return bad("steps[%d] has no rows", i)
+		}
+		for j, r := range s.Rows {
+			at := fmt.Sprintf("steps[%d].rows[%d]", i, j)
+			if err := inVocab(at+".chosen", r.Chosen.ID); err != nil {
+				return err
+			}
+			switch r.Chosen.By {
+			case ByGreedy, BySample, ByBeam, ByForced:
+			default:
+				return bad("%s.chosen.by is %q: want greedy, sample, beam or forced", at, r.Chosen.By)
+			}
+			if err := prob(at+".chosen", r.Chosen.Prob); err != nil {
+				return err
+			}
+			for k, c := range r.Candidates {
+				if err := inVocab(fmt.Sprintf("%s.candidates[%d]", at, k), c.ID); err != nil {
+					return err
+				}
+				if err := prob(fmt.Sprintf("%s.candidates[%d]", at, k), c.Prob); err != nil {
+					return err
+				}
+				if k > 0 && c.Prob > r.Candidates[k-1].Prob+1e-9 {
+					return bad("%s.candidates are not ordered by probability", at)
+				}
+			}
+			for _, id := range r.InputIDs {
+				if err := inVocab(at+".input_ids", id); err != nil {
+					return err
+				}
+			}
+			if f := r.Final; f != nil {
+				if len(f.IDs) != len(f.Probs) {
+					return bad("%s.final has %d ids but %d probs", at, len(f.IDs), len(f.Probs))
+				}
+				for k, id := range f.IDs {
+					if err := inVocab(fmt.Sprintf("%s.final.ids[%d]", at, k), id); err != nil {
+						return err
+					}
+					if err := prob(fmt.Sprintf("%s.final.probs[%d]", at, k), f.Probs[k]); err != nil {
+						return err
+					}
+				}
+			}
+			if d := r.Draw; d != nil && (d.U < 0 || d.U >= 1) {
+				return bad("%s.draw.u is %v: want a number in [0, 1)", at, d.U)
+			}
+			if len(r.Logits) != 0 && len(r.Logits) != v {
+				return bad("%s.logits has %d values, want the vocabulary size %d", at, len(r.Logits), v)
+			}
+		}
+	}
+	o := t.Output
+	if !slices.Contains([]string{StopEOS, StopMaxNewTokens, StopMaxLength, StopString, StopNoRow, StopCancelled}, o.StopReason) {
+		return bad("output.stop_reason is %q: want eos, max_new_tokens, max_length, stop_string, no_row or cancelled", o.StopReason)
+	}
+	for i, id := range o.IDs {
+		if err := inVocab(fmt.Sprintf("output.ids[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	for i, row := range o.Sequences {
+		for _, id := range row {
+			if err := inVocab(fmt.Sprintf("output.sequences[%d]", i), id); err != nil {
+				return err
+			}
+		}
+	}
+	if len(o.IDs) > 0 {
+		if len(o.IDs) != len(t.Prompt.IDs)+len(o.NewIDs) || !slices.Equal(o.IDs[:len(t.Prompt.IDs)], t.Prompt.IDs) || !slices.Equal(o.IDs[len(t.Prompt.IDs):], o.NewIDs) {
+			return bad("output.ids must be prompt.ids followed by output.new_ids")
+		}
+	}
+	return nil
+}
+
+// Write writes t as indented JSON.
+func Write(w io.Writer, t *Trace) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(t)
+}
