@@ -188,6 +188,11 @@ func (t *Trace) Validate() error {
 			return err
 		}
 	}
+	for i, id := range o.NewIDs {
+		if err := inVocab(fmt.Sprintf("output.new_ids[%d]", i), id); err != nil {
+			return err
+		}
+	}
 	for i, row := range o.Sequences {
 		for _, id := range row {
 			if err := inVocab(fmt.Sprintf("output.sequences[%d]", i), id); err != nil {

@@ -1,0 +1,170 @@
+package trace_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"tracer/engine"
+	"tracer/toy"
+	"tracer/trace"
+)
+
+// toyTrace runs the lesson's toy with the given settings.
+func toyTrace(t *testing.T, user *engine.Settings, prompts [][]int) *trace.Trace {
+	t.Helper()
+	m := toy.New(toy.Lesson())
+	opts, notices, err := engine.Resolve(m.Info(), m.GenerationConfig(), user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := engine.Generate(context.Background(), engine.Request{
+		Model: m, Tokenizer: m, Prompts: prompts, Options: opts, Notices: notices, Record: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func encode(t *testing.T, tr *trace.Trace) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := trace.Write(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestRealTracesValidateAgainstSchema(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	f, err := os.Open("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("schema.json: %v", err)
+	}
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatalf("schema.json does not compile: %v", err)
+	}
+	yes, seed, temp, topK := true, uint64(7), 0.7, 3
+	for _, tc := range []struct {
+		name    string
+		user    *engine.Settings
+		prompts [][]int
+	}{
+		{"greedy", nil, [][]int{{0}}},
+		{"sampled", &engine.Settings{DoSample: &yes, Seed: &seed, Temperature: &temp, TopK: &topK}, [][]int{{0}}},
+		{"batch", nil, [][]int{{0}, {0, 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := encode(t, toyTrace(t, tc.user, tc.prompts))
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(v); err != nil {
+				t.Errorf("trace does not validate against schema.json: %v", err)
+			}
+			// The schema must reject what Read rejects, too.
+			var m map[string]any
+			json.Unmarshal(data, &m)
+			m["format"] = "tracer/v0"
+			if schema.Validate(m) == nil {
+				t.Errorf("schema accepts a foreign format")
+			}
+		})
+	}
+}
+
+func TestReadRoundTrip(t *testing.T) {
+	want := toyTrace(t, nil, [][]int{{0}})
+	got, err := trace.Read(bytes.NewReader(encode(t, want)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, got), encode(t, want)) {
+		t.Errorf("trace changed on a write/read round trip")
+	}
+}
+
+func TestReadRejectsMalformedInput(t *testing.T) {
+	good := encode(t, toyTrace(t, nil, [][]int{{0}}))
+	edit := func(f func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(good, &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	firstRow := func(m map[string]any) map[string]any {
+		return m["steps"].([]any)[0].(map[string]any)["rows"].([]any)[0].(map[string]any)
+	}
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		max  int64
+		want string
+	}{
+		{"empty", nil, 0, "empty input"},
+		{"truncated", good[:len(good)/2], 0, "truncated JSON"},
+		{"not an object", []byte(`[1,2,3]`), 0, "not a tracer trace"},
+		{"no format", []byte(`{"steps": []}`), 0, `no "format"`},
+		{"wrong format", edit(func(m map[string]any) { m["format"] = "hfref-golden/1" }), 0, `bad file format "hfref-golden/1"`},
+		{"chosen id outside vocab", edit(func(m map[string]any) {
+			firstRow(m)["chosen"].(map[string]any)["id"] = 99
+		}), 0, "token id 99 is outside the vocabulary"},
+		{"output id outside vocab", edit(func(m map[string]any) { m["output"].(map[string]any)["ids"] = []int{0, -4} }), 0, "outside the vocabulary"},
+		{"wrong type", edit(func(m map[string]any) { m["steps"] = "many" }), 0, "steps"},
+		{"bad probability", edit(func(m map[string]any) {
+			firstRow(m)["candidates"].([]any)[0].(map[string]any)["prob"] = 1.5
+		}), 0, "outside [0, 1]"},
+		{"steps out of order", edit(func(m map[string]any) { m["steps"].([]any)[1].(map[string]any)["index"] = 7 }), 0, "numbered"},
+		{"unknown stop reason", edit(func(m map[string]any) { m["output"].(map[string]any)["stop_reason"] = "tired" }), 0, "stop_reason"},
+		{"over the size limit", good, 100, "larger than the size limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := trace.Read(bytes.NewReader(tc.in), tc.max)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLogitsNullIsMinusInfinity(t *testing.T) {
+	var l trace.Logits
+	if err := json.Unmarshal([]byte(`[1.5, null]`), &l); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(l)
+	if err != nil || string(b) != `[1.5,null]` {
+		t.Errorf("got %s, %v; want [1.5,null]", b, err)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2},"steps":[],"output":{"stop_reason":"eos"}}`))
+	f.Add([]byte(`{"format":"tracer/v1"`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := trace.Read(bytes.NewReader(data), 1<<20)
+		if err == nil && tr.Format != trace.Format {
+			t.Errorf("accepted format %q", tr.Format)
+		}
+	})
+}
