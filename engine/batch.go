@@ -86,13 +86,7 @@ func fillPrompt(p *trace.Prompt, rows [][]int, mask [][]bool, tok tokenizer.Toke
 // it, and for a single prompt the ids, the new ids and their text.
 func (g *loop) output(stop string) trace.Output {
 	out := trace.Output{StopReason: stop}
-	decode := func(ids []int) string {
-		if g.req.Tokenizer == nil {
-			return ""
-		}
-		s, _ := g.req.Tokenizer.Decode(ids, true)
-		return s
-	}
+	decode := g.decode
 	if len(g.rows) == 1 {
 		out.IDs = append([]int{}, g.rows[0]...)
 		out.NewIDs = append([]int{}, g.rows[0][g.promptLen:]...)

@@ -52,10 +52,16 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	if err := Validate(o, info); err != nil {
 		return nil, err
 	}
+	prompts := req.Prompts
 	if o.NumBeams > 1 {
-		return nil, errors.New("engine: beam search is not implemented yet")
+		if len(prompts) > 1 {
+			return nil, errors.New("engine: beam search takes one prompt at a time")
+		}
+		for range o.NumBeams - 1 {
+			prompts = append(prompts, prompts[0])
+		}
 	}
-	rows, mask, err := padPrompts(req.Prompts, o)
+	rows, mask, err := padPrompts(prompts, o)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +79,11 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	}
 
 	t := &trace.Trace{Format: trace.Format, Model: info.TraceModel(), Options: o, Prompt: req.Prompt, Notices: req.Notices, Steps: []trace.Step{}}
-	fillPrompt(&t.Prompt, rows, mask, req.Tokenizer)
+	promptRows := rows
+	if o.NumBeams > 1 {
+		promptRows = rows[:1]
+	}
+	fillPrompt(&t.Prompt, promptRows, mask, req.Tokenizer)
 	if len(rows) > 1 && o.Sources["pad_token_id"] == SourceDefault {
 		t.Notices = append(t.Notices, fmt.Sprintf("pad_token_id is not set: using eos_token_id %d as the pad token, as transformers does", o.PadTokenID))
 	}
@@ -101,6 +111,14 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	g.scores = make([]float32, info.VocabSize)
 	g.probs = make([]float32, info.VocabSize)
 
+	if o.NumBeams > 1 {
+		stop, err := g.beamSearch(ctx, t, maxLen, lengthStop)
+		if err != nil {
+			return nil, err
+		}
+		t.Output.StopReason = stop
+		return t, nil
+	}
 	stop := lengthStop
 	for step := 0; len(g.rows[0]) < maxLen; step++ {
 		if ctx.Err() != nil {
@@ -162,11 +180,12 @@ type loop struct {
 	probs  []float32   // [vocab]: one row's final distribution
 }
 
-// step runs one forward pass and appends one token to every row.
-func (g *loop) step(step int) (*trace.Step, error) {
-	start := time.Now()
-	past := g.cache.Len()
-	phase := trace.PhaseDecode
+// forward feeds the rows to the model: with the cache, the whole prompt at
+// the first step and then only the newest token; without it, the whole
+// sequence. It returns the positions the cache held before and the phase.
+func (g *loop) forward() (past int, phase string, err error) {
+	past = g.cache.Len()
+	phase = trace.PhaseDecode
 	if !g.req.Options.UseCache {
 		g.cache.Truncate(0)
 		past, phase = 0, trace.PhaseFull
@@ -174,8 +193,46 @@ func (g *loop) step(step int) (*trace.Step, error) {
 		phase = trace.PhasePrefill
 	}
 	g.fillBatch(past)
-	n := len(g.batch.Tokens[0])
-	if err := g.req.Model.Forward(g.cache, &g.batch, g.logits); err != nil {
+	return past, phase, g.req.Model.Forward(g.cache, &g.batch, g.logits)
+}
+
+// finishRecord adds what every recorded step holds besides its rows: the
+// inputs, the KV cache, the traffic and the time taken.
+func (g *loop) finishRecord(rec *trace.Step, past int, start time.Time) {
+	for r := range rec.Rows {
+		rec.Rows[r].Row = r
+		rec.Rows[r].InputIDs = slices.Clone(g.batch.Tokens[r])
+		rec.Rows[r].Positions = slices.Clone(g.batch.Positions[r])
+		rec.Rows[r].Context = len(g.rows[r]) - 1
+	}
+	if lb := g.cache.LayerBytes(); lb != nil {
+		kv := &trace.KV{Positions: g.cache.Len(), BytesPerLayer: lb}
+		for _, b := range lb {
+			kv.Bytes += b
+		}
+		rec.KV = kv
+	}
+	if c := g.req.Model.Cost(len(g.rows), past, len(g.batch.Tokens[0])); c != (trace.Traffic{}) {
+		rec.Traffic = &c
+	}
+	rec.ElapsedNS = time.Since(start).Nanoseconds()
+}
+
+// decode returns the text of ids without special tokens ("" without a
+// tokenizer).
+func (g *loop) decode(ids []int) string {
+	if g.req.Tokenizer == nil {
+		return ""
+	}
+	s, _ := g.req.Tokenizer.Decode(ids, true)
+	return s
+}
+
+// step runs one forward pass and appends one token to every row.
+func (g *loop) step(step int) (*trace.Step, error) {
+	start := time.Now()
+	past, phase, err := g.forward()
+	if err != nil {
 		return nil, err
 	}
 
@@ -199,23 +256,7 @@ func (g *loop) step(step int) (*trace.Step, error) {
 		}
 	}
 	if rec != nil {
-		for r := range rec.Rows {
-			rec.Rows[r].Row = r
-			rec.Rows[r].InputIDs = append([]int{}, g.batch.Tokens[r]...)
-			rec.Rows[r].Positions = append([]int{}, g.batch.Positions[r]...)
-			rec.Rows[r].Context = len(g.rows[r]) - 1
-		}
-		if lb := g.cache.LayerBytes(); lb != nil {
-			kv := &trace.KV{Positions: g.cache.Len(), BytesPerLayer: lb}
-			for _, b := range lb {
-				kv.Bytes += b
-			}
-			rec.KV = kv
-		}
-		if c := g.req.Model.Cost(len(g.rows), past, n); c != (trace.Traffic{}) {
-			rec.Traffic = &c
-		}
-		rec.ElapsedNS = time.Since(start).Nanoseconds()
+		g.finishRecord(rec, past, start)
 	}
 	return rec, nil
 }

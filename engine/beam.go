@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"tracer/trace"
+)
+
+// Beam search as transformers 4.44 does it (BeamSearchScorer and
+// BeamHypotheses): every step scores each alive beam's log-softmax plus its
+// running score, keeps the best n_keep = max(2, 1+len(eos)) * beams
+// candidates over all beams, turns EOS candidates ranked below num_beams
+// into finished hypotheses and the others into the next beams, and stops
+// when the n-best list can no longer improve (early_stopping) or at
+// max_length.
+
+// hypothesis is a finished (or, at the end, alive) beam.
+type hypothesis struct {
+	tokens       []int   // generated tokens, without the EOS
+	sumLogprobs  float32 // running score when it ended
+	generatedLen int     // new tokens, the EOS included
+	score        float64 // sumLogprobs / generatedLen^length_penalty
+}
+
+// nBest is BeamHypotheses: the best num_beams hypotheses found so far.
+type nBest struct {
+	size          int
+	lengthPenalty float64
+	earlyStopping string
+	hyps          []hypothesis
+	worst         float64
+}
+
+// add offers h to the list and reports whether it was kept.
+func (b *nBest) add(h hypothesis) bool {
+	h.score = float64(h.sumLogprobs) / math.Pow(float64(h.generatedLen), b.lengthPenalty)
+	if len(b.hyps) >= b.size && !(h.score > b.worst) {
+		return false
+	}
+	b.hyps = append(b.hyps, h)
+	if len(b.hyps) <= b.size {
+		b.worst = min(h.score, b.worst)
+		return true
+	}
+	// Drop the worst; the new worst is the second lowest.
+	order := make([]int, len(b.hyps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmpFloat(b.hyps[x].score, b.hyps[y].score) })
+	b.worst = b.hyps[order[1]].score
+	b.hyps = slices.Delete(b.hyps, order[0], order[0]+1)
+	return true
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// done is BeamHypotheses.is_done: can no alive beam beat the worst kept
+// hypothesis? best is this step's best candidate score, curLen the length
+// after the step.
+func (b *nBest) done(best float32, curLen, promptLen, maxLen int) bool {
+	if len(b.hyps) < b.size {
+		return false
+	}
+	switch b.earlyStopping {
+	case "true":
+		return true
+	case "never":
+		if b.lengthPenalty > 0 {
+			return b.worst >= float64(best)/math.Pow(float64(maxLen-promptLen), b.lengthPenalty)
+		}
+	}
+	return b.worst >= float64(best)/math.Pow(float64(curLen-promptLen), b.lengthPenalty)
+}
+
+// beamSearch runs beam search on the loop's rows (num_beams copies of one
+// prompt) and returns the stop reason.
+func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengthStop string) (string, error) {
+	o := &g.req.Options
+	nb, vocab := o.NumBeams, g.info.VocabSize
+	nKeep := max(2, 1+len(o.EOSTokenID)) * nb
+	scores := make([]float32, nb) // running score of each beam
+	for i := 1; i < nb; i++ {
+		scores[i] = -1e9
+	}
+	best := &nBest{size: nb, lengthPenalty: o.LengthPenalty, earlyStopping: o.EarlyStopping, worst: 1e9}
+	next := make([]float32, nb*vocab) // [beams][vocab]: running score + processed log-prob
+	done := false
+	stop := lengthStop
+	for step := 0; len(g.rows[0]) < maxLen; step++ {
+		if ctx.Err() != nil {
+			stop = trace.StopCancelled
+			break
+		}
+		start := time.Now()
+		past, phase, err := g.forward()
+		if err != nil {
+			var se *StopError
+			if errors.As(err, &se) {
+				t.Notices = append(t.Notices, se.Msg)
+				stop = se.Reason
+				break
+			}
+			return "", err
+		}
+		var rec *trace.Step
+		if g.rec != nil {
+			rec = &trace.Step{Index: step, Phase: phase, Rows: make([]trace.StepRow, nb),
+				Beams: &trace.BeamStep{ScoresIn: slices.Clone(scores)}}
+		}
+		for r := range nb {
+			s := next[r*vocab : (r+1)*vocab]
+			logSoftmax(s, g.logits[r])
+			if rec != nil {
+				g.rec.raw(&rec.Rows[r], g.logits[r])
+			}
+			for _, p := range g.procs {
+				p.Apply(s, g.rows[r])
+				if rec != nil {
+					rec.Rows[r].Stages = append(rec.Rows[r].Stages, g.rec.stage(p, s))
+				}
+			}
+			for i := range s {
+				s[i] += scores[r]
+			}
+		}
+		cands := topIDs(next, nKeep)
+		curLen := len(g.rows[0]) + 1
+		src := make([]int, 0, nb)
+		toks := make([]int, 0, nb)
+		newScores := make([]float32, 0, nb)
+		for rank, flat := range cands {
+			r, tok := flat/vocab, flat%vocab
+			if slices.Contains(o.EOSTokenID, tok) {
+				if rank >= nb {
+					continue
+				}
+				h := hypothesis{tokens: slices.Clone(g.rows[r][g.promptLen:]), sumLogprobs: next[flat], generatedLen: curLen - g.promptLen}
+				kept := best.add(h)
+				if rec != nil {
+					rec.Beams.Finished = append(rec.Beams.Finished, trace.Hypothesis{
+						Tokens: h.tokens, SumLogprobs: h.sumLogprobs, GeneratedLen: h.generatedLen,
+						Score: float64(h.sumLogprobs) / math.Pow(float64(h.generatedLen), o.LengthPenalty), Kept: kept})
+				}
+				continue
+			}
+			src, toks, newScores = append(src, r), append(toks, tok), append(newScores, next[flat])
+			if len(src) == nb {
+				break
+			}
+		}
+		if len(src) < nb {
+			return "", fmt.Errorf("engine: beam search found only %d continuations for %d beams: the vocabulary is too small", len(src), nb)
+		}
+		done = best.done(next[cands[0]], curLen, g.promptLen, maxLen)
+
+		// Reorder the beams and append their tokens.
+		old := make([][]int, nb)
+		for r := range nb {
+			old[r] = g.rows[r]
+		}
+		for r := range nb {
+			g.rows[r] = append(slices.Clone(old[src[r]]), toks[r])
+			g.mask[r] = append(g.mask[r], true)
+		}
+		g.cache.Reorder(src)
+		copy(scores, newScores)
+		if rec != nil {
+			rec.Beams.Source, rec.Beams.Tokens, rec.Beams.Scores, rec.Beams.Done = src, toks, slices.Clone(scores), done
+			for r := range nb {
+				row := &rec.Rows[r]
+				sr := src[r]
+				lp := next[sr*vocab+toks[r]] - rec.Beams.ScoresIn[sr]
+				row.Chosen = trace.Chosen{ID: toks[r], Token: g.rec.token(toks[r]), Prob: math.Exp(float64(lp)),
+					Rank: rank(next[sr*vocab:(sr+1)*vocab], toks[r]), By: trace.ByBeam}
+			}
+			g.finishRecord(rec, past, start)
+			t.Steps = append(t.Steps, *rec)
+			if g.req.OnStep != nil {
+				g.req.OnStep(*rec)
+			}
+		}
+		if done {
+			stop = trace.StopEOS
+			break
+		}
+	}
+	if !done {
+		for r := range nb {
+			best.add(hypothesis{tokens: slices.Clone(g.rows[r][g.promptLen:]), sumLogprobs: scores[r], generatedLen: len(g.rows[r]) - g.promptLen})
+		}
+	}
+	g.beamOutput(t, best)
+	return stop, nil
+}
+
+// beamOutput fills the output with the best num_return_sequences
+// hypotheses, laid out as transformers' finalize does: prompt + tokens, the
+// first EOS id after a hypothesis shorter than the longest, pads after.
+func (g *loop) beamOutput(t *trace.Trace, best *nBest) {
+	o := &g.req.Options
+	hyps := slices.Clone(best.hyps)
+	slices.SortStableFunc(hyps, func(a, b hypothesis) int { return cmpFloat(a.score, b.score) })
+	var chosen []hypothesis
+	for range o.NumReturnSequences {
+		chosen = append(chosen, hyps[len(hyps)-1])
+		hyps = hyps[:len(hyps)-1]
+	}
+	maxLen := 0
+	for _, h := range chosen {
+		maxLen = max(maxLen, g.promptLen+len(h.tokens))
+	}
+	width := maxLen + 1
+	if limit := len(g.rows[0]); width > limit {
+		width = limit
+	}
+	prompt := g.rows[0][:g.promptLen]
+	for _, h := range chosen {
+		seq := append(slices.Clone(prompt), h.tokens...)
+		if len(seq) < width && len(o.EOSTokenID) > 0 {
+			seq = append(seq, o.EOSTokenID[0])
+		}
+		for len(seq) < width {
+			seq = append(seq, o.PadTokenID)
+		}
+		t.Output.Sequences = append(t.Output.Sequences, seq)
+		t.Output.SequencesScores = append(t.Output.SequencesScores, float32(h.score))
+		t.Output.NewTexts = append(t.Output.NewTexts, g.decode(h.tokens))
+	}
+	t.Output.IDs = slices.Clone(t.Output.Sequences[0])
+	t.Output.NewIDs = slices.Clone(t.Output.IDs[g.promptLen:])
+	t.Output.Text, t.Output.NewText = g.decode(t.Output.IDs), g.decode(t.Output.NewIDs)
+}
+
+// logSoftmax writes log_softmax(x) to dst in float32.
+func logSoftmax(dst, x []float32) {
+	m := negInf
+	for _, v := range x {
+		m = max(m, v)
+	}
+	var sum float64
+	for _, v := range x {
+		sum += math.Exp(float64(v - m))
+	}
+	ls := float32(math.Log(sum))
+	for i, v := range x {
+		dst[i] = (v - m) - ls
+	}
+}
