@@ -23,6 +23,10 @@ type Request struct {
 	Prompt    trace.Prompt        // text and chat messages for the trace; ids are filled in
 	Rand      Rand                // nil: SeededRand{Options.Seed}
 
+	// Force, when set, makes row r choose Force[r][i] at step i (teacher
+	// forcing per row), like Options.ForceIDs does for every row.
+	Force [][]int
+
 	// Record builds a trace.Step for every step (candidates, stages, the
 	// final distribution, KV cache, traffic). Off, the loop only decodes.
 	Record bool
@@ -51,6 +55,13 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	}
 	if err := Validate(o, info); err != nil {
 		return nil, err
+	}
+	for r, ids := range req.Force {
+		for i, id := range ids {
+			if id < 0 || id >= info.VocabSize {
+				return nil, &OptionError{fmt.Sprintf("forced token %d (row %d, step %d) is outside the vocabulary (0..%d)", id, r, i, info.VocabSize-1)}
+			}
+		}
 	}
 	prompts := req.Prompts
 	if o.NumBeams > 1 {
@@ -311,6 +322,8 @@ func (g *loop) choose(step, r int, rec *trace.Step) int {
 	var id int
 	by := trace.ByGreedy
 	switch {
+	case r < len(g.req.Force) && step < len(g.req.Force[r]):
+		id, by = g.req.Force[r][step], trace.ByForced
 	case step < len(o.ForceIDs):
 		id, by = o.ForceIDs[step], trace.ByForced
 	case o.DoSample:

@@ -47,6 +47,7 @@ func commands() []command {
 		{"run", "generate from a model and print the new text, or the trace with --json", cmdRun},
 		{"serve", "serve the step-through web UI", cmdServe},
 		{"validate", "check that a file is a valid tracer trace", cmdValidate},
+		{"info", "describe a model: architecture, parameters, bytes of weights and KV cache", cmdInfo},
 		{"version", "print tracer's version", cmdVersion},
 	}
 }
