@@ -1,0 +1,67 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"mime"
+	"net/http"
+	"path"
+	"time"
+)
+
+// assets are the page's stylesheet and script, built into the binary so the
+// page works offline.
+//
+//go:embed static
+var assets embed.FS
+
+// staticFiles serves the embedded assets under content-hashed URLs, so
+// browsers may cache them for good.
+type staticFiles struct {
+	files map[string][]byte // name -> content
+	hash  map[string]string // name -> short content hash
+}
+
+func loadStatic() (*staticFiles, error) {
+	entries, err := assets.ReadDir("static")
+	if err != nil {
+		return nil, err
+	}
+	s := &staticFiles{files: map[string][]byte{}, hash: map[string]string{}}
+	for _, e := range entries {
+		b, err := assets.ReadFile("static/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		s.files[e.Name()] = b
+		s.hash[e.Name()] = hex.EncodeToString(sum[:6])
+	}
+	return s, nil
+}
+
+// url returns the cache-busting URL of an asset.
+func (s *staticFiles) url(name string) string {
+	return "/static/" + name + "?v=" + s.hash[name]
+}
+
+func (s *staticFiles) serve(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	b, ok := s.files[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	if r.URL.Query().Get("v") == s.hash[name] {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	w.Header().Set("ETag", `"`+s.hash[name]+`"`)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+}
