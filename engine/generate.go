@@ -27,11 +27,29 @@ type Request struct {
 	// forcing per row), like Options.ForceIDs does for every row.
 	Force [][]int
 
+	// Resume, when set, continues an earlier run instead of starting
+	// afresh; KeepCache, when set, receives the cache when the run ends.
+	// Together they let a branch reuse the keys and values of the prefix it
+	// shares with its parent.
+	Resume    *Resume
+	KeepCache func(Cache)
+
 	// Record builds a trace.Step for every step (candidates, stages, the
 	// final distribution, KV cache, traffic). Off, the loop only decodes.
 	Record bool
 	// OnStep, when set, receives each recorded step as soon as it exists.
 	OnStep func(trace.Step)
+}
+
+// Resume is where a run continues from: the tokens each row chose before
+// step Step (so len(Tokens[r]) == Step), and a cache holding the keys and
+// values of the rows' first Cache.Len() positions — typically a Clone of the
+// earlier run's cache, truncated with Truncate. The options must be the
+// earlier run's (the cache was sized for them).
+type Resume struct {
+	Cache  Cache
+	Tokens [][]int // [rows][Step]
+	Step   int
 }
 
 // Generate runs the generation loop and returns its trace: every step when
@@ -112,8 +130,35 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	if req.Record {
 		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
 	}
-	if g.cache, err = req.Model.NewCache(len(rows), maxLen); err != nil {
+	firstStep := 0
+	if rs := req.Resume; rs != nil {
+		if len(rs.Tokens) != len(rows) || rs.Cache == nil || rs.Cache.Rows() != len(rows) {
+			return nil, fmt.Errorf("engine: resume: want a cache and tokens for %d rows", len(rows))
+		}
+		for r := range rows {
+			if len(rs.Tokens[r]) != rs.Step {
+				return nil, fmt.Errorf("engine: resume: row %d has %d tokens, want %d (one per step before step %d)", r, len(rs.Tokens[r]), rs.Step, rs.Step)
+			}
+			for _, id := range rs.Tokens[r] {
+				if id < 0 || id >= info.VocabSize {
+					return nil, fmt.Errorf("engine: resume: token id %d is outside the vocabulary (0..%d)", id, info.VocabSize-1)
+				}
+				g.rows[r] = append(g.rows[r], id)
+				g.mask[r] = append(g.mask[r], true)
+				if !g.finished[r] {
+					g.checkStop(r, id)
+				}
+			}
+		}
+		if rs.Cache.Len() >= len(g.rows[0]) {
+			return nil, fmt.Errorf("engine: resume: the cache holds %d positions, want fewer than the %d tokens so far", rs.Cache.Len(), len(g.rows[0]))
+		}
+		g.cache, firstStep = rs.Cache, rs.Step
+	} else if g.cache, err = req.Model.NewCache(len(rows), maxLen); err != nil {
 		return nil, err
+	}
+	if req.KeepCache != nil {
+		defer func() { req.KeepCache(g.cache) }()
 	}
 	g.logits = make([][]float32, len(rows))
 	for i := range g.logits {
@@ -123,6 +168,9 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	g.probs = make([]float32, info.VocabSize)
 
 	if o.NumBeams > 1 {
+		if req.Resume != nil {
+			return nil, errors.New("engine: beam search cannot resume from a branch")
+		}
 		stop, err := g.beamSearch(ctx, t, maxLen, lengthStop)
 		if err != nil {
 			return nil, err
@@ -131,7 +179,7 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 		return t, nil
 	}
 	stop := lengthStop
-	for step := 0; len(g.rows[0]) < maxLen; step++ {
+	for step := firstStep; len(g.rows[0]) < maxLen && slices.Contains(g.finished, false); step++ {
 		if ctx.Err() != nil {
 			stop = trace.StopCancelled
 			break
@@ -152,14 +200,14 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 				req.OnStep(*rec)
 			}
 		}
-		if !slices.Contains(g.finished, false) {
-			stop = g.stops[len(g.stops)-1]
-			for _, s := range g.stops {
-				if s != trace.StopEOS {
-					stop = s
-				}
+	}
+	if stop == lengthStop && !slices.Contains(g.finished, false) {
+		// Every row stopped by itself: an EOS, or a stop string.
+		stop = trace.StopEOS
+		for _, s := range g.stops {
+			if s != trace.StopEOS {
+				stop = s
 			}
-			break
 		}
 	}
 	for i := range g.stops {

@@ -126,3 +126,45 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestBranchResumesFromTheSharedPrefix(t *testing.T) {
+	m := toy.New(toy.Lesson())
+	opts, _, err := engine.Resolve(m.Info(), m.GenerationConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept engine.Cache
+	trunk, err := engine.Generate(context.Background(), engine.Request{
+		Model: m, Tokenizer: m, Prompts: [][]int{{0}}, Options: opts, Record: true,
+		KeepCache: func(c engine.Cache) { kept = c },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Branch at step 2: choose </s> instead of chai. The cache keeps the
+	// positions fed before step 2 (<s> and I); step 2 feeds "love" again.
+	const at = 2
+	c := kept.Clone()
+	c.Truncate(len(trunk.Prompt.IDs) + at - 1)
+	before := trunk.Output.NewIDs[:at]
+	branch, err := engine.Generate(context.Background(), engine.Request{
+		Model: m, Tokenizer: m, Prompts: [][]int{{0}}, Options: opts, Record: true,
+		Resume: &engine.Resume{Cache: c, Tokens: [][]int{before}, Step: at},
+		Force:  [][]int{append(append([]int{}, before...), m.ID("</s>"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if branch.Output.NewText != "I love" || branch.Output.StopReason != trace.StopEOS {
+		t.Errorf("branch: %q stop %q, want \"I love\" eos", branch.Output.NewText, branch.Output.StopReason)
+	}
+	if len(branch.Steps) != 1 || branch.Steps[0].Index != at || len(branch.Steps[0].Rows[0].InputIDs) != 1 {
+		t.Fatalf("branch steps %+v, want one step (index %d) feeding one token", branch.Steps, at)
+	}
+	if got := branch.Steps[0].Rows[0].Candidates; len(got) != 2 || got[0].Token != "chai" {
+		t.Errorf("branch step candidates %+v, want chai first as in the trunk", got)
+	}
+	if trunk.Output.NewText != "I love chai" {
+		t.Errorf("the branch changed the trunk: %q", trunk.Output.NewText)
+	}
+}

@@ -122,15 +122,59 @@ func (t *Trace) Validate() error {
 			return err
 		}
 	}
-	for i, s := range t.Steps {
-		if s.Index != i {
-			return bad("steps[%d] has index %d: steps must be numbered 0, 1, 2, ...", i, s.Index)
+	if err := t.validateSteps("steps", t.Steps, 0, inVocab, prob, bad); err != nil {
+		return err
+	}
+	if err := t.validateOutput("output", t.Output, inVocab, bad); err != nil {
+		return err
+	}
+	// Branches form a tree: each leaves an earlier branch (or the trunk, 0)
+	// at a step that branch has.
+	ends := map[int]int{0: len(t.Steps)} // branch id -> one past its last step
+	for i, b := range t.Branches {
+		at := fmt.Sprintf("branches[%d]", i)
+		if b.ID != i+1 {
+			return bad("%s has id %d: branches must be numbered 1, 2, 3, ...", at, b.ID)
+		}
+		end, ok := ends[b.Parent]
+		if !ok || b.Parent >= b.ID {
+			return bad("%s leaves branch %d, which does not come before it", at, b.Parent)
+		}
+		if b.At < 0 || b.At >= end {
+			return bad("%s leaves branch %d at step %d, which that branch does not have", at, b.Parent, b.At)
+		}
+		if len(b.Steps) > 0 && b.Steps[0].Index != b.At {
+			return bad("%s.steps start at index %d, want its branch point %d", at, b.Steps[0].Index, b.At)
+		}
+		if err := t.validateSteps(at+".steps", b.Steps, b.At, inVocab, prob, bad); err != nil {
+			return err
+		}
+		if err := t.validateOutput(at+".output", b.Output, inVocab, bad); err != nil {
+			return err
+		}
+		ends[b.ID] = b.At + len(b.Steps)
+	}
+	return nil
+}
+
+type (
+	idCheck   func(what string, id int) error
+	probCheck func(what string, p float64) error
+	badFunc   func(format string, args ...any) error
+)
+
+// validateSteps checks steps numbered from first on.
+func (t *Trace) validateSteps(name string, steps []Step, first int, inVocab idCheck, prob probCheck, bad badFunc) error {
+	v := t.Model.VocabSize
+	for i, s := range steps {
+		if s.Index != first+i {
+			return bad("%s[%d] has index %d: steps must be numbered %d, %d, ...", name, i, s.Index, first, first+1)
 		}
 		if len(s.Rows) == 0 {
 			return bad("steps[%d] has no rows", i)
 		}
 		for j, r := range s.Rows {
-			at := fmt.Sprintf("steps[%d].rows[%d]", i, j)
+			at := fmt.Sprintf("%s[%d].rows[%d]", name, i, j)
 			if err := inVocab(at+".chosen", r.Chosen.ID); err != nil {
 				return err
 			}
@@ -179,30 +223,35 @@ func (t *Trace) Validate() error {
 			}
 		}
 	}
-	o := t.Output
+	return nil
+}
+
+// validateOutput checks an output: a known stop reason, ids in the
+// vocabulary, and ids that are the prompt followed by the new ids.
+func (t *Trace) validateOutput(name string, o Output, inVocab idCheck, bad badFunc) error {
 	if !slices.Contains([]string{StopEOS, StopMaxNewTokens, StopMaxLength, StopString, StopNoRow, StopCancelled}, o.StopReason) {
-		return bad("output.stop_reason is %q: want eos, max_new_tokens, max_length, stop_string, no_row or cancelled", o.StopReason)
+		return bad("%s.stop_reason is %q: want eos, max_new_tokens, max_length, stop_string, no_row or cancelled", name, o.StopReason)
 	}
 	for i, id := range o.IDs {
-		if err := inVocab(fmt.Sprintf("output.ids[%d]", i), id); err != nil {
+		if err := inVocab(fmt.Sprintf("%s.ids[%d]", name, i), id); err != nil {
 			return err
 		}
 	}
 	for i, id := range o.NewIDs {
-		if err := inVocab(fmt.Sprintf("output.new_ids[%d]", i), id); err != nil {
+		if err := inVocab(fmt.Sprintf("%s.new_ids[%d]", name, i), id); err != nil {
 			return err
 		}
 	}
 	for i, row := range o.Sequences {
 		for _, id := range row {
-			if err := inVocab(fmt.Sprintf("output.sequences[%d]", i), id); err != nil {
+			if err := inVocab(fmt.Sprintf("%s.sequences[%d]", name, i), id); err != nil {
 				return err
 			}
 		}
 	}
 	if len(o.IDs) > 0 {
 		if len(o.IDs) != len(t.Prompt.IDs)+len(o.NewIDs) || !slices.Equal(o.IDs[:len(t.Prompt.IDs)], t.Prompt.IDs) || !slices.Equal(o.IDs[len(t.Prompt.IDs):], o.NewIDs) {
-			return bad("output.ids must be prompt.ids followed by output.new_ids")
+			return bad("%s.ids must be prompt.ids followed by %s.new_ids", name, name)
 		}
 	}
 	return nil

@@ -51,6 +51,22 @@ type Trace struct {
 	Notices []string `json:"notices,omitempty"` // pitfalls worth showing, e.g. the default length of 20
 	Steps   []Step   `json:"steps"`
 	Output  Output   `json:"output"`
+
+	// Branches are runs that leave the trunk (or another branch) at some
+	// step with another token; together with the trunk they form a tree.
+	Branches []Branch `json:"branches,omitempty"`
+}
+
+// Branch continues its parent from step At with a token of the user's
+// choosing. Its steps start at At (step At chose the new token, by
+// "forced"); the steps before At are its parent's.
+type Branch struct {
+	ID     int    `json:"id"`     // 1, 2, ...; the trunk is 0
+	Parent int    `json:"parent"` // the branch it leaves: 0 for the trunk
+	At     int    `json:"at"`     // the parent's step where it picks another token
+	Label  string `json:"label,omitempty"`
+	Steps  []Step `json:"steps"`
+	Output Output `json:"output"`
 }
 
 // Model describes the model that produced a trace.

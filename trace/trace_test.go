@@ -168,3 +168,36 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestBranches(t *testing.T) {
+	base := toyTrace(t, nil, [][]int{{0}})
+	branch := func(id, parent, at int) trace.Branch {
+		st := base.Steps[min(at, len(base.Steps)-1)]
+		st.Index = at
+		steps := []trace.Step{st}
+		return trace.Branch{ID: id, Parent: parent, At: at, Steps: steps, Output: base.Output}
+	}
+	for _, tc := range []struct {
+		name     string
+		branches []trace.Branch
+		want     string
+	}{
+		{"tree", []trace.Branch{branch(1, 0, 1), branch(2, 1, 1), branch(3, 0, 3)}, ""},
+		{"ids out of order", []trace.Branch{branch(2, 0, 1)}, "numbered 1, 2, 3"},
+		{"unknown parent", []trace.Branch{branch(1, 4, 1)}, "does not come before it"},
+		{"step past the parent's end", []trace.Branch{branch(1, 0, 4)}, "does not have"},
+		{"steps do not start at the branch point", []trace.Branch{{ID: 1, At: 2, Steps: base.Steps[:1], Output: base.Output}}, "start at index 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := *base
+			tr.Branches = tc.branches
+			_, err := trace.Decode(encode(t, &tr))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got %v, want a valid tree", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
