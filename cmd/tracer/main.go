@@ -7,10 +7,14 @@
 //	tracer run      [flags]   generate and print the new text (or the trace with --json)
 //	tracer serve    [flags]   the web UI on 127.0.0.1:8080
 //	tracer validate FILE      check a trace file
+//	tracer info     --model M describe a model
+//	tracer pull     ORG/NAME  download a model into the Hugging Face cache
+//	tracer models             list local models
 //	tracer version            print the version
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -47,6 +51,8 @@ func commands() []command {
 		{"run", "generate from a model and print the new text, or the trace with --json", cmdRun},
 		{"serve", "serve the step-through web UI", cmdServe},
 		{"validate", "check that a file is a valid tracer trace", cmdValidate},
+		{"pull", "download a model from the Hugging Face Hub into its cache", cmdPull},
+		{"models", "list the models in the Hugging Face cache and in --models folders", cmdModels},
 		{"info", "describe a model: architecture, parameters, bytes of weights and KV cache", cmdInfo},
 		{"version", "print tracer's version", cmdVersion},
 	}
@@ -93,14 +99,19 @@ func newFlags(name, args string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parse parses args, returning the exit status to use when parsing ends the
-// command (help or a usage error), or -1 to go on.
+// command (help or a usage error), or -1 to go on. Help goes to stdout, usage
+// errors to the flag set's output (stderr).
 func parse(fs *flag.FlagSet, args []string, stdout io.Writer) int {
+	out := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
 	err := fs.Parse(args)
+	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stdout)
-		fs.Usage()
+		stdout.Write(buf.Bytes())
 		return exitOK
 	}
+	out.Write(buf.Bytes())
 	if err != nil {
 		return exitUsage
 	}

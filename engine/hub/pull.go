@@ -1,0 +1,288 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The files tracer reads from a transformers model repository.
+const (
+	configFile  = "config.json"
+	weightsFile = "model.safetensors"
+	indexFile   = "model.safetensors.index.json"
+)
+
+// optionalFiles are pulled when the repository has them: generation
+// defaults, the tokenizer in its two forms, and the chat template that
+// recent repositories keep beside tokenizer_config.json.
+func optionalFiles() []string {
+	return []string{
+		"generation_config.json",
+		"tokenizer.json",
+		"tokenizer_config.json",
+		"special_tokens_map.json",
+		"vocab.json",
+		"merges.txt",
+		"chat_template.jinja",
+	}
+}
+
+// Snapshot is the outcome of a pull: a folder of the cache holding the
+// model's files at one commit.
+type Snapshot struct {
+	Ref     Ref
+	Commit  string   // the commit the revision pointed at
+	Dir     string   // .../models--ORG--NAME/snapshots/<commit>
+	Files   []string // the files pulled, relative to Dir, with '/' separators
+	Fetched int64    // bytes this call downloaded (0 when all were cached)
+}
+
+// Resolve returns the snapshot folder of spec ("ORG/NAME[@REV]") in the
+// cache, making no network request when the cache holds what opts asks for:
+// a config.json and all the safetensors weights, or with opts.File that file
+// (at filepath.Join(dir, opts.File)). Otherwise it pulls them, unless
+// opts.Offline, which makes a missing model an ErrNotCached error.
+func Resolve(ctx context.Context, spec string, opts Options) (string, error) {
+	s, err := start(spec, opts)
+	if err != nil {
+		return "", err
+	}
+	if dir, ok := s.cached(); ok {
+		return dir, nil
+	}
+	if opts.Offline {
+		return "", s.notCached()
+	}
+	snap, err := s.pull(ctx)
+	if err != nil {
+		return "", err
+	}
+	return snap.Dir, nil
+}
+
+// Pull asks the Hub which commit spec's revision points at and downloads the
+// files of that commit the cache lacks, as `huggingface-cli download` does.
+// With opts.Offline it answers from the cache alone.
+func Pull(ctx context.Context, spec string, opts Options) (*Snapshot, error) {
+	s, err := start(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Offline {
+		dir, ok := s.cached()
+		if !ok {
+			return nil, s.notCached()
+		}
+		return &Snapshot{Ref: s.ref, Commit: filepath.Base(dir), Dir: dir, Files: filesIn(dir)}, nil
+	}
+	return s.pull(ctx)
+}
+
+func start(spec string, opts Options) (*session, error) {
+	ref, err := ParseRef(spec)
+	if err != nil {
+		return nil, err
+	}
+	if opts.File != "" {
+		if err := checkFileName(opts.File); err != nil {
+			return nil, err
+		}
+	}
+	return newSession(ref, opts)
+}
+
+// cached returns the snapshot folder that holds what the session needs.
+func (s *session) cached() (string, bool) {
+	commit := s.cache.commitFor(s.ref.Revision)
+	if commit == "" {
+		return "", false
+	}
+	dir := s.cache.snapshot(commit)
+	return dir, complete(dir, s.opts.File)
+}
+
+func (s *session) notCached() error {
+	cmd := "tracer pull " + s.ref.String()
+	if s.opts.File != "" {
+		cmd += " --file " + s.opts.File
+	}
+	return errorf(ErrNotCached, "%s is not in the Hugging Face cache (%s) and HF_HUB_OFFLINE=1: run %s with the network on", s.ref, s.opts.CacheDir, cmd)
+}
+
+// pull lists the revision's files, downloads the blobs it needs, and only
+// then links them into the snapshot and records the ref, so an interrupted
+// pull leaves blobs (and a resumable .incomplete file) but no partial
+// snapshot.
+func (s *session) pull(ctx context.Context) (*Snapshot, error) {
+	l, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want, err := s.selectFiles(l.files)
+	if err != nil {
+		return nil, err
+	}
+	commit := l.commit
+	if commit == "" { // the tree API does not say; the file's headers do
+		m, err := s.head(ctx, s.ref.Revision, want[0])
+		if err != nil {
+			return nil, err
+		}
+		commit = m.commit
+	}
+	if !IsCommit(commit) {
+		return nil, fmt.Errorf("%s: the Hub named no commit for revision %s (got %q)", s.ref.Repo, s.ref.Revision, commit)
+	}
+	p := &puller{s: s, commit: commit, etags: map[string]string{}}
+	snap := &Snapshot{Ref: s.ref, Commit: commit, Dir: s.cache.snapshot(commit)}
+	for _, name := range want {
+		if err := p.fetch(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(want, indexFile) { // the shards are known once the index is here
+		shards, err := p.shards(l.files)
+		if err != nil {
+			return nil, err
+		}
+		for _, sh := range shards {
+			if err := p.fetch(ctx, sh); err != nil {
+				return nil, err
+			}
+		}
+		want = append(want, shards...)
+	}
+	if err := p.link(); err != nil {
+		return nil, err
+	}
+	if err := s.cache.writeRef(s.ref.Revision, commit); err != nil {
+		return nil, fmt.Errorf("%s: record revision %s: %w", s.ref.Repo, s.ref.Revision, err)
+	}
+	snap.Files, snap.Fetched = want, p.fetched
+	return snap, nil
+}
+
+// selectFiles picks what to pull from the repository's files.
+func (s *session) selectFiles(files []string) ([]string, error) {
+	has := map[string]bool{}
+	for _, f := range files {
+		has[f] = true
+	}
+	rev := s.ref.Revision
+	if f := s.opts.File; f != "" {
+		if !has[f] {
+			return nil, errorf(ErrNotFound, "%s has no file %s at revision %s", s.ref.Repo, f, rev)
+		}
+		want := []string{f}
+		if f != "tokenizer.bin" && has["tokenizer.bin"] {
+			want = append(want, "tokenizer.bin")
+		}
+		return want, nil
+	}
+	if !has[configFile] {
+		return nil, errorf(ErrNotFound, "%s has no config.json at revision %s, so it is not a transformers model tracer can run: pull one of its files with --file NAME", s.ref.Repo, rev)
+	}
+	want := []string{configFile}
+	switch {
+	case has[weightsFile]:
+		want = append(want, weightsFile)
+	case has[indexFile]:
+		want = append(want, indexFile)
+	default:
+		return nil, errorf(ErrNotFound, "%s has no %s or %s at revision %s: tracer reads safetensors weights only", s.ref.Repo, weightsFile, indexFile, rev)
+	}
+	for _, f := range optionalFiles() {
+		if has[f] {
+			want = append(want, f)
+		}
+	}
+	return want, nil
+}
+
+// puller downloads the blobs of one commit and remembers which file links to
+// which blob.
+type puller struct {
+	s       *session
+	commit  string
+	etags   map[string]string // file → blob to link once all are fetched
+	fetched int64
+}
+
+// fetch makes sure the cache has the blob of name at the commit. A file the
+// snapshot already links to needs no request: a commit never changes.
+func (p *puller) fetch(ctx context.Context, name string) error {
+	if isFile(p.s.cache.file(p.commit, name)) {
+		return nil
+	}
+	m, err := p.s.head(ctx, p.commit, name)
+	if err != nil {
+		return err
+	}
+	n, err := p.s.download(ctx, name, m)
+	p.fetched += n
+	if err != nil {
+		return err
+	}
+	p.etags[name] = m.etag
+	return nil
+}
+
+// shards reads the fetched safetensors index and returns its shard files,
+// each of which the repository must have.
+func (p *puller) shards(files []string) ([]string, error) {
+	path := p.s.cache.file(p.commit, indexFile)
+	if etag, ok := p.etags[indexFile]; ok {
+		path = p.s.cache.blob(etag)
+	}
+	shards, err := readIndex(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", p.s.ref.Repo, indexFile, err)
+	}
+	has := map[string]bool{}
+	for _, f := range files {
+		has[f] = true
+	}
+	for _, sh := range shards {
+		if !has[sh] {
+			return nil, errorf(ErrNotFound, "%s: %s names shard %s, which the repository does not have at revision %s", p.s.ref.Repo, indexFile, sh, p.s.ref.Revision)
+		}
+	}
+	return shards, nil
+}
+
+// link makes the snapshot links of every fetched file.
+func (p *puller) link() error {
+	names := make([]string, 0, len(p.etags))
+	for n := range p.etags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := p.s.cache.link(p.commit, n, p.etags[n]); err != nil {
+			return fmt.Errorf("%s: link %s into the snapshot: %w", p.s.ref.Repo, n, err)
+		}
+	}
+	return nil
+}
+
+// filesIn lists the files under dir, relative to it, with '/' separators.
+func filesIn(dir string) []string {
+	var files []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".link") {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err == nil {
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
+}
