@@ -2,6 +2,21 @@
 // Face's tokenizers do: a pure-Go reader of tokenizer.json (and of
 // vocab.json + merges.txt folders), llama2.c's tokenizer.bin, and a streaming
 // decoder that holds back incomplete UTF-8.
+//
+// Load picks the format. The files follow the data:
+//
+//	load.go, json.go, components.go, vocabmerges.go  reading the files
+//	added.go        added tokens, cut out of the text first
+//	normalize.go    normalizers (NFC, Prepend, Replace)
+//	pretokenize.go  pre-tokenizers (ByteLevel, Split, Digits, Metaspace)
+//	scan.go         the GPT-2, Llama-3 and Qwen2 split patterns, hand-written
+//	regex*.go       a small backtracking matcher for other patterns
+//	bytelevel.go    GPT-2's byte-to-character table, lossy UTF-8
+//	bpe.go          the BPE model: ranked merges over a pair-of-ids map
+//	hf.go           the pipeline, Encode and Decode
+//	decode.go       decoders (ByteLevel, ByteFallback, Fuse, Strip, ...)
+//	llama2c.go      llama2.c's tokenizer, as run.c encodes and decodes
+//	stream.go       Stream, decoding one generated id at a time
 package tokenizer
 
 // Tokenizer is what the engine, the CLI and the web UI use.

@@ -1,0 +1,274 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ParseHF reads a tokenizer.json. Components outside the supported set are
+// refused by name, never approximated:
+//
+//	normalizer     NFC NFD NFKC NFKD Prepend Replace Sequence
+//	pre_tokenizer  ByteLevel Split Digits Metaspace Sequence
+//	model          BPE (also the old format without "type")
+//	post_processor TemplateProcessing ByteLevel RobertaProcessing
+//	               BertProcessing Sequence
+//	decoder        ByteLevel ByteFallback Fuse Strip Replace Metaspace Sequence
+//
+// truncation and padding are ignored, as transformers' tokenizers ignore
+// them unless a call asks for them. Specials are -1 here; Load and LoadHF
+// read them from tokenizer_config.json.
+func ParseHF(data []byte) (*HF, error) {
+	t, err := parseHF(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: tokenizer.json: %w", err)
+	}
+	return t, nil
+}
+
+type hfFile struct {
+	AddedTokens   []hfAddedToken  `json:"added_tokens"`
+	Normalizer    json.RawMessage `json:"normalizer"`
+	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage `json:"post_processor"`
+	Decoder       json.RawMessage `json:"decoder"`
+	Model         json.RawMessage `json:"model"`
+}
+
+type hfAddedToken struct {
+	ID         int    `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized *bool  `json:"normalized"`
+	Special    bool   `json:"special"`
+}
+
+func (a hfAddedToken) token() addedToken {
+	normalized := !a.Special // AddedToken's default
+	if a.Normalized != nil {
+		normalized = *a.Normalized
+	}
+	return addedToken{content: a.Content, id: a.ID, singleWord: a.SingleWord, lstrip: a.LStrip,
+		rstrip: a.RStrip, normalized: normalized, special: a.Special}
+}
+
+// hfComponent has the fields of every supported normalizer, pre-tokenizer,
+// post-processor and decoder; Type says which.
+type hfComponent struct {
+	Type          string            `json:"type"`
+	Normalizers   []json.RawMessage `json:"normalizers"`
+	Pretokenizers []json.RawMessage `json:"pretokenizers"`
+	Processors    []json.RawMessage `json:"processors"`
+	Decoders      []json.RawMessage `json:"decoders"`
+
+	Prepend string     `json:"prepend"`
+	Pattern *hfPattern `json:"pattern"`
+	Content string     `json:"content"`
+
+	AddPrefixSpace   *bool  `json:"add_prefix_space"`
+	UseRegex         *bool  `json:"use_regex"`
+	Behavior         string `json:"behavior"`
+	Invert           bool   `json:"invert"`
+	IndividualDigits bool   `json:"individual_digits"`
+	Replacement      string `json:"replacement"`
+	PrependScheme    string `json:"prepend_scheme"`
+	Split            *bool  `json:"split"`
+	Start            int    `json:"start"`
+	Stop             int    `json:"stop"`
+
+	Single        json.RawMessage              `json:"single"`
+	SpecialTokens map[string]hfTemplateSpecial `json:"special_tokens"`
+	Sep           []json.RawMessage            `json:"sep"`
+	Cls           []json.RawMessage            `json:"cls"`
+}
+
+type hfPattern struct {
+	String *string `json:"String"`
+	Regex  *string `json:"Regex"`
+}
+
+type hfTemplateSpecial struct {
+	ID  string `json:"id"`
+	IDs []int  `json:"ids"`
+}
+
+type hfModel struct {
+	Type                    string          `json:"type"`
+	Dropout                 *float64        `json:"dropout"`
+	UnkToken                *string         `json:"unk_token"`
+	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+	FuseUnk                 bool            `json:"fuse_unk"`
+	ByteFallback            bool            `json:"byte_fallback"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	Vocab                   map[string]int  `json:"vocab"`
+	Merges                  json.RawMessage `json:"merges"`
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+func parseHF(data []byte) (*HF, error) {
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("not a tokenizer.json: %w", err)
+	}
+	if isNull(f.Model) {
+		return nil, errors.New("no model")
+	}
+	model, err := parseModel(f.Model)
+	if err != nil {
+		return nil, err
+	}
+	t := &HF{model: model, specials: Specials{-1, -1, -1, -1}}
+	if t.normalizer, err = parseNormalizer(f.Normalizer); err != nil {
+		return nil, err
+	}
+	if t.pre, err = parsePreTokenizer(f.PreTokenizer, nil); err != nil {
+		return nil, err
+	}
+	if t.decoder, err = parseDecoder(f.Decoder); err != nil {
+		return nil, err
+	}
+	tokens := make([]addedToken, len(f.AddedTokens))
+	for i, a := range f.AddedTokens {
+		tokens[i] = a.token()
+	}
+	if err := t.setAdded(tokens); err != nil {
+		return nil, err
+	}
+	if t.post, err = parsePostProcessor(f.PostProcessor, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// setAdded installs the added tokens, the vocabulary size and the set of
+// ids Decode skips. An added token already in the model's vocabulary keeps
+// the model's id, as Hugging Face does.
+func (t *HF) setAdded(tokens []addedToken) error {
+	t.vocabSize = len(t.model.tokens)
+	t.skip = make(map[int]bool)
+	for i := range tokens {
+		a := &tokens[i]
+		if id, ok := t.model.vocab[a.content]; ok {
+			a.id = id
+		}
+		if a.id < 0 || a.id > 1<<30 {
+			return fmt.Errorf("added token %q has id %d", a.content, a.id)
+		}
+		t.vocabSize = max(t.vocabSize, a.id+1)
+		if !a.special {
+			continue
+		}
+		skip := true
+		if a.normalized && t.normalizer != nil {
+			n, err := t.normalizer.normalize(a.content)
+			skip = err == nil && n == a.content
+		}
+		if skip {
+			t.skip[a.id] = true
+		}
+	}
+	var err error
+	t.added, err = newAddedVocab(tokens, t.normalizer)
+	return err
+}
+
+func parseModel(raw json.RawMessage) (*bpe, error) {
+	var typ struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &typ); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if typ.Type != "" && typ.Type != "BPE" {
+		return nil, fmt.Errorf("model type %q is not supported", typ.Type)
+	}
+	var mj hfModel
+	if err := json.Unmarshal(raw, &mj); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	switch {
+	case mj.Type == "BPE":
+	case mj.Type == "" && !isNull(mj.Merges): // the old format has no "type"
+	case mj.Type == "":
+		return nil, errors.New("model has no type and no merges")
+	default:
+		return nil, fmt.Errorf("model type %q is not supported", mj.Type)
+	}
+	if mj.Dropout != nil && *mj.Dropout > 0 {
+		return nil, fmt.Errorf("BPE dropout %g is not supported (it makes encoding random)", *mj.Dropout)
+	}
+	if mj.Vocab == nil {
+		return nil, errors.New("model has no vocab")
+	}
+	merges, err := parseMerges(mj.Merges)
+	if err != nil {
+		return nil, err
+	}
+	var prefix, suffix string
+	if mj.ContinuingSubwordPrefix != nil {
+		prefix = *mj.ContinuingSubwordPrefix
+	}
+	if mj.EndOfWordSuffix != nil {
+		suffix = *mj.EndOfWordSuffix
+	}
+	m, err := newBPE(mj.Vocab, merges, prefix, suffix)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if mj.UnkToken != nil && *mj.UnkToken != "" {
+		m.unkToken = *mj.UnkToken
+		if id, ok := mj.Vocab[m.unkToken]; ok {
+			m.unk = id
+		}
+	}
+	m.fuseUnk, m.byteFallback, m.ignoreMerges = mj.FuseUnk, mj.ByteFallback, mj.IgnoreMerges
+	return m, nil
+}
+
+// parseMerges reads merges written as "a b" strings or as [a, b] pairs.
+func parseMerges(raw json.RawMessage) ([][2]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if isNull(raw) {
+		return nil, nil
+	}
+	if len(raw) < 2 || raw[0] != '[' {
+		return nil, errors.New("merges is not a list")
+	}
+	if body := bytes.TrimSpace(raw[1:]); len(body) > 0 && body[0] == '[' {
+		var pairs [][]string
+		if err := json.Unmarshal(raw, &pairs); err != nil {
+			return nil, fmt.Errorf("merges: %w", err)
+		}
+		out := make([][2]string, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 {
+				return nil, fmt.Errorf("merge %d has %d tokens, want 2", i+1, len(p))
+			}
+			out[i] = [2]string{p[0], p[1]}
+		}
+		return out, nil
+	}
+	var lines []string
+	if err := json.Unmarshal(raw, &lines); err != nil {
+		return nil, fmt.Errorf("merges: %w", err)
+	}
+	out := make([][2]string, len(lines))
+	for i, l := range lines {
+		a, b, ok := strings.Cut(l, " ")
+		if !ok || strings.Contains(b, " ") {
+			return nil, fmt.Errorf("merge %d %q is not two tokens separated by a space", i+1, l)
+		}
+		out[i] = [2]string{a, b}
+	}
+	return out, nil
+}
