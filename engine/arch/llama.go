@@ -1,0 +1,255 @@
+package arch
+
+import (
+	"fmt"
+
+	"tracer/engine/tensor"
+)
+
+// llama is the Llama block stack, shared by Llama, Qwen2 (biases on q, k
+// and v) and llama2.c checkpoints (rotary pairs interleaved):
+//
+//	x = embed[token]
+//	per layer: h = rmsnorm(x)·attn_norm
+//	           q, k, v = Wq h (+bq), Wk h (+bk), Wv h (+bv); RoPE on q and k
+//	           x += Wo attention(q, k, v)
+//	           h = rmsnorm(x)·mlp_norm
+//	           x += Wdown (silu(Wgate h) * Wup h)
+//	logits = head · rmsnorm(x)·norm
+type llama struct {
+	d       dims
+	eps     float32       // RMSNorm epsilon, inside the square root
+	pairs   bool          // rotary pairs (2i, 2i+1) as llama2.c, not rotate-half (i, i+headDim/2)
+	invFreq []float32     // (headDim/2): rotary inverse frequencies
+	embedW  tensor.Matrix // (vocab, hidden)
+	layers  []llamaLayer
+	normW   []float32     // (hidden): final RMSNorm weight
+	lmHead  tensor.Matrix // (vocab, hidden); embedW when tied
+}
+
+// llamaLayer is one block. Bias fields are nil when the model has none.
+type llamaLayer struct {
+	attnNorm   []float32     // (hidden): input_layernorm
+	wq         tensor.Matrix // (heads·headDim, hidden)
+	wk, wv     tensor.Matrix // (kvHeads·headDim, hidden)
+	wo         tensor.Matrix // (hidden, heads·headDim)
+	bq         []float32     // (heads·headDim)
+	bk, bv     []float32     // (kvHeads·headDim)
+	bo         []float32     // (hidden)
+	mlpNorm    []float32     // (hidden): post_attention_layernorm
+	gate, up   tensor.Matrix // (ffn, hidden)
+	down       tensor.Matrix // (hidden, ffn)
+	bGate, bUp []float32     // (ffn)
+	bDown      []float32     // (hidden)
+}
+
+// llamaBiases says which projections of an HF Llama-family checkpoint carry
+// biases.
+type llamaBiases struct {
+	qkv, o, mlp bool
+}
+
+// loadLlamaHF reads the blocks of a transformers Llama-family checkpoint
+// (model.embed_tokens, model.layers.N.{self_attn,mlp}.*, model.norm,
+// lm_head).
+func loadLlamaHF(ld *loader, d dims, eps float32, theta float64, tied bool, bias llamaBiases) (*llama, error) {
+	n := &llama{d: d, eps: eps, invFreq: make([]float32, d.headDim/2)}
+	tensor.RopeInvFreq(n.invFreq, d.headDim, theta)
+	var err error
+	if n.embedW, err = ld.matrix("model.embed_tokens.weight", d.vocab, d.hidden); err != nil {
+		return nil, err
+	}
+	for l := 0; l < d.layers; l++ {
+		L, err := loadLlamaLayer(ld, d, fmt.Sprintf("model.layers.%d.", l), bias)
+		if err != nil {
+			return nil, err
+		}
+		n.layers = append(n.layers, L)
+	}
+	if n.normW, err = ld.vector("model.norm.weight", d.hidden); err != nil {
+		return nil, err
+	}
+	n.lmHead = n.embedW
+	if !tied {
+		if n.lmHead, err = ld.matrix("lm_head.weight", d.vocab, d.hidden); err != nil {
+			return nil, fmt.Errorf("%w (tie_word_embeddings is false)", err)
+		}
+	}
+	return n, nil
+}
+
+func loadLlamaLayer(ld *loader, d dims, pre string, bias llamaBiases) (llamaLayer, error) {
+	var L llamaLayer
+	q, kv, h, f := d.qDim(), d.kvDim(), d.hidden, d.ffn
+	steps := []func() error{
+		func() (err error) { L.attnNorm, err = ld.vector(pre+"input_layernorm.weight", h); return },
+		func() (err error) { L.wq, err = ld.matrix(pre+"self_attn.q_proj.weight", q, h); return },
+		func() (err error) { L.wk, err = ld.matrix(pre+"self_attn.k_proj.weight", kv, h); return },
+		func() (err error) { L.wv, err = ld.matrix(pre+"self_attn.v_proj.weight", kv, h); return },
+		func() (err error) { L.wo, err = ld.matrix(pre+"self_attn.o_proj.weight", h, q); return },
+		func() (err error) { L.bq, err = ld.optVector(bias.qkv, pre+"self_attn.q_proj.bias", q); return },
+		func() (err error) { L.bk, err = ld.optVector(bias.qkv, pre+"self_attn.k_proj.bias", kv); return },
+		func() (err error) { L.bv, err = ld.optVector(bias.qkv, pre+"self_attn.v_proj.bias", kv); return },
+		func() (err error) { L.bo, err = ld.optVector(bias.o, pre+"self_attn.o_proj.bias", h); return },
+		func() (err error) { L.mlpNorm, err = ld.vector(pre+"post_attention_layernorm.weight", h); return },
+		func() (err error) { L.gate, err = ld.matrix(pre+"mlp.gate_proj.weight", f, h); return },
+		func() (err error) { L.up, err = ld.matrix(pre+"mlp.up_proj.weight", f, h); return },
+		func() (err error) { L.down, err = ld.matrix(pre+"mlp.down_proj.weight", h, f); return },
+		func() (err error) { L.bGate, err = ld.optVector(bias.mlp, pre+"mlp.gate_proj.bias", f); return },
+		func() (err error) { L.bUp, err = ld.optVector(bias.mlp, pre+"mlp.up_proj.bias", f); return },
+		func() (err error) { L.bDown, err = ld.optVector(bias.mlp, pre+"mlp.down_proj.bias", h); return },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return L, err
+		}
+	}
+	return L, nil
+}
+
+// cost counts the traffic model's weights and multiply-adds.
+func (n *llama) cost() costModel {
+	var c costModel
+	for _, L := range n.layers {
+		for _, m := range []tensor.Matrix{L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down} {
+			c.fixedBytes += m.Bytes()
+			c.tokenMACs += int64(m.Rows) * int64(m.Cols)
+		}
+		for _, v := range [][]float32{L.attnNorm, L.mlpNorm, L.bq, L.bk, L.bv, L.bo, L.bGate, L.bUp, L.bDown} {
+			c.fixedBytes += int64(len(v)) * int64(n.embedW.DType.Size())
+		}
+	}
+	c.fixedBytes += int64(len(n.normW))*int64(n.embedW.DType.Size()) + n.lmHead.Bytes()
+	c.headMACs = int64(n.lmHead.Rows) * int64(n.lmHead.Cols)
+	c.tokenBytes = int64(n.d.hidden) * int64(n.embedW.DType.Size())
+	c.pairFLOPs = 4 * int64(n.d.qDim()) * int64(n.d.layers)
+	return c
+}
+
+func (n *llama) head() tensor.Matrix { return n.lmHead }
+
+func (n *llama) norm(dst, x []float32) { tensor.RMSNorm(dst, x, n.normW, n.eps) }
+
+// embed looks up each token's row and the rotary angles of its position.
+func (n *llama) embed(p *pass) {
+	h, half := n.d.hidden, n.d.headDim/2
+	for r := 0; r < p.rows; r++ {
+		for i := 0; i < p.n; i++ {
+			t := r*p.n + i
+			n.embedW.Row(p.s.x[t*h:(t+1)*h], p.b.Tokens[r][i])
+			tensor.RopeCosSin(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.invFreq, p.b.Positions[r][i])
+		}
+	}
+}
+
+func (n *llama) block(p *pass, l int) {
+	L := &n.layers[l]
+	d, T := n.d, p.T()
+	h := d.hidden
+	x, xn, proj := p.s.x[:T*h], p.s.xn[:T*h], p.s.proj[:T*h]
+	q, k, v := p.s.q[:T*d.qDim()], p.s.k[:T*d.kvDim()], p.s.v[:T*d.kvDim()]
+	att := p.s.att[:T*d.qDim()]
+
+	for t := 0; t < T; t++ {
+		tensor.RMSNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.attnNorm, n.eps)
+	}
+	linear(p, q, L.wq, L.bq, xn)
+	linear(p, k, L.wk, L.bk, xn)
+	linear(p, v, L.wv, L.bv, xn)
+	n.rotate(p, q, d.heads)
+	n.rotate(p, k, d.kvHeads)
+	p.attend(l, q, k, v, att)
+	linear(p, proj, L.wo, L.bo, att)
+	tensor.Add(x, x, proj)
+
+	for t := 0; t < T; t++ {
+		tensor.RMSNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.mlpNorm, n.eps)
+	}
+	gate, up := p.s.gate[:T*d.ffn], p.s.up[:T*d.ffn]
+	linear(p, gate, L.gate, L.bGate, xn)
+	linear(p, up, L.up, L.bUp, xn)
+	tensor.SwiGLU(gate, gate, up)
+	linear(p, proj, L.down, L.bDown, gate)
+	tensor.Add(x, x, proj)
+}
+
+// rotate applies the rotary embedding to every head of x (T, heads·headDim).
+func (n *llama) rotate(p *pass, x []float32, heads int) {
+	hd, half := n.d.headDim, n.d.headDim/2
+	for t := 0; t < p.T(); t++ {
+		cos, sin := p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half]
+		for hh := 0; hh < heads; hh++ {
+			v := x[(t*heads+hh)*hd : (t*heads+hh+1)*hd]
+			if n.pairs {
+				tensor.RotatePairs(v, cos, sin)
+			} else {
+				tensor.RotateHalf(v, cos, sin)
+			}
+		}
+	}
+}
+
+// linear computes dst = x Wᵀ + b for an [out, in] weight; b may be nil.
+func linear(p *pass, dst []float32, w tensor.Matrix, b []float32, x []float32) {
+	p.pool.MatMul(dst, w, x)
+	if b != nil {
+		tensor.AddRows(dst, b)
+	}
+}
+
+// llamaHFOptions are the Llama-family settings beyond dims and epsilon.
+type llamaHFOptions struct {
+	theta float64 // rope_theta
+	bias  llamaBiases
+}
+
+// llamaConfig checks a Llama config.json and returns its sizes. Defaults
+// follow LlamaConfig: rms_norm_eps 1e-6, rope_theta 10000, as many kv heads
+// as heads, head_dim hidden/heads.
+func llamaConfig(c *hfConfig, path string) (dims, float32, llamaHFOptions, error) {
+	d, eps, opts, err := llamaFamilyConfig(c, path)
+	opts.bias = llamaBiases{qkv: c.AttentionBias, o: c.AttentionBias, mlp: c.MLPBias}
+	return d, eps, opts, err
+}
+
+// llamaFamilyConfig reads what Llama and Qwen2 configs share.
+func llamaFamilyConfig(c *hfConfig, path string) (dims, float32, llamaHFOptions, error) {
+	d := dims{
+		vocab: c.VocabSize, hidden: c.HiddenSize, layers: c.NumHiddenLayers, heads: c.NumAttentionHeads,
+		kvHeads: c.NumAttentionHeads, ffn: c.IntermediateSize, maxPos: c.MaxPositionEmbeddings,
+	}
+	if c.NumKeyValueHeads != nil {
+		d.kvHeads = *c.NumKeyValueHeads
+	}
+	if c.HeadDim != nil {
+		d.headDim = *c.HeadDim
+	} else if d.heads > 0 {
+		if d.hidden%d.heads != 0 {
+			return d, 0, llamaHFOptions{}, fmt.Errorf("arch: %s: num_attention_heads %d does not divide hidden_size %d", path, d.heads, d.hidden)
+		}
+		d.headDim = d.hidden / d.heads
+	}
+	eps, opts := 1e-6, llamaHFOptions{theta: 10000}
+	if c.RMSNormEps != nil {
+		eps = *c.RMSNormEps
+	}
+	if c.RopeTheta != nil {
+		opts.theta = *c.RopeTheta
+	}
+	switch {
+	case d.vocab <= 0 || d.hidden <= 0 || d.layers <= 0 || d.heads <= 0 || d.kvHeads <= 0 || d.headDim <= 0 || d.ffn <= 0:
+		return d, 0, opts, fmt.Errorf("arch: %s: vocab_size %d, hidden_size %d, num_hidden_layers %d, num_attention_heads %d, num_key_value_heads %d, head_dim %d and intermediate_size %d must all be positive",
+			path, d.vocab, d.hidden, d.layers, d.heads, d.kvHeads, d.headDim, d.ffn)
+	case d.heads%d.kvHeads != 0:
+		return d, 0, opts, fmt.Errorf("arch: %s: num_key_value_heads %d does not divide num_attention_heads %d", path, d.kvHeads, d.heads)
+	case d.headDim%2 != 0:
+		return d, 0, opts, fmt.Errorf("arch: %s: head_dim %d is odd: rotary embeddings need pairs", path, d.headDim)
+	case c.HiddenAct != nil && *c.HiddenAct != "silu":
+		return d, 0, opts, fmt.Errorf("arch: %s: hidden_act %q not supported (want silu)", path, *c.HiddenAct)
+	case len(c.RopeScaling) > 0 && string(c.RopeScaling) != "null":
+		return d, 0, opts, fmt.Errorf("arch: %s: rope_scaling %s not supported", path, c.RopeScaling)
+	case opts.theta <= 0:
+		return d, 0, opts, fmt.Errorf("arch: %s: rope_theta %v must be positive", path, opts.theta)
+	}
+	return d, float32(eps), opts, nil
+}

@@ -1,0 +1,297 @@
+package arch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"tracer/engine"
+	"tracer/engine/tensor"
+	"tracer/trace"
+)
+
+// dims are the sizes every architecture has.
+type dims struct {
+	vocab, hidden, layers   int
+	heads, kvHeads, headDim int
+	ffn                     int  // MLP inner size
+	maxPos                  int  // positions the model was built for; 0 when unlimited
+	learnedPos              bool // positions index a table (GPT-2): each must be < maxPos
+	gpt2Mask                bool // GPT-2 adds its padding mask to a causal mask already at min: see attention.go
+}
+
+func (d dims) qDim() int  { return d.heads * d.headDim }
+func (d dims) kvDim() int { return d.kvHeads * d.headDim }
+
+// kvBytesPerToken is the KV cache size of one position: keys and values of
+// every layer, float32.
+func (d dims) kvBytesPerToken() int64 { return int64(d.layers) * 2 * int64(d.kvDim()) * 4 }
+
+// network is the per-architecture part of a model: its embedding, its
+// blocks, its final norm and its output head. The Model drives it.
+type network interface {
+	// embed writes the input vector of every token of the pass to p.s.x
+	// (T, hidden) and prepares anything per token the blocks need (rotary
+	// angles).
+	embed(p *pass)
+	// block runs layer l on the residual stream p.s.x (T, hidden) in place.
+	block(p *pass, l int)
+	// norm applies the final norm to one hidden vector: dst, x (hidden).
+	norm(dst, x []float32)
+	// head is the output projection (vocab, hidden), stored [out, in].
+	head() tensor.Matrix
+}
+
+// costModel holds the byte and FLOP counts Cost combines.
+type costModel struct {
+	fixedBytes int64 // weights every Forward reads once: the layers, the final norm and the whole head
+	tokenBytes int64 // weights read per token fed: an embedding row (GPT-2: plus a position row)
+	tokenMACs  int64 // multiply-adds per token in the layers' matrices
+	headMACs   int64 // multiply-adds of the head for one position
+	pairFLOPs  int64 // attention FLOPs per (query, key) pair, all layers: 4·heads·headDim·layers
+}
+
+// Model is a loaded decoder-only transformer. It implements engine.Model and
+// is safe for concurrent use by Forward calls on different caches.
+type Model struct {
+	info   engine.Info
+	d      dims
+	net    network
+	cost   costModel
+	pool   *tensor.Pool
+	closer io.Closer // releases the mapped weights
+}
+
+// newModel assembles a Model; it owns closer from now on.
+func newModel(info engine.Info, d dims, net network, cost costModel, closer io.Closer) *Model {
+	return &Model{info: info, d: d, net: net, cost: cost, pool: tensor.NewPool(0), closer: closer}
+}
+
+// Info describes the model.
+func (m *Model) Info() engine.Info {
+	info := m.info
+	info.EOS = append([]int(nil), m.info.EOS...)
+	return info
+}
+
+// Close stops the model's worker goroutines and unmaps its weights. The
+// model and its caches must not be used afterwards.
+func (m *Model) Close() error {
+	m.pool.Close()
+	if m.closer == nil {
+		return nil
+	}
+	err := m.closer.Close()
+	m.closer = nil
+	return err
+}
+
+// NewCache returns an empty KV cache for rows sequences of up to capacity
+// positions each.
+func (m *Model) NewCache(rows, capacity int) (engine.Cache, error) {
+	return newCache(m.d, rows, capacity)
+}
+
+// ErrCacheFull is returned (wrapped) by Forward when the new tokens do not
+// fit in the cache's capacity.
+var ErrCacheFull = errors.New("KV cache full")
+
+// Forward feeds each row's new tokens, appends their keys and values to the
+// cache and writes the logits of each row's last token to logits[row].
+func (m *Model) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) error {
+	p, err := m.begin(c, b)
+	if err != nil {
+		return err
+	}
+	if len(logits) != p.rows {
+		return fmt.Errorf("arch: forward: %d logits rows for %d batch rows", len(logits), p.rows)
+	}
+	for r, l := range logits {
+		if len(l) != m.d.vocab {
+			return fmt.Errorf("arch: forward: logits row %d holds %d values, want the vocabulary size %d", r, len(l), m.d.vocab)
+		}
+	}
+	m.run(p, nil)
+	h, v := m.d.hidden, m.d.vocab
+	last := p.s.last[:p.rows*h]
+	for r := 0; r < p.rows; r++ {
+		t := r*p.n + p.n - 1
+		m.net.norm(last[r*h:(r+1)*h], p.s.x[t*h:(t+1)*h])
+	}
+	out := p.s.logits[:p.rows*v]
+	m.pool.MatMul(out, m.net.head(), last)
+	for r := range logits {
+		copy(logits[r], out[r*v:(r+1)*v])
+	}
+	p.c.n += p.n
+	return nil
+}
+
+// Outputs are the per-position results of ForwardAll, the counterparts of
+// transformers' output_hidden_states=True.
+type Outputs struct {
+	Logits [][][]float32 // [rows][n][vocab]: the logits of every new position
+
+	// Hidden are transformers' hidden_states: [layers+1][rows][n][hidden],
+	// [0] the embeddings (GPT-2: token plus position), [i] the output of
+	// layer i-1, and the last entry after the final norm.
+	Hidden [][][][]float32
+
+	PreNorm [][][]float32 // [rows][n][hidden]: the last layer's output before the final norm
+}
+
+// ForwardAll is Forward returning the logits and hidden states of every new
+// position, for tests and for looking inside the model. It allocates its
+// results.
+func (m *Model) ForwardAll(c engine.Cache, b *engine.Batch) (*Outputs, error) {
+	p, err := m.begin(c, b)
+	if err != nil {
+		return nil, err
+	}
+	h, v := m.d.hidden, m.d.vocab
+	split := func(x []float32, width int) [][][]float32 {
+		out := make([][][]float32, p.rows)
+		for r := range out {
+			out[r] = make([][]float32, p.n)
+			for i := range out[r] {
+				t := r*p.n + i
+				out[r][i] = append([]float32(nil), x[t*width:(t+1)*width]...)
+			}
+		}
+		return out
+	}
+	o := &Outputs{}
+	m.run(p, func(x []float32) { o.Hidden = append(o.Hidden, split(x, h)) })
+	T := p.rows * p.n
+	o.PreNorm = split(p.s.x[:T*h], h)
+	normed := make([]float32, T*h)
+	for t := 0; t < T; t++ {
+		m.net.norm(normed[t*h:(t+1)*h], p.s.x[t*h:(t+1)*h])
+	}
+	o.Hidden[len(o.Hidden)-1] = split(normed, h)
+	all := make([]float32, T*v)
+	m.pool.MatMul(all, m.net.head(), normed)
+	o.Logits = split(all, v)
+	p.c.n += p.n
+	return o, nil
+}
+
+// run embeds the pass's tokens and runs every block, calling hidden (when
+// not nil) with the residual stream after the embedding and after each
+// layer.
+func (m *Model) run(p *pass, hidden func(x []float32)) {
+	m.net.embed(p)
+	x := p.s.x[:p.rows*p.n*m.d.hidden]
+	if hidden != nil {
+		hidden(x)
+	}
+	for l := 0; l < m.d.layers; l++ {
+		m.net.block(p, l)
+		if hidden != nil {
+			hidden(x)
+		}
+	}
+}
+
+// Cost is the memory traffic and arithmetic of a Forward call feeding n new
+// tokens to each of rows rows that already hold past positions:
+//
+//	WeightBytes  = (layer weights + final norm + whole head) + rows·n·(embedding row [+ GPT-2 position row])
+//	KVReadBytes  = rows·past·KVBytesPerToken (attention reads every cached position once)
+//	KVWriteBytes = rows·n·KVBytesPerToken
+//	FLOPs        = 2·(layer matrix params)·rows·n + 2·(head params)·rows
+//	             + 4·heads·headDim·layers·rows·(n·past + n(n+1)/2)
+//	Intensity    = FLOPs / (WeightBytes + KVReadBytes + KVWriteBytes)
+//
+// Weights count at their stored dtype, a tied head in full besides the
+// embedding rows. The head runs once per row (Forward only computes the
+// last position's logits). Attention costs 2·headDim FLOPs for q·k and
+// 2·headDim for weighting v per query head and (query, key) pair; new token
+// i attends to past+i+1 keys. Biases, norms and activations are left out.
+func (m *Model) Cost(rows, past, n int) trace.Traffic {
+	if rows <= 0 || n <= 0 || past < 0 {
+		return trace.Traffic{}
+	}
+	r, p, k := int64(rows), int64(past), int64(n)
+	c := m.cost
+	t := trace.Traffic{
+		WeightBytes:  c.fixedBytes + r*k*c.tokenBytes,
+		KVReadBytes:  r * p * m.info.KVBytesPerToken,
+		KVWriteBytes: r * k * m.info.KVBytesPerToken,
+		FLOPs:        2*c.tokenMACs*r*k + 2*c.headMACs*r + c.pairFLOPs*r*(k*p+k*(k+1)/2),
+	}
+	if bytes := t.WeightBytes + t.KVReadBytes + t.KVWriteBytes; bytes > 0 {
+		t.Intensity = float64(t.FLOPs) / float64(bytes)
+	}
+	return t
+}
+
+// pass is the state of one Forward call.
+type pass struct {
+	m             *Model
+	c             *Cache
+	b             *engine.Batch
+	s             *scratch
+	rows, n, past int
+	pool          *tensor.Pool
+}
+
+// T is the number of tokens the pass feeds, all rows together.
+func (p *pass) T() int { return p.rows * p.n }
+
+// begin checks a Forward call's cache and batch and prepares its scratch.
+func (m *Model) begin(c engine.Cache, b *engine.Batch) (*pass, error) {
+	cache, ok := c.(*Cache)
+	if !ok || cache == nil {
+		return nil, fmt.Errorf("arch: forward: cache is a %T, not one made by this model's NewCache", c)
+	}
+	if cache.layers != m.d.layers || cache.kvHeads != m.d.kvHeads || cache.headDim != m.d.headDim {
+		return nil, fmt.Errorf("arch: forward: cache made for another model (%d layers × %d kv heads × %d dims, want %d × %d × %d)",
+			cache.layers, cache.kvHeads, cache.headDim, m.d.layers, m.d.kvHeads, m.d.headDim)
+	}
+	if err := m.checkBatch(cache, b); err != nil {
+		return nil, err
+	}
+	p := &cache.pass
+	*p = pass{m: m, c: cache, b: b, s: &cache.s, rows: cache.rows, n: len(b.Tokens[0]), past: cache.n, pool: m.pool}
+	p.s.size(m.d, p.rows, p.n, cache.capacity)
+	return p, nil
+}
+
+// checkBatch validates a batch against the cache: one row per cache row,
+// every row the same number n ≥ 1 of tokens and positions, a mask of
+// past+n slots, known token ids and usable positions.
+func (m *Model) checkBatch(c *Cache, b *engine.Batch) error {
+	if b == nil {
+		return errors.New("arch: forward: nil batch")
+	}
+	if len(b.Tokens) != c.rows || len(b.Positions) != c.rows || len(b.Mask) != c.rows {
+		return fmt.Errorf("arch: forward: batch has %d token rows, %d position rows and %d mask rows for a cache of %d rows",
+			len(b.Tokens), len(b.Positions), len(b.Mask), c.rows)
+	}
+	n := len(b.Tokens[0])
+	if n == 0 {
+		return errors.New("arch: forward: no new tokens")
+	}
+	if c.n+n > c.capacity {
+		return fmt.Errorf("arch: forward: %d cached + %d new positions exceed the capacity of %d: %w", c.n, n, c.capacity, ErrCacheFull)
+	}
+	for r := range b.Tokens {
+		if len(b.Tokens[r]) != n || len(b.Positions[r]) != n {
+			return fmt.Errorf("arch: forward: row %d has %d tokens and %d positions, row 0 has %d tokens", r, len(b.Tokens[r]), len(b.Positions[r]), n)
+		}
+		if len(b.Mask[r]) != c.n+n {
+			return fmt.Errorf("arch: forward: row %d mask has %d slots, want %d (%d cached + %d new)", r, len(b.Mask[r]), c.n+n, c.n, n)
+		}
+		for i, tok := range b.Tokens[r] {
+			if tok < 0 || tok >= m.d.vocab {
+				return fmt.Errorf("arch: forward: row %d token %d is id %d, outside the vocabulary [0, %d)", r, i, tok, m.d.vocab)
+			}
+			pos := b.Positions[r][i]
+			if pos < 0 || (m.d.learnedPos && pos >= m.d.maxPos) {
+				return fmt.Errorf("arch: forward: row %d token %d has position %d, outside [0, %d)", r, i, pos, m.d.maxPos)
+			}
+		}
+	}
+	return nil
+}

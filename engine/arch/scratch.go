@@ -1,0 +1,52 @@
+package arch
+
+// scratch holds the buffers of Forward calls on one cache. They only grow,
+// so a run allocates during its first (prefill) step and not afterwards.
+// Each network uses the ones it needs.
+type scratch struct {
+	x    []float32 // (T, hidden): the residual stream, T = rows·n tokens
+	xn   []float32 // (T, hidden): the normed input of a sublayer
+	proj []float32 // (T, hidden): a sublayer's output before it is added to x
+	q    []float32 // (T, heads·headDim): queries
+	k, v []float32 // (T, kvHeads·headDim): new keys and values
+	att  []float32 // (T, heads·headDim): attention output, heads concatenated
+	qkv  []float32 // (T, 3·hidden): GPT-2's fused q|k|v projection
+	gate []float32 // (T, ffn): MLP gate projection (Llama) / activation (GPT-2)
+	up   []float32 // (T, ffn): MLP up projection
+	cos  []float32 // (T, headDim/2): rotary cosines of each token's position
+	sin  []float32 // (T, headDim/2): rotary sines
+
+	scores []float32 // (rows·heads, ≤ capacity): attention weights of one (row, head) pair
+	last   []float32 // (rows, hidden): final-normed last position of each row
+	logits []float32 // (rows, vocab)
+
+	attn attnJob // the attention job handed to the pool
+}
+
+// size makes every buffer big enough for rows·n tokens over kvLen cache
+// slots of a cache of capacity slots.
+func (s *scratch) size(d dims, rows, n, capacity int) {
+	T := rows * n
+	grow(&s.x, T*d.hidden)
+	grow(&s.xn, T*d.hidden)
+	grow(&s.proj, T*d.hidden)
+	grow(&s.q, T*d.qDim())
+	grow(&s.k, T*d.kvDim())
+	grow(&s.v, T*d.kvDim())
+	grow(&s.att, T*d.qDim())
+	grow(&s.gate, T*d.ffn)
+	grow(&s.up, T*d.ffn)
+	grow(&s.cos, T*d.headDim/2)
+	grow(&s.sin, T*d.headDim/2)
+	grow(&s.scores, rows*d.heads*capacity)
+	grow(&s.last, rows*d.hidden)
+	grow(&s.logits, rows*d.vocab)
+}
+
+// grow makes *buf at least n long, reallocating when its capacity is short.
+func grow(buf *[]float32, n int) {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	*buf = (*buf)[:cap(*buf)]
+}

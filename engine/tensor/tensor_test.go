@@ -1,0 +1,431 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randMatrix returns a (rows, cols) matrix of dtype with values in [-1, 1),
+// rounded to the dtype, and its float32 values.
+func randMatrix(r *rand.Rand, dtype DType, rows, cols int) (Matrix, []float32) {
+	vals := make([]float32, rows*cols)
+	data := make([]byte, rows*cols*dtype.Size())
+	for i := range vals {
+		v := float32(r.Float64()*2 - 1)
+		switch dtype {
+		case F32:
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+		case BF16:
+			b := F32ToBF16(v)
+			v = BF16ToF32(b)
+			binary.LittleEndian.PutUint16(data[2*i:], b)
+		case F16:
+			h := F32ToF16(v)
+			v = F16ToF32(h)
+			binary.LittleEndian.PutUint16(data[2*i:], h)
+		}
+		vals[i] = v
+	}
+	m, err := NewMatrix(data, dtype, rows, cols)
+	if err != nil {
+		panic(err)
+	}
+	return m, vals
+}
+
+func randVec(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+// closeRel reports whether got is within rel of want, relative to scale.
+func closeRel(got, want, scale, rel float64) bool {
+	return math.Abs(got-want) <= rel*math.Max(scale, 1)
+}
+
+func TestBF16(t *testing.T) {
+	tests := []struct {
+		f    float32
+		want uint16
+	}{
+		{1, 0x3f80},
+		{-2, 0xc000},
+		{math.Float32frombits(0x3f808000), 0x3f80}, // tie: to even
+		{math.Float32frombits(0x3f818000), 0x3f82}, // tie: to even
+		{math.Float32frombits(0x3f808001), 0x3f81},
+		{float32(math.Inf(1)), 0x7f80},
+	}
+	for _, tt := range tests {
+		if got := F32ToBF16(tt.f); got != tt.want {
+			t.Errorf("F32ToBF16(%v) = %#04x, want %#04x", tt.f, got, tt.want)
+		}
+	}
+	if got := BF16ToF32(0x3f80); got != 1 {
+		t.Errorf("BF16ToF32(0x3f80) = %v, want 1", got)
+	}
+	if got := F32ToBF16(float32(math.NaN())); !math.IsNaN(float64(BF16ToF32(got))) {
+		t.Errorf("NaN became %#04x", got)
+	}
+}
+
+func TestF16(t *testing.T) {
+	tests := []struct {
+		h    uint16
+		want float32
+	}{
+		{0x3c00, 1},
+		{0xc000, -2},
+		{0x7bff, 65504},
+		{0x0001, 1.0 / (1 << 24)},
+		{0x0400, 1.0 / (1 << 14)},
+		{0x8000, float32(math.Copysign(0, -1))},
+		{0x7c00, float32(math.Inf(1))},
+	}
+	for _, tt := range tests {
+		if got := F16ToF32(tt.h); got != tt.want {
+			t.Errorf("F16ToF32(%#04x) = %v, want %v", tt.h, got, tt.want)
+		}
+	}
+	// Every half survives the round trip.
+	for h := 0; h < 1<<16; h++ {
+		f := F16ToF32(uint16(h))
+		if math.IsNaN(float64(f)) {
+			continue
+		}
+		if got := F32ToF16(f); got != uint16(h) {
+			t.Fatalf("F32ToF16(F16ToF32(%#04x)) = %#04x", h, got)
+		}
+	}
+	if got := F32ToF16(1e6); got != 0x7c00 {
+		t.Errorf("F32ToF16(1e6) = %#04x, want +Inf", got)
+	}
+	// Halfway cases round to even, subnormals included.
+	for _, tt := range []struct {
+		f    float32
+		want uint16
+	}{
+		{1.5 / (1 << 24), 0x0002},
+		{2.5 / (1 << 24), 0x0002},
+		{1.0 / (1 << 25), 0x0000},
+		{1.25 / (1 << 25), 0x0001},
+		{65520, 0x7c00}, // halfway between 65504 and 65536: rounds up to +Inf
+	} {
+		if got := F32ToF16(tt.f); got != tt.want {
+			t.Errorf("F32ToF16(%g) = %#04x, want %#04x", tt.f, got, tt.want)
+		}
+	}
+	// 1 + 2^-11 is halfway between 1 and the next half: ties to even (1).
+	if got := F32ToF16(1 + 1.0/(1<<11)); got != 0x3c00 {
+		t.Errorf("F32ToF16(1+2^-11) = %#04x, want 0x3c00", got)
+	}
+}
+
+func TestNewMatrix(t *testing.T) {
+	buf := make([]byte, 4*6+1)
+	for i := range 6 {
+		binary.LittleEndian.PutUint32(buf[1+4*i:], math.Float32bits(float32(i)))
+	}
+	m, err := NewMatrix(buf[1:], F32, 2, 3) // misaligned on purpose
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]float32, 3)
+	m.Row(row, 1)
+	if row[0] != 3 || row[2] != 5 || m.At(0, 1) != 1 {
+		t.Errorf("row 1 = %v, At(0,1) = %v", row, m.At(0, 1))
+	}
+	if m.Bytes() != 24 {
+		t.Errorf("Bytes() = %d, want 24", m.Bytes())
+	}
+	if _, err := NewMatrix(buf[:10], F32, 2, 3); err == nil {
+		t.Error("NewMatrix with 10 bytes for (2, 3) F32 succeeded")
+	}
+	if _, err := NewMatrix(nil, DType(9), 0, 0); err == nil {
+		t.Error("NewMatrix with an unknown dtype succeeded")
+	}
+	dst := make([]float32, 2)
+	Decode(dst, []byte{0x80, 0x3f, 0x00, 0xc0}, BF16)
+	if dst[0] != 1 || dst[1] != -2 {
+		t.Errorf("Decode bf16 = %v, want [1 -2]", dst)
+	}
+}
+
+func TestMatMulMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pool := NewPool(4)
+	defer pool.Close()
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, sh := range []struct{ rows, cols, n int }{{1, 1, 1}, {7, 13, 1}, {64, 64, 3}, {33, 200, 5}, {300, 97, 2}} {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
+				w, _ := randMatrix(r, dt, sh.rows, sh.cols)
+				for _, tr := range []bool{false, true} {
+					in, out := sh.cols, sh.rows
+					if tr {
+						in, out = sh.rows, sh.cols
+					}
+					x := randVec(r, sh.n*in)
+					got, pgot, want := make([]float32, sh.n*out), make([]float32, sh.n*out), make([]float32, sh.n*out)
+					if tr {
+						MatMulT(got, w, x)
+						pool.MatMulT(pgot, w, x)
+						matMulTRef(want, w, x)
+					} else {
+						MatMul(got, w, x)
+						pool.MatMul(pgot, w, x)
+						matMulRef(want, w, x)
+					}
+					for i := range want {
+						if !closeRel(float64(got[i]), float64(want[i]), float64(in), 1e-6) {
+							t.Errorf("transposed=%v: out[%d] = %v, reference %v", tr, i, got[i], want[i])
+						}
+						if pgot[i] != got[i] {
+							t.Errorf("transposed=%v: pool out[%d] = %v, serial %v", tr, i, pgot[i], got[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestPoolMatMulAllocatesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pool := NewPool(2)
+	defer pool.Close()
+	w, _ := randMatrix(r, BF16, 512, 256)
+	x := randVec(r, 256)
+	dst := make([]float32, 512)
+	if n := testing.AllocsPerRun(50, func() { pool.MatVec(dst, w, x) }); n != 0 {
+		t.Errorf("Pool.MatVec allocates %v times per call, want 0", n)
+	}
+	wt, _ := randMatrix(r, F32, 256, 512)
+	if n := testing.AllocsPerRun(50, func() { pool.MatMulT(dst, wt, x) }); n != 0 {
+		t.Errorf("Pool.MatMulT allocates %v times per call, want 0", n)
+	}
+}
+
+func TestPoolParallelCoversRange(t *testing.T) {
+	for _, workers := range []int{1, 2, 3, 8} {
+		p := NewPool(workers)
+		for _, n := range []int{0, 1, 5, 9, 100} {
+			var j markJob
+			j.seen = make([]int, n)
+			p.Parallel(n, 1, &j)
+			for i, c := range j.seen {
+				if c != 1 {
+					t.Errorf("workers %d, n %d: index %d run %d times", workers, n, i, c)
+				}
+			}
+		}
+		p.Close()
+		if got := p.Workers(); got != 1 {
+			t.Errorf("Workers() after Close = %d, want 1", got)
+		}
+	}
+}
+
+type markJob struct{ seen []int }
+
+func (j *markJob) Run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		j.seen[i]++
+	}
+}
+
+func TestNorms(t *testing.T) {
+	x := []float32{1, -2, 3, 0.5}
+	w := []float32{1, 2, 0.5, -1}
+	b := []float32{0, 1, -1, 0.25}
+
+	got := make([]float32, 4)
+	RMSNorm(got, x, w, 1e-5)
+	ms := (1 + 4 + 9 + 0.25) / 4.0
+	for i := range x {
+		want := float64(w[i]) * float64(x[i]) / math.Sqrt(ms+1e-5)
+		if math.Abs(float64(got[i])-want) > 1e-6 {
+			t.Errorf("RMSNorm[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+
+	LayerNorm(got, x, w, b, 1e-5)
+	mean := (1 - 2 + 3 + 0.5) / 4.0
+	var v float64
+	for _, e := range x {
+		v += (float64(e) - mean) * (float64(e) - mean)
+	}
+	v /= 4
+	for i := range x {
+		want := (float64(x[i])-mean)/math.Sqrt(v+1e-5)*float64(w[i]) + float64(b[i])
+		if math.Abs(float64(got[i])-want) > 1e-6 {
+			t.Errorf("LayerNorm[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+}
+
+func TestSoftmax(t *testing.T) {
+	x := []float32{1, 2, 3, float32(math.Inf(-1))}
+	got := make([]float32, 4)
+	Softmax(got, x)
+	z := math.Exp(1) + math.Exp(2) + math.Exp(3)
+	want := []float64{math.Exp(1) / z, math.Exp(2) / z, math.Exp(3) / z, 0}
+	for i := range want {
+		if math.Abs(float64(got[i])-want[i]) > 1e-7 {
+			t.Errorf("Softmax[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+	// Large scores do not overflow.
+	Softmax(got[:2], []float32{1e30, 1e30})
+	if got[0] != 0.5 || got[1] != 0.5 {
+		t.Errorf("Softmax of equal huge scores = %v", got[:2])
+	}
+}
+
+func TestActivations(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func(dst, x []float32)
+		x    float32
+		want float64
+	}{
+		{"SiLU(1)", SiLU, 1, 1 / (1 + math.Exp(-1))},
+		{"SiLU(-3)", SiLU, -3, -3 / (1 + math.Exp(3))},
+		{"GeluNew(1)", GeluNew, 1, 0.8411919906082768},
+		{"GeluNew(-0.5)", GeluNew, -0.5, -0.15428599017532272},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := []float32{0}
+			tt.f(got, []float32{tt.x})
+			if math.Abs(float64(got[0])-tt.want) > 1e-7 {
+				t.Errorf("got %v, want %v", got[0], tt.want)
+			}
+		})
+	}
+	got := []float32{0}
+	SwiGLU(got, []float32{1}, []float32{2})
+	if want := 2 / (1 + math.Exp(-1)); math.Abs(float64(got[0])-want) > 1e-6 {
+		t.Errorf("SwiGLU(1, 2) = %v, want %v", got[0], want)
+	}
+}
+
+func TestAddAndArgmax(t *testing.T) {
+	x := []float32{1, 2, 3, 4}
+	AddRows(x, []float32{10, 20})
+	if x[0] != 11 || x[1] != 22 || x[2] != 13 || x[3] != 24 {
+		t.Errorf("AddRows = %v", x)
+	}
+	Add(x, x, []float32{1, 1, 1, 1})
+	if x[3] != 25 {
+		t.Errorf("Add = %v", x)
+	}
+	tests := []struct {
+		x    []float32
+		want int
+	}{
+		{nil, -1},
+		{[]float32{1, 3, 3}, 1},
+		{[]float32{float32(math.NaN()), -1}, 1},
+		{[]float32{-5}, 0},
+	}
+	for _, tt := range tests {
+		if got := Argmax(tt.x); got != tt.want {
+			t.Errorf("Argmax(%v) = %d, want %d", tt.x, got, tt.want)
+		}
+	}
+}
+
+func TestRope(t *testing.T) {
+	inv := make([]float32, 4)
+	RopeInvFreq(inv, 8, 10000)
+	for i, want := range []float64{1, 0.1, 0.01, 0.001} {
+		if math.Abs(float64(inv[i])-want) > 1e-7*want {
+			t.Errorf("inv_freq[%d] = %v, want %v", i, inv[i], want)
+		}
+	}
+	cos, sin := make([]float32, 4), make([]float32, 4)
+	RopeCosSin(cos, sin, inv, 3)
+	if math.Abs(float64(cos[0])-math.Cos(3)) > 1e-7 || math.Abs(float64(sin[1])-math.Sin(0.3)) > 1e-7 {
+		t.Errorf("cos = %v, sin = %v", cos, sin)
+	}
+
+	// The two layouts are the same rotation of differently ordered pairs.
+	half := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	pairs := make([]float32, 8)
+	for i := range 4 {
+		pairs[2*i], pairs[2*i+1] = half[i], half[i+4]
+	}
+	RotateHalf(half, cos, sin)
+	RotatePairs(pairs, cos, sin)
+	for i := range 4 {
+		if half[i] != pairs[2*i] || half[i+4] != pairs[2*i+1] {
+			t.Errorf("pair %d: rotate-half (%v, %v), interleaved (%v, %v)", i, half[i], half[i+4], pairs[2*i], pairs[2*i+1])
+		}
+	}
+	// Position 0 is the identity.
+	RopeCosSin(cos, sin, inv, 0)
+	v := []float32{1, 2, 3, 4, 5, 6, 7, 8}
+	RotateHalf(v, cos, sin)
+	for i, want := range []float32{1, 2, 3, 4, 5, 6, 7, 8} {
+		if v[i] != want {
+			t.Errorf("position 0 changed dim %d to %v", i, v[i])
+		}
+	}
+}
+
+// Benchmarks at the shapes of SmolLM2-135M (576, 1536, 49152) and GPT-2
+// (768, 3072, 50257); SetBytes counts the weight bytes, so MB/s reads as
+// weight bandwidth.
+func BenchmarkMatVec(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	pool := NewPool(0)
+	defer pool.Close()
+	for _, dt := range []DType{F32, BF16} {
+		for _, sh := range [][2]int{{576, 576}, {1536, 576}, {576, 1536}, {49152, 576}, {3072, 768}} {
+			w, _ := randMatrix(r, dt, sh[0], sh[1])
+			x := randVec(r, sh[1])
+			dst := make([]float32, sh[0])
+			b.Run(fmt.Sprintf("%s/%dx%d", dt, sh[0], sh[1]), func(b *testing.B) {
+				b.SetBytes(w.Bytes())
+				b.ReportAllocs()
+				for b.Loop() {
+					pool.MatVec(dst, w, x)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkMatMulT(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pool := NewPool(0)
+	defer pool.Close()
+	for _, sh := range [][2]int{{768, 2304}, {768, 3072}, {3072, 768}} {
+		w, _ := randMatrix(r, F32, sh[0], sh[1])
+		x := randVec(r, sh[0])
+		dst := make([]float32, sh[1])
+		b.Run(fmt.Sprintf("f32/%dx%d", sh[0], sh[1]), func(b *testing.B) {
+			b.SetBytes(w.Bytes())
+			for b.Loop() {
+				pool.MatMulT(dst, w, x)
+			}
+		})
+	}
+}
+
+func TestDotAxpy(t *testing.T) {
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if got := Dot(x, x); got != 385 {
+		t.Errorf("Dot = %v, want 385", got)
+	}
+	d := make([]float32, 10)
+	Axpy(d, 2, x)
+	if d[9] != 20 || d[0] != 2 {
+		t.Errorf("Axpy = %v", d)
+	}
+}
