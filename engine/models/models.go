@@ -6,6 +6,7 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/chat"
+	"tracer/engine/hub"
 	"tracer/engine/tokenizer"
 	"tracer/toy"
 	"tracer/trace"
@@ -24,7 +27,22 @@ type Loaded struct {
 	Model     engine.Model
 	Tokenizer tokenizer.Tokenizer // nil when the model comes without one
 	Config    *engine.Settings    // the model's generation_config.json; may be nil
+	Chat      *chat.Template      // the chat template; nil when the model has none
 	Toy       *toy.Model          // set for toy models
+}
+
+// Locate turns a model name into something Open accepts: "toy", files and
+// folders as they are, and a Hugging Face name (ORG/NAME[@REVISION]) into
+// its snapshot folder in the Hugging Face cache, downloaded when missing
+// unless opts.Offline.
+func Locate(ctx context.Context, spec string, opts hub.Options) (string, error) {
+	if spec == "" || spec == "toy" {
+		return "toy", nil
+	}
+	if _, err := os.Stat(spec); err == nil || !isHubName(spec) {
+		return spec, nil
+	}
+	return hub.Resolve(ctx, spec, opts)
 }
 
 // Open opens the model named by spec.
@@ -73,7 +91,24 @@ func (l *Loaded) Request(in Input, user *engine.Settings) (engine.Request, error
 	req := engine.Request{Model: l.Model, Tokenizer: l.Tokenizer, Options: opts, Notices: notices}
 	switch {
 	case len(in.Messages) > 0:
-		return req, errors.New("chat input is not supported by this model yet")
+		if l.Chat == nil || l.Tokenizer == nil {
+			return req, fmt.Errorf("model %s has no chat template: it is not a chat model; give a plain prompt", l.Spec)
+		}
+		msgs := make([]chat.Message, len(in.Messages))
+		for i, m := range in.Messages {
+			msgs[i] = chat.Message{Role: m.Role, Content: m.Content}
+		}
+		text, err := l.Chat.Render(msgs, chat.Options{AddGenerationPrompt: true})
+		if err != nil {
+			return req, err
+		}
+		// The template already holds the special tokens it wants.
+		ids, err := l.Tokenizer.Encode(text, false)
+		if err != nil {
+			return req, err
+		}
+		req.Prompts = [][]int{ids}
+		req.Prompt.Messages, req.Prompt.Text = in.Messages, text
 	case len(in.Texts) > 0:
 		if l.Tokenizer == nil {
 			return req, fmt.Errorf("model %s has no tokenizer: give the prompt as ids (--prompt-ids)", l.Spec)
