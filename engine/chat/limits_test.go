@@ -1,0 +1,119 @@
+package chat
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzConversation is the fixed conversation hostile and fuzzed templates
+// render.
+var fuzzConversation = []Message{
+	{Role: "system", Content: "You are terse."},
+	{Role: "user", Content: "Hi"},
+	{Role: "assistant", Content: "Hello", Extra: Object{{"tool_calls", []any{
+		Object{{"type", "function"}, {"function", Object{{"name", "f"}, {"arguments", Object{{"x", int64(1)}}}}}},
+	}}}},
+	{Role: "user", Content: "Bye 👋"},
+}
+
+var fuzzVars = map[string]any{"bos_token": "<s>", "eos_token": "</s>"}
+
+// renderWithin renders src and fails the test if parsing or rendering
+// takes longer than limit (a hang) or panics.
+func renderWithin(t *testing.T, src string, limit time.Duration) (string, error) {
+	t.Helper()
+	type result struct {
+		text string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tmpl, err := Parse(src, fuzzVars)
+		if err != nil {
+			done <- result{"", err}
+			return
+		}
+		text, err := tmpl.Render(fuzzConversation, Options{
+			AddGenerationPrompt: true,
+			Tools:               []any{Object{{"type", "function"}}},
+		})
+		done <- result{text, err}
+	}()
+	select {
+	case r := <-done:
+		return r.text, r.err
+	case <-time.After(limit):
+		t.Fatalf("template %q did not finish within %v", src, limit)
+		return "", nil
+	}
+}
+
+func TestHostileTemplates(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		wantErr string // "" means the render must succeed
+	}{
+		{"nested loops", "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}", "loop iterations"},
+		{"silent nested loops", "{% for a in range(1000) %}{% for b in range(1000) %}{% for c in range(1000) %}{% endfor %}{% endfor %}{% endfor %}", "loop iterations"},
+		{"recursive macro", "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "nested deeper"},
+		{"mutual recursion", "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}{{ a() }}{% endmacro %}{{ a() }}", "nested deeper"},
+		{"wide recursion", "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}", "loop iterations"},
+		{"huge range", "{{ range(10000000000)|length }}", "range too big"},
+		{"string repetition", "{{ 'x' * 100000000000 }}", "longer than"},
+		{"repeated repetition", "{% set s = 'x' * 1000000 %}{{ s * 1000000 }}", "longer than"},
+		{"doubling", "{% set ns = namespace(s='xx') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}", "longer than"},
+		{"list repetition", "{{ ([1] * 100000000000)|length }}", "longer than"},
+		{"output bomb", "{% for a in range(100000) %}" + strings.Repeat("x", 1000) + "{% endfor %}", "longer than"},
+		{"macro output bomb", "{% macro m() %}{% for a in range(100000) %}" + strings.Repeat("y", 1000) + "{% endfor %}{% endmacro %}{{ m() }}", "longer than"},
+		{"namespace cycle", "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}", "inside itself"},
+		{"namespace cycle via list", "{% set ns = namespace() %}{% set ns.l = [ns] %}", "inside itself"},
+		{"center width", "{{ 'x'.center(100000000000) }}", "longer than"},
+		{"replace growth", "{% set s = 'a' * 10000 %}{{ s.replace('', s) }}", "longer than"},
+		{"power", "{{ 10 ** 100000 }}", "too large"},
+		{"deep brackets", "{{ " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + " }}", "nested deeper"},
+		{"recursive loop", "{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}", "recursive for loops"},
+		{"include", "{% include '/etc/passwd' %}", "not found"},
+		{"extends", "{% extends 'base' %}", "not found"},
+		{"modulo by zero", "{{ 1 % 0 }}", "ZeroDivisionError"},
+		{"unterminated string", "{{ 'abc }}", "unterminated"},
+		{"long chain", "{{ " + strings.Repeat("1 + ", 20000) + "1 }}", ""},
+		{"many nots", "{{ " + strings.Repeat("not ", 20000) + "true }}", "expected"},
+		{"macro concatenation", "{% macro m() %}" + strings.Repeat("z", 1<<19) + "{% endmacro %}{% macro o() %}" + strings.Repeat("{{ m() }}", 200) + "{% endmacro %}{{ o() }}", "longer than"},
+		{"caller bomb", "{% macro m() %}{% for i in range(100000) %}{{ caller() }}{% endfor %}{% endmacro %}{% call m() %}" + strings.Repeat("c", 1000) + "{% endcall %}", "longer than"},
+		{"long conditional chain", "{{ " + strings.Repeat("1 if false else ", 5000) + "2 }}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := renderWithin(t, tt.src, 30*time.Second)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("got error %v", err)
+			case tt.wantErr != "" && err == nil:
+				t.Fatalf("got %d bytes of output, want an error containing %q", len(got), tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Fatalf("got error %q, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// FuzzRender checks that no template text makes Parse or Render panic or
+// hang; errors are fine.
+func FuzzRender(f *testing.F) {
+	seeds := []string{
+		"{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}",
+		"{% if tools %}{{ tools|tojson(indent=2) }}{% endif %}{{ messages[-1]['content'][::-1] }}",
+		"{% set ns = namespace(a=[]) %}{% for m in messages if m.role != 'system' %}{% set ns.a = ns.a + [m.content|trim] %}{% endfor %}{{ ns.a|join('\\n') }}",
+		"{% macro r(x) %}{% if x is mapping %}{% for k, v in x|items %}{{ k }}={{ r(v) }}{% endfor %}{% else %}{{ x }}{% endif %}{% endmacro %}{{ r(messages[2]) }}",
+		"{{ (messages[0].content if messages else '')|upper }}{{ '%s-%d' % ('a', 1) }}",
+		"{%- raw -%} {{ x }} {%- endraw -%}{# c #}{% generation %}g{% endgeneration %}",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		renderWithin(t, src, 2*renderTimeout)
+	})
+}
