@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-
-	"tracer/engine/models"
 )
 
-func cmdInfo(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("info", "--model MODEL", stderr)
 	model := fs.String("model", "toy", `model: "toy", a toy table .json, a Hugging Face model folder or a llama2.c .bin`)
 	asJSON := fs.Bool("json", false, "print as JSON")
@@ -21,11 +19,12 @@ func cmdInfo(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "tracer info: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	m, err := models.Open(*model)
+	m, err := openModel(ctx, *model, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer info: %v\n", err)
 		return exitError
 	}
+	defer m.Close()
 	info := m.Model.Info()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -52,6 +51,7 @@ func cmdInfo(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 	}
 	row("bos / eos / pad", fmt.Sprintf("%d / %v / %d", info.BOS, info.EOS, info.PAD))
 	row("tokenizer", m.Tokenizer != nil)
+	row("chat template", m.Chat != nil)
 	w.Flush()
 	return exitOK
 }

@@ -53,6 +53,7 @@ func commands() []command {
 		{"validate", "check that a file is a valid tracer trace", cmdValidate},
 		{"pull", "download a model from the Hugging Face Hub into its cache", cmdPull},
 		{"models", "list the models in the Hugging Face cache and in --models folders", cmdModels},
+		{"tokenize", "encode JSON Lines of text (or decode ids, or render chats) with a tokenizer", cmdTokenize},
 		{"info", "describe a model: architecture, parameters, bytes of weights and KV cache", cmdInfo},
 		{"version", "print tracer's version", cmdVersion},
 	}

@@ -41,7 +41,7 @@ func cmdPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitError
 	}
 	opts.File = *file
-	bar := &progressBar{w: stderr, tty: isTerminal(stderr), started: map[string]bool{}, finished: map[string]bool{}}
+	bar := newProgress(stderr)
 	opts.Progress = bar.update
 	snap, err := hub.Pull(ctx, pos[0], opts)
 	bar.flush()
@@ -80,6 +80,12 @@ func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]stri
 
 // progressBar draws download progress on stderr: a bar redrawn in place on
 // a terminal, a line when each file starts and ends otherwise (logs, CI).
+// newProgress returns a progress display on w: a bar on a terminal, plain
+// lines otherwise.
+func newProgress(w io.Writer) *progressBar {
+	return &progressBar{w: w, tty: isTerminal(w), started: map[string]bool{}, finished: map[string]bool{}}
+}
+
 type progressBar struct {
 	w                 io.Writer
 	tty               bool

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/hub"
 	"tracer/engine/models"
 	"tracer/trace"
 )
@@ -110,6 +111,8 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	var prompts stringList
 	fs.Var(&prompts, "prompt", "prompt text (repeat for a batch)")
 	promptIDs := fs.String("prompt-ids", "", `prompt token ids: "1,2,3", or "1,2,3;4,5" for a batch`)
+	chatMsg := fs.String("chat", "", "a chat message, formatted with the model's chat template")
+	system := fs.String("system", "", "with --chat: a system message before it")
 	padding := fs.String("padding", "left", "batch padding side: left, or right to show its pitfall")
 	forceIDs := fs.String("force-ids", "", `make step i choose the i-th of these ids ("5,9,2"), still recording the distributions`)
 	recordTop := fs.Int("record-top", engine.DefaultRecordTop, "candidates recorded per step")
@@ -127,8 +130,17 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (flags go before nothing else; quote the prompt: --prompt \"...\")", fs.Arg(0))
 	}
-	if len(prompts) > 0 && *promptIDs != "" {
-		return usageErr("give --prompt or --prompt-ids, not both")
+	given := 0
+	for _, set := range []bool{len(prompts) > 0, *promptIDs != "", *chatMsg != ""} {
+		if set {
+			given++
+		}
+	}
+	if given > 1 {
+		return usageErr("give one of --prompt, --prompt-ids and --chat")
+	}
+	if *system != "" && *chatMsg == "" {
+		return usageErr("--system goes with --chat")
 	}
 	if *padding != "left" && *padding != "right" {
 		return usageErr("--padding must be left or right, got %q", *padding)
@@ -138,6 +150,12 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return usageErr("%v", err)
 	}
 	in := models.Input{Texts: prompts}
+	if *chatMsg != "" {
+		if *system != "" {
+			in.Messages = append(in.Messages, trace.Message{Role: "system", Content: *system})
+		}
+		in.Messages = append(in.Messages, trace.Message{Role: "user", Content: *chatMsg})
+	}
 	if *promptIDs != "" {
 		if in.IDs, err = parseIDs(*promptIDs); err != nil {
 			return usageErr("--prompt-ids: %v", err)
@@ -150,11 +168,12 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 	}
 
-	m, err := models.Open(*model)
+	m, err := openModel(ctx, *model, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer run: %v\n", err)
 		return exitError
 	}
+	defer m.Close()
 	req, err := m.Request(in, user)
 	var optErr *engine.OptionError
 	if errors.As(err, &optErr) {
@@ -242,4 +261,22 @@ func dirOf(path string) string {
 		return path[:i+1]
 	}
 	return "."
+}
+
+// openModel opens a model by name: "toy", a file or folder, or a Hugging
+// Face name (ORG/NAME[@REVISION]) resolved through the Hugging Face cache,
+// downloaded when missing unless HF_HUB_OFFLINE=1.
+func openModel(ctx context.Context, spec string, stderr io.Writer) (*models.Loaded, error) {
+	opts, err := hub.FromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	bar := newProgress(stderr)
+	opts.Progress = bar.update
+	path, err := models.Locate(ctx, spec, opts)
+	bar.flush()
+	if err != nil {
+		return nil, err
+	}
+	return models.Open(path)
 }
