@@ -201,3 +201,70 @@ func TestProgressLines(t *testing.T) {
 		t.Errorf("bar %q", got)
 	}
 }
+
+// TestPulledModelRunsOffline pulls a real (tiny, random) transformers model
+// and a llama2.c checkpoint with their tokenizers from the fake Hub, then
+// runs them by name with the network off.
+func TestPulledModelRunsOffline(t *testing.T) {
+	golden := filepath.Join(sharedDir, "golden", "tiny-llama")
+	if _, err := os.Stat(golden); err != nil {
+		t.Skipf("no %s (the shared reference data is absent)", golden)
+	}
+	files := map[string][]byte{}
+	for _, f := range []string{
+		filepath.Join(golden, "config.json"), filepath.Join(golden, "generation_config.json"), filepath.Join(golden, "model.safetensors"),
+		filepath.Join(sharedDir, "tokenizers", "smollm2-135m-instruct", "tokenizer.json"),
+		filepath.Join(sharedDir, "tokenizers", "smollm2-135m-instruct", "tokenizer_config.json"),
+	} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(f)] = b
+	}
+	stories, err := os.ReadFile(filepath.Join(sharedDir, "models", "stories260K", "stories260K.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok512, err := os.ReadFile(filepath.Join(sharedDir, "models", "stories260K", "tok512.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hubtest.New(t,
+		hubtest.Repo{ID: "org/tiny-llama", Files: files},
+		hubtest.Repo{ID: "karpathy/tinyllamas", Files: map[string][]byte{"stories260K/stories260K.bin": stories, "stories260K/tok512.bin": tok512}},
+	)
+	for k, v := range map[string]string{"HF_ENDPOINT": h.URL, "HF_HOME": t.TempDir(), "HF_HUB_CACHE": "", "HF_TOKEN": "", "HF_HUB_OFFLINE": ""} {
+		t.Setenv(k, v)
+	}
+	if _, errOut, code := tracer(t, "", "pull", "org/tiny-llama"); code != 0 {
+		t.Fatalf("pull: exit %d: %s", code, errOut)
+	}
+	bin, errOut, code := tracer(t, "", "pull", "karpathy/tinyllamas", "--file", "stories260K/stories260K.bin")
+	if code != 0 {
+		t.Fatalf("pull --file: exit %d: %s", code, errOut)
+	}
+	bin = strings.TrimSpace(bin)
+	local := t.TempDir()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(local, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, errOut, code := tracer(t, "", "run", "--model", local, "--prompt", "Hello", "--max-new-tokens", "5")
+	if code != 0 {
+		t.Fatalf("run on the folder: exit %d: %s", code, errOut)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	h.Close()
+	got, errOut, code := tracer(t, "", "run", "--model", "org/tiny-llama", "--prompt", "Hello", "--max-new-tokens", "5")
+	if code != 0 || got != want {
+		t.Errorf("offline run by name: %q (stderr %q, exit %d), want %q as from the folder", got, errOut, code, want)
+	}
+	// The checkpoint came with its tokenizer (tok512.bin beside it), so it
+	// takes a text prompt and prints text.
+	got, errOut, code = tracer(t, "", "run", "--model", bin, "--prompt", "Once upon a time", "--max-new-tokens", "8")
+	if code != 0 || !strings.HasPrefix(got, " ") && len(strings.TrimSpace(got)) == 0 {
+		t.Errorf("offline run of %s: %q (stderr %q, exit %d), want text", bin, got, errOut, code)
+	}
+}

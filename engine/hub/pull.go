@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -178,9 +179,16 @@ func (s *session) selectFiles(files []string) ([]string, error) {
 		if !has[f] {
 			return nil, errorf(ErrNotFound, "%s has no file %s at revision %s", s.ref.Repo, f, rev)
 		}
+		// A llama2.c checkpoint needs its tokenizer: tokenizer.bin or
+		// tok<N>.bin beside it (stories260K/tok512.bin), else at the top.
 		want := []string{f}
-		if f != "tokenizer.bin" && has["tokenizer.bin"] {
-			want = append(want, "tokenizer.bin")
+		dir := path.Dir(f)
+		for _, g := range files {
+			base := path.Base(g)
+			beside := path.Dir(g) == dir && (base == "tokenizer.bin" || strings.HasPrefix(base, "tok") && strings.HasSuffix(base, ".bin"))
+			if g != f && (beside || g == "tokenizer.bin" && !has[path.Join(dir, "tokenizer.bin")]) {
+				want = append(want, g)
+			}
 		}
 		return want, nil
 	}
