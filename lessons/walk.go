@@ -1,13 +1,3 @@
-// Package lessons narrates runs of the toy bigram model. Given a trace and the
-// table that produced it, it writes tracer's Python listing of the
-// generation loop and the walkthrough's moments: which line runs, which row
-// and cell of the table are read, what the token list holds, and a short
-// explanation computed from the trace's numbers.
-//
-// For the lesson's table run greedily, Walk gives the ten moments of the
-// lesson: the start marker, the loop condition, the four picks (with the
-// first append after the first pick), appending the end marker, the loop
-// stopping and the markers being stripped.
 package lessons
 
 import (

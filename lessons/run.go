@@ -1,0 +1,322 @@
+package lessons
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"tracer/engine"
+	"tracer/engine/models"
+)
+
+// ModelKind is the model a run asks for.
+type ModelKind string
+
+// The model kinds.
+const (
+	// ModelToy is the lesson's bigram table (models.Open("toy")).
+	ModelToy ModelKind = "toy"
+	// ModelReal is whatever real model the learner has: a model folder, a
+	// model in the Hugging Face cache, or llama2.c's stories260K. Real runs
+	// are written so that any causal LM with a tokenizer can run them.
+	ModelReal ModelKind = "real"
+)
+
+// Fits reports whether an opened model is of the kind.
+func (k ModelKind) Fits(l *models.Loaded) bool {
+	return l != nil && (l.Toy != nil) == (k == ModelToy)
+}
+
+// Run is one generation a step drives: the model kind, the prompt and the
+// generation settings, named as in transformers' GenerationConfig. Settings
+// a run leaves out come from the model's generation_config.json, then from
+// transformers' defaults, as with `tracer run`.
+type Run struct {
+	ID    string    `json:"id"`              // unique within the step: "cache-on"
+	Label Text      `json:"label,omitempty"` // the column title of a comparison: "cache on"
+	Model ModelKind `json:"model"`
+	// Suggest names a real model that shows the step best (GPT-2 has no pad
+	// token; Qwen2.5-Instruct's generation_config.json turns sampling on),
+	// for the page to prefer when the learner has it.
+	Suggest string `json:"suggest,omitempty"`
+
+	// Prompts is the prompt text: none (the toy starts from its begin
+	// marker), one, or several for a batch. A toy prompt is words of the
+	// table separated by spaces.
+	Prompts []string `json:"prompts,omitempty"`
+	// Padding is "left" (the default) or "right" for a batch.
+	Padding string `json:"padding,omitempty"`
+	// Options are the generation options the run sets, in the order the
+	// lesson lists them; Settings parses them for the engine.
+	Options Options `json:"options,omitempty"`
+
+	// ExpectStop is the stop reason the lesson's text promises
+	// (trace.StopEOS, trace.StopMaxLength, ...); "" promises none.
+	ExpectStop string `json:"expect_stop,omitempty"`
+}
+
+// Setting is one generation option of a run: its GenerationConfig name and
+// its value as JSON ("20", "false", "0.7", "[2, 1]").
+type Setting struct {
+	Name  string
+	Value string
+}
+
+// Options are a run's settings in the order the lesson lists them. In a
+// lesson file they are a JSON object: {"max_new_tokens": 20, "do_sample": false}.
+type Options []Setting
+
+// Get returns the JSON value of the named setting, or "" when the run does
+// not set it.
+func (s Options) Get(name string) string {
+	for _, o := range s {
+		if o.Name == name {
+			return o.Value
+		}
+	}
+	return ""
+}
+
+// Settings parses the options into the layer engine.Resolve takes: only
+// what the run sets is non-nil. Unknown names and ill-typed values are
+// errors (Load has already rejected them in the embedded lessons).
+func (r *Run) Settings() (*engine.Settings, error) {
+	return r.Options.engine()
+}
+
+func (s Options) engine() (*engine.Settings, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, o := range s {
+		if _, ok := settingFlag(o.Name); !ok {
+			return nil, fmt.Errorf("setting %q is not a generation option tracer knows (want a GenerationConfig name such as max_new_tokens)", o.Name)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(o.Name)
+		b.Write(name)
+		b.WriteByte(':')
+		b.WriteString(o.Value)
+	}
+	b.WriteByte('}')
+	var es engine.Settings
+	if err := json.Unmarshal(b.Bytes(), &es); err != nil {
+		return nil, fmt.Errorf("settings %s: %w", b.Bytes(), err)
+	}
+	return &es, nil
+}
+
+// MarshalJSON writes the settings as one JSON object, in order.
+func (s Options) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, o := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(o.Name)
+		b.Write(name)
+		b.WriteByte(':')
+		if err := json.Compact(&b, []byte(o.Value)); err != nil {
+			return nil, fmt.Errorf("setting %s: %w", o.Name, err)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object of settings, keeping their order.
+func (s *Options) UnmarshalJSON(data []byte) error {
+	members, err := orderedMembers(data)
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	out := make(Options, len(members))
+	for i, m := range members {
+		var v bytes.Buffer
+		if err := json.Compact(&v, m.value); err != nil {
+			return fmt.Errorf("settings: %s: %w", m.key, err)
+		}
+		out[i] = Setting{Name: m.key, Value: v.String()}
+	}
+	*s = out
+	return nil
+}
+
+// orderedMembers reads a JSON object's members in order, rejecting a name
+// that appears twice.
+func orderedMembers(data []byte) ([]struct {
+	key   string
+	value json.RawMessage
+}, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object, got %.40s", data)
+	}
+	var out []struct {
+		key   string
+		value json.RawMessage
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := tok.(string) // object keys are always strings
+		if seen[key] {
+			return nil, fmt.Errorf("%q appears twice", key)
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		out = append(out, struct {
+			key   string
+			value json.RawMessage
+		}{key, v})
+	}
+	return out, nil
+}
+
+// Input is the run's prompt as models.Loaded.Request takes it. A run
+// without a prompt starts from the model's BOS token.
+func (r *Run) Input() models.Input {
+	if len(r.Prompts) == 0 {
+		return models.Input{}
+	}
+	return models.Input{Texts: append([]string(nil), r.Prompts...)}
+}
+
+// Request turns the run into a generation request on an opened model:
+// the model's settings under the run's, the prompt encoded, the padding
+// side set, recording on. Hand it to engine.Generate.
+func (r *Run) Request(l *models.Loaded) (engine.Request, error) {
+	if l == nil {
+		return engine.Request{}, fmt.Errorf("lessons: run %q: no model", r.ID)
+	}
+	if !r.Model.Fits(l) {
+		return engine.Request{}, fmt.Errorf("lessons: run %q wants a %s model, got %s", r.ID, r.Model, l.Spec)
+	}
+	user, err := r.Settings()
+	if err != nil {
+		return engine.Request{}, fmt.Errorf("lessons: run %q: %w", r.ID, err)
+	}
+	req, err := l.Request(r.Input(), user)
+	if err != nil {
+		return engine.Request{}, fmt.Errorf("lessons: run %q: %w", r.ID, err)
+	}
+	if len(req.Prompts) > 1 {
+		req.Options.Padding = r.padding()
+	}
+	req.Record = true
+	return req, nil
+}
+
+// padding returns the batch padding side, left unless the run says right.
+func (r *Run) padding() string {
+	if r.Padding == "" {
+		return "left"
+	}
+	return r.Padding
+}
+
+// Command writes the run as a `tracer run` command line on the named
+// model. An empty model means the toy for a toy run, and the suggested
+// model (or MODEL) for a real one.
+func (r *Run) Command(model string) string {
+	args := []string{"tracer", "run"}
+	switch {
+	case model != "" && model != "toy":
+		args = append(args, "--model", shellQuote(model))
+	case model == "" && r.Model == ModelReal && r.Suggest != "":
+		args = append(args, "--model", shellQuote(r.Suggest))
+	case model == "" && r.Model == ModelReal:
+		args = append(args, "--model", "MODEL")
+	}
+	for _, p := range r.Prompts {
+		args = append(args, "--prompt", shellQuote(p))
+	}
+	if len(r.Prompts) > 1 && r.padding() != "left" {
+		args = append(args, "--padding", r.padding())
+	}
+	for _, o := range r.Options {
+		args = append(args, flagArgs(o)...)
+	}
+	return strings.Join(args, " ")
+}
+
+// settingFlag returns the `tracer run` flag of a generation option, and
+// whether a lesson may set the option at all.
+func settingFlag(name string) (string, bool) {
+	switch name {
+	case "max_new_tokens", "max_length", "min_new_tokens", "do_sample", "temperature",
+		"top_k", "top_p", "min_p", "repetition_penalty", "num_beams", "length_penalty",
+		"early_stopping", "num_return_sequences", "seed":
+		return "--" + strings.ReplaceAll(name, "_", "-"), true
+	case "eos_token_id":
+		return "--eos-id", true
+	case "pad_token_id":
+		return "--pad-id", true
+	case "stop_strings":
+		return "--stop", true
+	case "use_cache":
+		return "--no-cache", true
+	}
+	return "", false
+}
+
+// flagArgs writes one setting as `tracer run` flags.
+func flagArgs(o Setting) []string {
+	flag, _ := settingFlag(o.Name)
+	switch o.Name {
+	case "use_cache": // the flag says the opposite
+		if o.Value == "false" {
+			return []string{flag}
+		}
+		return []string{flag + "=false"}
+	case "do_sample":
+		if o.Value == "true" {
+			return []string{flag}
+		}
+		return []string{flag + "=" + o.Value}
+	case "eos_token_id", "stop_strings": // repeated, one value each
+		var list []json.RawMessage
+		if json.Unmarshal([]byte(o.Value), &list) != nil {
+			list = []json.RawMessage{json.RawMessage(o.Value)}
+		}
+		var out []string
+		for _, v := range list {
+			out = append(out, flag, shellQuote(unquote(v)))
+		}
+		return out
+	}
+	return []string{flag, shellQuote(unquote(json.RawMessage(o.Value)))}
+}
+
+// unquote returns a JSON string's text, or any other JSON value as written.
+func unquote(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@=+,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

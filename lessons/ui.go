@@ -1,0 +1,88 @@
+package lessons
+
+import "strings"
+
+// Strings is the lesson page's own wording, by key. A text may hold
+// placeholders in braces ({n}, {total}, {command}) for Fill; every language
+// holds the same placeholders.
+type Strings map[string]Text
+
+// Get returns the wording of key in lang (English when lang has none), or
+// the key itself when the catalog lacks it, so a missing string shows up on
+// the page instead of vanishing.
+func (s Strings) Get(key, lang string) string {
+	if t := s[key].In(lang); t != "" {
+		return t
+	}
+	return key
+}
+
+// Fill replaces each {name} in text with its value; pairs alternate names
+// and values: Fill("Step {n} of {total}", "n", "2", "total", "9").
+func Fill(text string, pairs ...string) string {
+	if len(pairs)%2 != 0 {
+		panic("lessons: Fill wants names and values in pairs")
+	}
+	old := make([]string, 0, len(pairs))
+	for i := 0; i < len(pairs); i += 2 {
+		old = append(old, "{"+pairs[i]+"}", pairs[i+1])
+	}
+	return strings.NewReplacer(old...).Replace(text)
+}
+
+// The keys of the lesson page's wording (Catalog.UI). Load fails when
+// data/ui.json lacks one of them, or a language lacks its text.
+const (
+	KeyLessons        = "lessons"         // "Lessons": the list's heading
+	KeyLesson         = "lesson"          // "Lesson"
+	KeyLessonN        = "lesson-n"        // "Lesson {n}"
+	KeyStepNOfTotal   = "step-n-of-total" // "Step {n} of {total}"
+	KeyMomentNOfTotal = "moment-n-of-total"
+	KeyNext           = "next"
+	KeyPrevious       = "previous"
+	KeyStart          = "start"           // "Start the lesson"
+	KeyBackToLessons  = "back-to-lessons" // link to the list
+	KeyLessonDone     = "lesson-done"     // shown after a lesson's last step
+	KeyQuickCheck     = "quick-check"     // the quiz's heading
+	KeyCheckAnswer    = "check-answer"    // the quiz's button
+	KeyCorrect        = "correct"         // "Correct!"
+	KeyNotQuite       = "not-quite"       // "Not quite"
+	KeyTryAgain       = "try-again"
+	KeyYourProgress   = "your-progress"
+	KeyProgressDone   = "progress-done" // "{done} of {total} steps done"
+	KeyLanguage       = "language"      // the language menu's label
+	KeyLangEnglish    = "lang-en"       // the name of English, as its speakers write it
+	KeyLangHindi      = "lang-hi"       // the name of Hindi, as its speakers write it
+	KeyRun            = "run"           // the button that runs the step
+	KeyRunAgain       = "run-again"
+	KeyRunning        = "running"
+	KeyModel          = "model"
+	KeyToyModel       = "toy-model"        // the toy's name on the page
+	KeyRealModel      = "real-model"       // what a "real" run runs on
+	KeyCompare        = "compare"          // heading over runs side by side
+	KeySameOutput     = "same-output"      // Step.SameOutput held on the traces
+	KeyDifferentOut   = "different-output" // ... and did not
+	KeyPrompt         = "prompt"
+	KeyNewTokens      = "new-tokens"
+	KeyStopReason     = "stop-reason"
+	KeyNotices        = "notices"
+	KeyTransformers   = "in-transformers" // title over a Python listing
+	KeyTracerCommand  = "tracer-command"  // title over Run.Command
+	KeyCopy           = "copy"
+	KeyDownloadModel  = "download-model"  // "Download a model: {command}"
+	KeyNoRealModel    = "no-real-model"   // no real model found: what to download
+	KeyStartsFromBOS  = "starts-from-bos" // a run without a prompt
+)
+
+// uiKeys lists every Key constant, for Validate.
+func uiKeys() []string {
+	return []string{
+		KeyLessons, KeyLesson, KeyLessonN, KeyStepNOfTotal, KeyMomentNOfTotal, KeyNext, KeyPrevious,
+		KeyStart, KeyBackToLessons, KeyLessonDone, KeyQuickCheck, KeyCheckAnswer, KeyCorrect,
+		KeyNotQuite, KeyTryAgain, KeyYourProgress, KeyProgressDone, KeyLanguage, KeyLangEnglish,
+		KeyLangHindi, KeyRun, KeyRunAgain, KeyRunning, KeyModel, KeyToyModel, KeyRealModel,
+		KeyCompare, KeySameOutput, KeyDifferentOut, KeyPrompt, KeyNewTokens, KeyStopReason,
+		KeyNotices, KeyTransformers, KeyTracerCommand, KeyCopy, KeyDownloadModel, KeyNoRealModel,
+		KeyStartsFromBOS,
+	}
+}
