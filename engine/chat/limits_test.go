@@ -1,6 +1,9 @@
 package chat
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +115,34 @@ func FuzzRender(f *testing.F) {
 	}
 	for _, s := range seeds {
 		f.Add(s)
+	}
+	// Every template of the jinja2 comparison cases, and the real ones.
+	data, err := os.ReadFile("testdata/jinja_cases.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var file struct {
+		Cases []struct {
+			Template string `json:"template"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range file.Cases {
+		f.Add(c.Template)
+	}
+	if data, err := os.ReadFile(filepath.Join(sharedDir, "tokenizers", "chat-golden.json")); err == nil {
+		var golden struct {
+			Tokenizers map[string]struct {
+				ChatTemplate string `json:"chat_template"`
+			} `json:"tokenizers"`
+		}
+		if json.Unmarshal(data, &golden) == nil {
+			for _, tok := range golden.Tokenizers {
+				f.Add(tok.ChatTemplate)
+			}
+		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		renderWithin(t, src, 2*renderTimeout)

@@ -42,7 +42,8 @@ import (
 // binding does not expose it. It is safe for concurrent use.
 type RustHF struct {
 	rust     *tokenizers.Tokenizer
-	tokens   []string // id -> vocabulary string, added tokens included
+	cleanup  runtime.Cleanup // frees rust when t is collected
+	tokens   []string        // id -> vocabulary string, added tokens included
 	ids      map[string]int
 	special  []bool      // id -> added token with "special": true
 	decode   rustDecoder // how token strings become bytes
@@ -83,7 +84,7 @@ func LoadRustHF(path string) (Tokenizer, error) {
 	}
 	t.rust = rust
 	// The Rust tokenizer lives outside Go's heap: free it with its owner.
-	runtime.AddCleanup(t, func(r *tokenizers.Tokenizer) { r.Close() }, rust)
+	t.cleanup = runtime.AddCleanup(t, func(r *tokenizers.Tokenizer) { r.Close() }, rust)
 	return t, nil
 }
 
@@ -142,8 +143,12 @@ func (t *RustHF) Specials() Specials { return t.specials }
 // IsSpecial reports whether id is a special added token.
 func (t *RustHF) IsSpecial(id int) bool { return id >= 0 && id < len(t.special) && t.special[id] }
 
-// Close frees the Rust tokenizer now rather than when t is collected.
-func (t *RustHF) Close() error { return t.rust.Close() }
+// Close frees the Rust tokenizer now rather than when t is collected; t
+// must not be used afterwards.
+func (t *RustHF) Close() error {
+	t.cleanup.Stop()
+	return t.rust.Close()
+}
 
 // rustVocabulary reads the vocabulary, added tokens and decoder kind of a
 // tokenizer.json.
