@@ -364,3 +364,10 @@ func rustSpecialNames(dir string) (map[string]string, error) {
 	}
 	return names, nil
 }
+
+// loadTokenizerJSON reads a tokenizer.json with Hugging Face's Rust library:
+// built with the hftokenizers tag, Load takes this path for every
+// tokenizer.json.
+func loadTokenizerJSON(path string) (Tokenizer, error) {
+	return LoadRustHF(path)
+}

@@ -33,14 +33,14 @@ func Load(path string) (Tokenizer, error) {
 		case filepath.Base(path) == "vocab.json":
 			return asTokenizer(LoadVocabMerges(filepath.Dir(path)))
 		case strings.HasSuffix(path, ".json"):
-			return asTokenizer(LoadHF(path))
+			return loadTokenizerJSON(path)
 		case strings.HasSuffix(path, ".model"):
 			return nil, fmt.Errorf("tokenizer: %s: SentencePiece .model files are not supported; use tokenizer.json or llama2.c's tokenizer.bin", path)
 		}
 		return nil, fmt.Errorf("tokenizer: %s: not a tokenizer.json, vocab.json or llama2.c .bin file", path)
 	}
 	if isFile(filepath.Join(path, "tokenizer.json")) {
-		return asTokenizer(LoadHF(filepath.Join(path, "tokenizer.json")))
+		return loadTokenizerJSON(filepath.Join(path, "tokenizer.json"))
 	}
 	if isFile(filepath.Join(path, "vocab.json")) && isFile(filepath.Join(path, "merges.txt")) {
 		return asTokenizer(LoadVocabMerges(path))
