@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"tracer/trace"
+)
+
+func isRemoved(v float32) bool { return math.IsInf(float64(v), -1) }
+
+func kept(s []float32) []int {
+	var ids []int
+	for i, v := range s {
+		if !isRemoved(v) {
+			ids = append(ids, i)
+		}
+	}
+	return ids
+}
+
+func TestRepetitionPenaltyOncePerDistinctID(t *testing.T) {
+	s := []float32{2, -2, 3, 1}
+	p := &RepetitionPenalty{Penalty: 2}
+	p.Apply(s, []int{0, 1, 0, 0, 1})
+	if want := []float32{1, -4, 3, 1}; !slices.Equal(s, want) {
+		t.Errorf("got %v, want %v: positive scores divided, negative multiplied, once per id", s, want)
+	}
+	p.Apply(s, []int{3})
+	if s[0] != 1 || s[3] != 0.5 {
+		t.Errorf("second call: got %v; the scratch must not remember earlier ids", s)
+	}
+}
+
+func TestTopKKeepsTies(t *testing.T) {
+	s := []float32{1, 3, 2, 3, 2, 0}
+	(&TopK{K: 3, MinKeep: 1}).Apply(s, nil)
+	if got, want := kept(s), []int{1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v: ties with the k-th score survive", got, want)
+	}
+}
+
+func TestTopPBoundary(t *testing.T) {
+	// probs 0.5, 0.3, 0.2: top_p 0.8 keeps the first two (cumsum of the
+	// ascending order 0.2 <= 0.2 is removed); top_p 0.81 keeps all three.
+	logits := func() []float32 {
+		return []float32{float32(math.Log(0.5)), float32(math.Log(0.3)), float32(math.Log(0.2))}
+	}
+	for _, tc := range []struct {
+		p    float64
+		want []int
+	}{{0.8, []int{0, 1}}, {0.81, []int{0, 1, 2}}, {0.3, []int{0}}, {1e-9, []int{0}}} {
+		s := logits()
+		(&TopP{P: tc.p, MinKeep: 1}).Apply(s, nil)
+		if got := kept(s); !slices.Equal(got, tc.want) {
+			t.Errorf("top_p %v: kept %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestMinP(t *testing.T) {
+	// Threshold 0.1 × 0.6 = 0.06: 0.07 stays, 0.03 goes.
+	s := []float32{float32(math.Log(0.6)), float32(math.Log(0.3)), float32(math.Log(0.07)), float32(math.Log(0.03))}
+	(&MinP{P: 0.1, MinKeep: 1}).Apply(s, nil)
+	if got, want := kept(s), []int{0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	// min_p 1 keeps only the most probable token.
+	s = []float32{1, 3, 2}
+	(&MinP{P: 1, MinKeep: 1}).Apply(s, nil)
+	if got, want := kept(s), []int{1}; !slices.Equal(got, want) {
+		t.Errorf("min_p 1: kept %v, want %v", got, want)
+	}
+}
+
+func TestPipelineOrderAndNoOps(t *testing.T) {
+	o := trace.Options{DoSample: true, Temperature: 0.7, TopK: 5, TopP: 0.9, MinP: 0.05, RepetitionPenalty: 1.3, NumBeams: 1, EOSTokenID: []int{1}, MinNewTokens: 2}
+	var names []string
+	for _, p := range Pipeline(o, 3) {
+		names = append(names, p.Name())
+	}
+	if want := []string{"repetition_penalty", "min_new_tokens", "temperature", "top_k", "top_p", "min_p"}; !slices.Equal(names, want) {
+		t.Errorf("pipeline %v, want transformers' order %v", names, want)
+	}
+	off := trace.Options{DoSample: true, Temperature: 1, TopK: 0, TopP: 1, RepetitionPenalty: 1, NumBeams: 1}
+	if ps := Pipeline(off, 3); len(ps) != 0 {
+		t.Errorf("settings that change nothing built %d stages, want none", len(ps))
+	}
+	o.DoSample = false
+	if ps := Pipeline(o, 3); len(ps) != 2 {
+		t.Errorf("greedy built %d stages, want the 2 processors and no warpers", len(ps))
+	}
+}
+
+func TestSeededRandIsAddressedByStepAndRow(t *testing.T) {
+	r := SeededRand{Seed: 7}
+	if r.Uniform(3, 1) != (SeededRand{Seed: 7}).Uniform(3, 1) {
+		t.Error("same seed, step and row gave different draws")
+	}
+	seen := map[float64]bool{}
+	var sum float64
+	for step := range 1000 {
+		u := r.Uniform(step, 0)
+		if u < 0 || u >= 1 || seen[u] {
+			t.Fatalf("draw %v at step %d: want distinct values in [0, 1)", u, step)
+		}
+		seen[u] = true
+		sum += u
+	}
+	if mean := sum / 1000; mean < 0.45 || mean > 0.55 {
+		t.Errorf("mean of 1000 draws %v, want about 0.5", mean)
+	}
+	if r.Uniform(3, 0) == r.Uniform(3, 1) || r.Uniform(3, 0) == (SeededRand{Seed: 8}).Uniform(3, 0) {
+		t.Error("rows or seeds share draws")
+	}
+}
+
+func TestTopIDs(t *testing.T) {
+	s := []float32{1, float32(math.Inf(-1)), 5, 3, 5, 2}
+	if got, want := topIDs(s, 3), []int{2, 4, 3}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v (descending, ties by lower id)", got, want)
+	}
+	if got := topIDs(s, 10); len(got) != 5 {
+		t.Errorf("got %v: removed tokens must not be listed", got)
+	}
+}
