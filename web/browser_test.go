@@ -1,4 +1,4 @@
-package web_test
+package web
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"tracer/trace"
-	"tracer/web"
 )
 
 // findChromium returns the browser to drive: $CHROMIUM, /usr/bin/chromium,
@@ -37,11 +36,15 @@ func findChromium() string {
 }
 
 // serve runs a server on a random loopback port until the test ends.
-func serve(t *testing.T, cfg web.Config) string {
+// setup, when not nil, prepares the server first (adds models, say).
+func serve(t *testing.T, cfg Config, setup func(*Server)) (string, *Server) {
 	t.Helper()
-	srv, err := web.New(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(srv)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,7 +59,7 @@ func serve(t *testing.T, cfg web.Config) string {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String() + "/"
+	return "http://" + ln.Addr().String() + "/", srv
 }
 
 // browser starts headless Chromium for the test; it skips the test when
@@ -240,7 +243,7 @@ func TestBrowserToyWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: skipped in -short mode")
 	}
-	url := serve(t, web.Config{})
+	url, _ := serve(t, Config{}, nil)
 	ctx := browser(t)
 	consoleErrors := collectConsole(ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("[data-testid=step-index]"))); err != nil {

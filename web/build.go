@@ -9,42 +9,56 @@ import (
 	"tracer/trace"
 )
 
-// maxCandidates is how many candidates a step shows.
-const maxCandidates = 10
+// Sizes of a step's view.
+const (
+	maxCandidates = 10  // candidates a step shows
+	maxContext    = 200 // context tokens a step shows, the latest ones
+)
 
-// stepperView translates a document at a position into the stepper's view.
-// pos must be in range (sessions keep it so).
-func stepperView(d *document, pos int) StepperView {
-	t := d.trace
-	n := d.count()
+// buildOpts is what a view needs besides the document and the cursor.
+type buildOpts struct {
+	session   string    // the recipient's session id, for download URLs
+	lesson    *document // the toy's lesson, to pair with a real run; nil when off
+	charts    bool      // build the charts panel
+	dark      bool      // charts in the dark palette
+	following string    // classroom state for the banner: "instructor", "detached" or ""
+}
+
+// stepperView translates a document at a cursor into the stepper's view,
+// and lists the charts the view shows (rendered outside the session lock).
+func stepperView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
+	var v StepperView
+	var jobs []chartJob
+	switch {
+	case d.walk != nil:
+		v = walkView(d, cur.pos)
+	case d.compare:
+		v, jobs = compareStepper(d, cur, o)
+	default:
+		v, jobs = runView(d, cur, o)
+	}
+	v.Following = o.following
+	return v, jobs
+}
+
+// walkView is a position of the lesson's walkthrough.
+func walkView(d *document, pos int) StepperView {
+	t := d.runs[0].trace
+	n := len(d.walk.Moments)
+	pos = min(max(pos, 0), n-1)
+	m := d.walk.Moments[pos]
 	v := StepperView{
 		Source: d.source, ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
-		StopReason: t.Output.StopReason,
+		StopReason: t.Output.StopReason, ShowOutput: pos == n-1,
+		Position: fmt.Sprintf("Moment %d of %d", pos+1, n), Title: m.Title, Output: d.walk.Printed,
+		Status: StatusView{State: "done", Text: "the lesson: the toy run greedily"},
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
 	}
-	v.ShowOutput = v.AtEnd
-	if d.walk == nil {
-		v.Position = fmt.Sprintf("Step %d of %d", pos+1, n)
-		v.Output = t.Output.NewText
-		if len(t.Output.NewTexts) > 0 {
-			v.Output = t.Output.NewTexts[0]
-		}
-		if pos < len(t.Steps) {
-			v.Step = stepView(t, pos, nil)
-		} else {
-			v.Step = StepView{Label: "Prompt", Tokens: tokensBefore(t, 0), Note: "This trace records no steps."}
-		}
-		return v
-	}
-	m := d.walk.Moments[pos]
-	v.Position = fmt.Sprintf("Moment %d of %d", pos+1, n)
-	v.Title = m.Title
-	v.Output = d.walk.Printed
 	if m.Step >= 0 {
-		v.Step = stepView(t, m.Step, m.Tokens)
+		v.Step = stepView(t, t.Steps, m.Step, 0, m.Tokens)
 	} else {
 		v.Step = StepView{Label: "tokens", Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: "This line runs no forward pass: there is no step to show."}
 	}
@@ -52,61 +66,206 @@ func stepperView(d *document, pos int) StepperView {
 	return v
 }
 
-// stepView shows step i of row 0. words, when given, is the token list to
-// show instead of the context before the step.
-func stepView(t *trace.Trace, i int, words []string) StepView {
-	s := t.Steps[i]
-	r := s.Rows[0]
-	v := StepView{Present: true, Number: i + 1, Of: len(t.Steps), Label: "Context"}
+// runView is a position of one run, along the cursor's branch.
+func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
+	r := d.runs[0]
+	t := r.trace
+	steps := pathSteps(t, cur.branch)
+	n := max(1, len(steps))
+	pos := min(max(cur.pos, 0), n-1)
+	row := min(max(cur.row, 0), rowCount(t)-1)
+	generating := r.live && r.liveBranch == cur.branch
+	out := pathOutput(t, cur.branch)
+	v := StepperView{
+		Source: d.source, ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
+		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
+		Position: fmt.Sprintf("Step %d of %d", pos+1, n), Hit: cur.hit,
+		Status: statusView(r, cur.branch, len(steps)), StopReason: out.StopReason,
+	}
+	if generating {
+		v.Position = fmt.Sprintf("Step %d of %d so far", pos+1, n)
+	}
+	if d.notice != "" {
+		v.Notices = append(v.Notices, d.notice)
+	}
+	v.ShowOutput = v.AtEnd && !generating && out.StopReason != ""
+	v.Output = out.NewText
+	if row < len(out.NewTexts) {
+		v.Output = out.NewTexts[row]
+	}
+	if pos < len(steps) {
+		v.Step = stepView(t, steps, pos, row, nil)
+		v.Step.Branchable = r.model != nil && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
+		v.Panels = panelsView(r, steps, pos, row)
+	} else {
+		note := "This trace records no steps."
+		if r.live {
+			note = "Waiting for the first step…"
+		}
+		v.Step = StepView{Label: "Prompt", Tokens: tokensBefore(t, steps, 0, row), Note: note}
+	}
+	v.Rows = rowTabs(t, row)
+	v.Branches = branchTree(r, cur.branch)
+	if o.lesson != nil && t.Model.Kind != "toy" {
+		v.Pair = pairView(o.lesson, pos)
+	}
+	var jobs []chartJob
+	if o.charts && len(steps) > 0 {
+		v.Charts, jobs = chartsFor(o.session, []*run{r}, cur.branch, steps, pos, o.dark)
+	}
+	return v, jobs
+}
+
+// statusView says how a run stands.
+func statusView(r *run, branch, steps int) StatusView {
+	out := pathOutput(r.trace, branch)
+	switch {
+	case r.live && r.liveBranch == branch:
+		return StatusView{State: "running", Text: fmt.Sprintf("generating… %d %s so far", steps, plural(steps, "step"))}
+	case r.err != "":
+		return StatusView{State: "failed", Text: "generation failed: " + r.err}
+	case out.StopReason == trace.StopCancelled:
+		return StatusView{State: "stopped", Text: fmt.Sprintf("stopped (cancelled) after %d %s", steps, plural(steps, "step"))}
+	case r.model == nil:
+		return StatusView{State: "imported", Text: fmt.Sprintf("%d %s, stop reason: %s", steps, plural(steps, "step"), out.StopReason)}
+	}
+	return StatusView{State: "done", Text: fmt.Sprintf("done: %d %s, stop reason: %s", steps, plural(steps, "step"), out.StopReason)}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// rowTabs lists a batch's rows (or a beam search's beams) to pick from.
+func rowTabs(t *trace.Trace, row int) []RowTabView {
+	n := rowCount(t)
+	if n < 2 {
+		return nil
+	}
+	name := "row"
+	if t.Options.NumBeams > 1 {
+		name = "beam"
+	}
+	out := make([]RowTabView, n)
+	for i := range out {
+		out[i] = RowTabView{Index: i, Label: fmt.Sprintf("%s %d", name, i), Selected: i == row}
+	}
+	return out
+}
+
+// stepView shows step i of steps for a row. words, when given, is the token
+// list to show instead of the context before the step.
+func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string) StepView {
+	s := steps[i]
+	row = min(row, len(s.Rows)-1)
+	r := s.Rows[row]
+	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: "Context"}
 	if words != nil {
 		v.Label = "tokens"
 		v.Tokens = chips(words, specialWords(t)...)
 	} else {
-		v.Tokens = tokensBefore(t, i)
+		v.Tokens = tokensBefore(t, steps, i, row)
+	}
+	final := map[int]float64{}
+	complete := true // every kept token is listed in Final
+	if f := r.Final; f != nil {
+		v.Final = true
+		for k, id := range f.IDs {
+			final[id] = f.Probs[k]
+		}
+		complete = f.KeptCount <= len(f.IDs)
 	}
 	for k, c := range r.Candidates {
 		if k == maxCandidates {
 			break
 		}
-		v.Candidates = append(v.Candidates, CandidateView{
-			Token: c.Token, Prob: probText(c.Prob), Width: strconv.FormatFloat(100*c.Prob, 'f', 1, 64) + "%",
+		cv := CandidateView{
+			ID: c.ID, Token: tokenText(c.Token, c.ID), Prob: probText(c.Prob), Width: percent(c.Prob),
 			Chosen: c.ID == r.Chosen.ID,
-		})
+		}
+		if v.Final {
+			p, ok := final[c.ID]
+			switch {
+			case ok:
+				cv.Kept, cv.FinalProb, cv.FinalWidth = true, probText(p), percent(p)
+			case complete:
+				cv.FinalProb, cv.FinalWidth = "removed", "0%"
+			default:
+				cv.Kept, cv.FinalProb, cv.FinalWidth = true, "< "+probText(f64Last(r.Final.Probs)), "0%"
+			}
+		}
+		v.Candidates = append(v.Candidates, cv)
 	}
-	v.Chosen = TokenView{Text: r.Chosen.Token, Special: isSpecial(t, r.Chosen.ID)}
+	v.Chosen = TokenView{Text: tokenText(r.Chosen.Token, r.Chosen.ID), Special: isSpecial(t, r.Chosen.ID)}
 	v.ChosenProb = probText(r.Chosen.Prob)
-	v.By = r.Chosen.By
-	if v.By == trace.BySample {
-		v.By = "sampled"
-	}
+	v.By = byText(r.Chosen.By)
 	if d := r.Draw; d != nil {
 		v.Draw = fmt.Sprintf("u = %.3f fell in [%.3f, %.3f)", d.U, d.CumBefore, d.CumAfter)
 	}
 	if len(s.Rows) > 1 {
-		v.Note = fmt.Sprintf("A batch of %d rows: showing row 0.", len(s.Rows))
+		v.Note = fmt.Sprintf("A batch of %d rows: showing row %d.", len(s.Rows), row)
+	}
+	if r.Finished {
+		v.Note = "This row had already finished: it is fed a pad token."
 	}
 	return v
 }
 
-// tokensBefore is row 0's context before step i: the prompt and the tokens
-// chosen at earlier steps.
-func tokensBefore(t *trace.Trace, i int) []TokenView {
+func f64Last(p []float64) float64 {
+	if len(p) == 0 {
+		return 0
+	}
+	return p[len(p)-1]
+}
+
+func byText(by string) string {
+	if by == trace.BySample {
+		return "sampled"
+	}
+	return by
+}
+
+// tokenText is a token as the page shows it: its vocabulary string, or its
+// id when the trace has none (a model without a tokenizer).
+func tokenText(tok string, id int) string {
+	if tok == "" {
+		return "#" + strconv.Itoa(id)
+	}
+	return tok
+}
+
+// tokensBefore is a row's context before step i of steps: the prompt (with
+// its padding) and the tokens chosen at earlier steps.
+func tokensBefore(t *trace.Trace, steps []trace.Step, i, row int) []TokenView {
 	var out []TokenView
 	ids := t.Prompt.IDs
-	if len(t.Prompt.Rows) > 0 {
-		ids = t.Prompt.Rows[0].IDs
+	var mask []int
+	if row < len(t.Prompt.Rows) {
+		ids, mask = t.Prompt.Rows[row].IDs, t.Prompt.Rows[row].AttentionMask
 	}
-	named := len(t.Prompt.Tokens) == len(ids)
+	named := len(t.Prompt.Tokens) == len(ids) && len(t.Prompt.Rows) <= 1
 	for k, id := range ids {
 		text := "#" + strconv.Itoa(id)
 		if named {
 			text = t.Prompt.Tokens[k]
 		}
-		out = append(out, TokenView{Text: text, Special: isSpecial(t, id)})
+		pad := k < len(mask) && mask[k] == 0
+		if pad {
+			text = "pad"
+		}
+		out = append(out, TokenView{Text: text, Special: isSpecial(t, id), Pad: pad})
 	}
-	for _, s := range t.Steps[:min(i, len(t.Steps))] {
-		c := s.Rows[0].Chosen
-		out = append(out, TokenView{Text: c.Token, Special: isSpecial(t, c.ID)})
+	for _, s := range steps[:min(i, len(steps))] {
+		if row < len(s.Rows) {
+			c := s.Rows[row].Chosen
+			out = append(out, TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)})
+		}
+	}
+	if n := len(out) - maxContext; n > 0 {
+		out = append([]TokenView{{Text: fmt.Sprintf("… %d earlier", n), Special: true}}, out[n:]...)
 	}
 	return out
 }
@@ -144,23 +303,48 @@ func chips(words []string, special ...string) []TokenView {
 
 // toyView shows the table and listing with the moment's row, cell and line.
 func toyView(w *lessons.Walkthrough, m lessons.Moment) *ToyView {
-	v := &ToyView{Annotation: m.Text}
+	v := &ToyView{Annotation: m.Text, Rows: tableRows(w, m.Row, m.Cell)}
+	for _, l := range w.Listing {
+		v.Lines = append(v.Lines, CodeLineView{Number: l.Number, Text: l.Text, Active: l.Number == m.Line})
+	}
+	return v
+}
+
+// tableRows is the bigram table with one row and cell highlighted.
+func tableRows(w *lessons.Walkthrough, activeRow, activeCell string) []TableRowView {
+	var out []TableRowView
 	for _, word := range w.Table.Words {
 		entries, ok := w.Table.Rows[word]
 		if !ok {
 			continue
 		}
-		row := TableRowView{Word: word, Active: word == m.Row}
+		row := TableRowView{Word: word, Active: word == activeRow}
 		for _, e := range entries {
 			row.Cells = append(row.Cells, TableCellView{
 				Word: e.Word, Prob: strconv.FormatFloat(e.P, 'g', -1, 64),
-				Active: row.Active && e.Word == m.Cell,
+				Active: row.Active && e.Word == activeCell,
 			})
 		}
-		v.Rows = append(v.Rows, row)
+		out = append(out, row)
 	}
-	for _, l := range w.Listing {
-		v.Lines = append(v.Lines, CodeLineView{Number: l.Number, Text: l.Text, Active: l.Number == m.Line})
+	return out
+}
+
+// pairView is the toy lesson's step at index pos, clamped to its steps.
+func pairView(lesson *document, pos int) *PairView {
+	t := lesson.runs[0].trace
+	if len(t.Steps) == 0 {
+		return nil
+	}
+	i := min(pos, len(t.Steps)-1)
+	v := &PairView{Position: fmt.Sprintf("Toy step %d of %d", i+1, len(t.Steps)), Step: stepView(t, t.Steps, i, 0, nil)}
+	if lesson.walk != nil {
+		ctx := v.Step.Tokens
+		last := ""
+		if len(ctx) > 0 {
+			last = ctx[len(ctx)-1].Text
+		}
+		v.Rows = tableRows(lesson.walk, last, t.Steps[i].Rows[0].Chosen.Token)
 	}
 	return v
 }
@@ -174,6 +358,11 @@ func probText(p float64) string {
 		return strconv.FormatFloat(p, 'f', 2, 64)
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// percent is a probability as a CSS width.
+func percent(p float64) string {
+	return strconv.FormatFloat(100*min(max(p, 0), 1), 'f', 1, 64) + "%"
 }
 
 // testID names an element for tests: "table-row" or "table-row-active".

@@ -3,13 +3,13 @@ package web
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"tracer/engine"
@@ -19,28 +19,36 @@ import (
 )
 
 // firstRun runs the server's toy greedily, as the page does on opening.
+// The run keeps its request and KV cache, so the learner may branch off
+// the lesson.
 func (s *Server) firstRun(ctx context.Context) (*document, error) {
-	req, err := s.model.Request(models.Input{}, nil)
+	req, err := s.toy.Request(models.Input{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	req.Record = true
+	var kept engine.Cache
+	req.KeepCache = func(c engine.Cache) { kept = c }
 	t, err := engine.Generate(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("web: run %s: %w", s.model.Spec, err)
+		return nil, fmt.Errorf("web: run %s: %w", s.toy.Spec, err)
 	}
-	return s.newDocument(t, "run of "+s.model.Spec+", greedy"), nil
+	req.KeepCache = nil
+	d := s.newDocument(t, "run of "+s.toy.Spec+", greedy")
+	r := d.runs[0]
+	r.model, r.req, r.caches[0] = s.toy, req, kept
+	return d, nil
 }
 
 // newDocument prepares a trace for showing. A single-prompt toy trace is
 // narrated against the server's table when it fits, else against the part
 // of the table the trace itself records.
 func (s *Server) newDocument(t *trace.Trace, source string) *document {
-	d := &document{trace: t, source: source}
-	if t.Model.Kind != "toy" {
+	d := &document{runs: []*run{newRun(s.runIDs.Add(1), t, "")}, source: source}
+	if t.Model.Kind != "toy" || len(t.Branches) > 0 {
 		return d
 	}
-	w, err := lessons.Walk(t, s.model.Toy.Table())
+	w, err := lessons.Walk(t, s.toy.Toy.Table())
 	if err != nil {
 		table, terr := lessons.TableFromTrace(t)
 		if terr == nil {
@@ -56,9 +64,21 @@ func (s *Server) newDocument(t *trace.Trace, source string) *document {
 }
 
 // handlePage serves the page: a new session running the toy, or the session
-// named by ?session= (where a form import without JavaScript lands).
+// named by ?session= (where a form import without JavaScript lands). In
+// classroom mode, /?teach=TOKEN is the instructor's page and every other
+// new page follows it.
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
-	if sess, ok := s.sessions.get(r.URL.Query().Get("session")); ok {
+	q := r.URL.Query()
+	teach := q.Get("teach")
+	if s.class != nil && teach != "" {
+		if !s.class.check(teach) {
+			http.Error(w, "wrong instructor token: students open the page without one", http.StatusForbidden)
+			return
+		}
+		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
+		return
+	}
+	if sess, ok := s.sessions.get(q.Get("session")); ok && !sess.teach {
 		s.renderPage(w, r, http.StatusOK, sess, "")
 		return
 	}
@@ -68,7 +88,11 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "tracer could not run the toy model: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	sess, err := s.sessions.create(d)
+	var init func(*session)
+	if s.class != nil {
+		init = func(x *session) { x.leader = s.class.leader }
+	}
+	sess, err := s.sessions.create(d, init)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -77,52 +101,45 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, sess *session, errText string) {
-	doc, pos := sess.state()
-	v := PageView{
+	v, _, _ := s.stepperFor(sess)
+	q := "?session=" + sess.id
+	if sess.teach {
+		q += "&teach=" + s.class.token
+	}
+	pv := PageView{
 		SessionID:     sess.id,
 		CSS:           s.static.url("style.css"),
 		JS:            s.static.url("app.js"),
 		Icon:          s.static.url("favicon.svg"),
 		MaxImport:     sizeText(s.cfg.MaxTraceSize),
 		Error:         errText,
-		Stepper:       stepperView(doc, pos),
+		Form:          s.formView(),
+		Stepper:       v,
 		ExportURL:     "/export?session=" + sess.id,
-		ImportURL:     "/import?session=" + sess.id,
-		WebSocketPath: "/ws?session=" + sess.id,
+		ImportURL:     "/import" + q,
+		WebSocketPath: "/ws" + q,
+	}
+	switch {
+	case sess.teach:
+		pv.Role = "instructor"
+	case sess.leader != nil:
+		pv.Role = "student"
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	if err := Page(v).Render(r.Context(), w); err != nil {
+	if err := Page(pv).Render(r.Context(), w); err != nil {
 		s.log.Warn("render page", "err", err)
 	}
 }
 
-// answer handles one WebSocket message from a page and returns the reply.
-// Indexes from the page are checked against the session's trace.
-func (s *Server) answer(sess *session, data []byte) []byte {
-	m, err := parseInbound(data)
-	if err != nil {
-		return errorMessage(err.Error())
+// formView lists the models on offer for the run form.
+func (s *Server) formView() FormView {
+	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2"}
+	for _, e := range s.catalog.list() {
+		v.Models = append(v.Models, ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
 	}
-	doc, pos, err := sess.move(m)
-	if err != nil {
-		return errorMessage(err.Error())
-	}
-	return s.viewMessage(doc, pos)
-}
-
-// viewMessage renders a position as a "view" message.
-func (s *Server) viewMessage(doc *document, pos int) []byte {
-	var html bytes.Buffer
-	if err := Stepper(stepperView(doc, pos)).Render(context.Background(), &html); err != nil {
-		return errorMessage("could not render the view: " + err.Error())
-	}
-	b, err := json.Marshal(outbound{Type: msgView, Index: pos, Count: doc.count(), HTML: html.String()})
-	if err != nil {
-		return errorMessage("could not encode the view")
-	}
-	return b
+	return v
 }
 
 // handleImport reads a trace file posted by the page, as multipart form
@@ -142,6 +159,10 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, nil, "This page's session has expired or the server restarted: reload the page, then import again.")
 		return
 	}
+	if sess.teach && !s.class.check(r.URL.Query().Get("teach")) {
+		fail(http.StatusForbidden, nil, "Only the instructor's page may import into the instructor's session.")
+		return
+	}
 	// Multipart framing needs a little room beyond the trace itself.
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxTraceSize+64<<10)
 	t, name, err := s.readUpload(r)
@@ -155,15 +176,21 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		fail(status, sess, fmt.Sprintf("Could not import %s: %s", name, strings.TrimPrefix(err.Error(), "trace: ")))
 		return
 	}
+	if sess.following() { // a student's import is their own
+		sess.detached.Store(true)
+	}
 	sess.load(s.newDocument(t, "imported "+name))
-	s.log.Info("imported trace", "session", sess.id, "file", name, "steps", len(t.Steps))
-	doc, pos := sess.state()
-	msg := s.viewMessage(doc, pos)
-	s.hub.broadcast(sess.id, msg)
+	s.log.Info("imported trace", "session", sess.id, "file", name, "steps", len(t.Steps), "branches", len(t.Branches))
+	s.publish(sess)
 	if !wantJSON {
-		http.Redirect(w, r, "/?session="+sess.id, http.StatusSeeOther)
+		to := "/?session=" + sess.id
+		if sess.teach {
+			to = "/?teach=" + s.class.token
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
+	msg, _ := s.viewMessage(sess)
 	writeJSON(w, http.StatusOK, msg)
 }
 
@@ -198,16 +225,41 @@ func (s *Server) readUpload(r *http.Request) (*trace.Trace, string, error) {
 	}
 }
 
-// handleExport downloads the session's trace as JSON.
+// handleExport downloads a run of what the session shows as JSON, its
+// branches included: ?run= picks a run of a comparison (default 0).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
 	if !ok {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
 		return
 	}
-	doc, _ := sess.state()
+	k := 0
+	if q := r.URL.Query().Get("run"); q != "" {
+		var err error
+		if k, err = strconv.Atoi(q); err != nil {
+			http.Error(w, "run: want a run index", http.StatusBadRequest)
+			return
+		}
+	}
+	src := sess.source()
+	src.mu.Lock()
+	runs := src.doc.runs
+	var t *trace.Trace
+	live := false
+	if k >= 0 && k < len(runs) {
+		t, live = runs[k].snapshot(), runs[k].live
+	}
+	src.mu.Unlock()
+	switch {
+	case t == nil:
+		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(runs)-1), http.StatusBadRequest)
+		return
+	case live:
+		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
+		return
+	}
 	var b bytes.Buffer
-	if err := trace.Write(&b, doc.trace); err != nil {
+	if err := trace.Write(&b, t); err != nil {
 		http.Error(w, "could not write the trace: "+err.Error(), http.StatusInternalServerError)
 		return
 	}

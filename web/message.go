@@ -6,38 +6,105 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // Message types a page sends over the WebSocket. Each message is a small
 // JSON object, {"type": "next"} or {"type": "step", "index": 3}.
 const (
-	msgFirst = "first" // go to the first position
-	msgPrev  = "prev"  // one back (stays at the first)
-	msgNext  = "next"  // one on (stays at the last)
-	msgLast  = "last"  // go to the last position
-	msgStep  = "step"  // go to position "index"; out of range is an error
-	msgView  = "view"  // send the current position again (after connecting)
+	msgFirst    = "first"    // go to the first position
+	msgPrev     = "prev"     // one back (stays at the first)
+	msgNext     = "next"     // one on (stays at the last)
+	msgLast     = "last"     // go to the last position
+	msgStep     = "step"     // go to position "index"; out of range is an error
+	msgView     = "view"     // send the current position again (after connecting)
+	msgGenerate = "generate" // run "form" on the page, streaming its steps
+	msgCompare  = "compare"  // run "form" once per line of its variants, on one random stream
+	msgStop     = "stop"     // cancel the generation in progress
+	msgSelect   = "select"   // follow branch "branch" (0 = the trunk)
+	msgBranch   = "branch"   // at step "step" (default: the current one) choose "id" or "token" and continue
+	msgUntil    = "until"    // play until one of the breakpoints in "until" hits
+	msgRow      = "row"      // show batch row (or beam) "index"
+	msgPair     = "pair"     // "on": show the toy's step beside a real run
+	msgCharts   = "charts"   // "on": render the charts panel; "dark": in the dark palette
+	msgDetach   = "detach"   // classroom: stop following the instructor
+	msgRejoin   = "rejoin"   // classroom: follow the instructor again
 )
 
 // Message types the server sends.
 const (
 	msgError = "error" // {"type": "error", "message": "..."}
-	// msgView also answers: {"type": "view", "index": 3, "count": 10, "html": "..."}
+	// msgView also answers: {"type": "view", "seq": 7, "index": 3, "count": 10,
+	// "running": false, "html": "..."}. seq grows with every view the server
+	// builds, so a page ignores a view older than the one it shows.
 )
 
 // inbound is a message from a page.
 type inbound struct {
-	Type  string `json:"type"`
-	Index *int   `json:"index,omitempty"`
+	Type   string     `json:"type"`
+	Index  *int       `json:"index,omitempty"`
+	Form   *runForm   `json:"form,omitempty"`
+	Branch *int       `json:"branch,omitempty"`
+	Step   *int       `json:"step,omitempty"`
+	ID     *int       `json:"id,omitempty"`
+	Token  *string    `json:"token,omitempty"`
+	On     *bool      `json:"on,omitempty"`
+	Dark   *bool      `json:"dark,omitempty"`
+	Until  *untilForm `json:"until,omitempty"`
 }
 
-// outbound is a message to a page: a rendered view or an error.
-type outbound struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
-	Count   int    `json:"count"`
-	HTML    string `json:"html,omitempty"`
-	Message string `json:"message,omitempty"`
+// fields names the optional fields m carries.
+func (m inbound) fields() []string {
+	var f []string
+	for _, x := range []struct {
+		name string
+		set  bool
+	}{
+		{"index", m.Index != nil}, {"form", m.Form != nil}, {"branch", m.Branch != nil},
+		{"step", m.Step != nil}, {"id", m.ID != nil}, {"token", m.Token != nil},
+		{"on", m.On != nil}, {"dark", m.Dark != nil}, {"until", m.Until != nil},
+	} {
+		if x.set {
+			f = append(f, x.name)
+		}
+	}
+	return f
+}
+
+// fieldSpec is what a message type takes: the optional fields it accepts
+// and those it needs.
+type fieldSpec struct{ takes, needs []string }
+
+// messageFields returns the fields of a message type, and false for an
+// unknown type.
+func messageFields(typ string) (fieldSpec, bool) {
+	switch typ {
+	case msgFirst, msgPrev, msgNext, msgLast, msgView, msgStop, msgDetach, msgRejoin:
+		return fieldSpec{}, true
+	case msgStep, msgRow:
+		return fieldSpec{[]string{"index"}, []string{"index"}}, true
+	case msgGenerate, msgCompare:
+		return fieldSpec{[]string{"form"}, []string{"form"}}, true
+	case msgSelect:
+		return fieldSpec{[]string{"branch"}, []string{"branch"}}, true
+	case msgBranch:
+		return fieldSpec{[]string{"step", "id", "token"}, nil}, true
+	case msgUntil:
+		return fieldSpec{[]string{"until"}, []string{"until"}}, true
+	case msgPair:
+		return fieldSpec{[]string{"on"}, []string{"on"}}, true
+	case msgCharts:
+		return fieldSpec{[]string{"on", "dark"}, []string{"on"}}, true
+	}
+	return fieldSpec{}, false
+}
+
+// knownTypes lists the message types, for error messages.
+func knownTypes() string {
+	return strings.Join([]string{msgBranch, msgCharts, msgCompare, msgDetach, msgFirst, msgGenerate, msgLast, msgNext,
+		msgPair, msgPrev, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, msgView}, ", ")
 }
 
 // parseInbound reads and checks one message from a page. It accepts exactly
@@ -52,21 +119,61 @@ func parseInbound(data []byte) (inbound, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return m, errors.New("bad message: extra data after the JSON object")
 	}
-	switch m.Type {
-	case msgFirst, msgPrev, msgNext, msgLast, msgView:
-		if m.Index != nil {
-			return m, fmt.Errorf("bad message: %q takes no index", m.Type)
-		}
-	case msgStep:
-		if m.Index == nil {
-			return m, errors.New(`bad message: "step" needs an index, e.g. {"type": "step", "index": 3}`)
-		}
-	case "":
+	if m.Type == "" {
 		return m, errors.New(`bad message: no "type"`)
-	default:
-		return m, fmt.Errorf("bad message: unknown type %.40q (want first, prev, next, last, step or view)", m.Type)
+	}
+	spec, ok := messageFields(m.Type)
+	if !ok {
+		return m, fmt.Errorf("bad message: unknown type %.40q (want one of %s)", m.Type, knownTypes())
+	}
+	have := m.fields()
+	for _, f := range have {
+		if !slices.Contains(spec.takes, f) {
+			if f == "index" && len(spec.takes) == 0 {
+				return m, fmt.Errorf("bad message: %q takes no index", m.Type)
+			}
+			return m, fmt.Errorf("bad message: %q takes no %q", m.Type, f)
+		}
+	}
+	for _, f := range spec.needs {
+		if !slices.Contains(have, f) {
+			what := strconv.Quote(f)
+			if f == "index" {
+				what = "an index"
+			}
+			return m, fmt.Errorf(`bad message: %q needs %s, e.g. %s`, m.Type, what, example(m.Type))
+		}
+	}
+	if m.Type == msgBranch && (m.ID == nil) == (m.Token == nil) {
+		return m, errors.New(`bad message: "branch" needs exactly one of "id" or "token", e.g. {"type": "branch", "id": 5}`)
 	}
 	return m, nil
+}
+
+// example shows a well-formed message of a type.
+func example(typ string) string {
+	switch typ {
+	case msgStep, msgRow:
+		return fmt.Sprintf(`{"type": %q, "index": 3}`, typ)
+	case msgSelect:
+		return `{"type": "select", "branch": 1}`
+	case msgPair, msgCharts:
+		return fmt.Sprintf(`{"type": %q, "on": true}`, typ)
+	case msgUntil:
+		return `{"type": "until", "until": {"top1_below": "0.5"}}`
+	}
+	return fmt.Sprintf(`{"type": %q, "form": {"model": "toy"}}`, typ)
+}
+
+// outbound is a message to a page: a rendered view or an error.
+type outbound struct {
+	Type    string `json:"type"`
+	Seq     uint64 `json:"seq,omitempty"`
+	Index   int    `json:"index"`
+	Count   int    `json:"count"`
+	Running bool   `json:"running,omitempty"`
+	HTML    string `json:"html,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // errorMessage encodes an error reply.

@@ -1,10 +1,16 @@
-// Package web is tracer's browser UI: an HTTP server that shows a trace one
-// step at a time. Opening the page runs the toy bigram model greedily and
-// walks through the lesson's moments beside the bigram table and a Python
-// listing of the loop; any trace can be imported from a file, stepped
-// through and exported again.
+// Package web is tracer's browser UI: a step-through debugger for text
+// generation. Opening the page runs the toy bigram model greedily and walks
+// through the lesson's moments beside the bigram table and a Python listing
+// of the loop. From there the page generates live on any model the server
+// offers, streaming each step as it is computed, and shows every step in
+// detail: the candidates before and after the processors, the sampling
+// funnel, where the random draw landed, the KV cache, the memory traffic,
+// the tokenizer's bytes and charts. It compares runs on one random stream,
+// branches at any step with another token (reusing the shared prefix's KV
+// cache), plays until a breakpoint on the distribution hits, and in
+// classroom mode lets an instructor drive what the students' pages show.
 //
-// Each page holds a session (its trace and position) on the server. The page
+// Each page holds a session (its runs and position) on the server. The page
 // talks to it over a WebSocket with small JSON messages, {"type": "next"},
 // and the server answers with the new view as HTML rendered by the same templ
 // components that render the full page. Imports are plain HTTP POSTs of the
@@ -18,6 +24,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -30,32 +39,48 @@ const (
 	DefaultMaxTraceSize = 16 << 20 // largest importable trace, in bytes
 	DefaultMaxSessions  = 1000
 	DefaultSessionTTL   = 2 * time.Hour
+	DefaultMaxNewTokens = 1024
 	shutdownWait        = 5 * time.Second // how long Serve waits for requests and connections to end
 )
 
 // Config configures a Server. The zero value serves the lesson's toy.
 type Config struct {
-	Model        string        // the model the page runs on opening: "toy" (default) or a toy table .json
+	Model        string        // the toy the page runs on opening: "toy" (default) or a toy table .json
+	ModelsDir    string        // a folder of models the page may run (Hugging Face folders, llama2.c .bin, toy tables)
+	HFCache      string        // the Hugging Face cache (HF_HUB_CACHE) whose models the page may run; "" for none
+	Classroom    bool          // an instructor drives, students follow (see Server.TeachToken)
 	MaxTraceSize int64         // largest importable trace in bytes; 0 means DefaultMaxTraceSize
 	MaxSessions  int           // open pages kept; 0 means DefaultMaxSessions
 	SessionTTL   time.Duration // a page idle this long is forgotten; 0 means DefaultSessionTTL
+	MaxNewTokens int           // the most tokens a page may ask one run for; 0 means DefaultMaxNewTokens
+	Generations  int           // generations running at once, server-wide; 0 means the number of CPUs
 	Logger       *slog.Logger  // nil: no logging
 }
 
-// Server serves the step-through UI.
+// Server serves the debugger.
 type Server struct {
 	cfg      Config
-	model    *models.Loaded
+	toy      *models.Loaded
+	lesson   *document // the toy's lesson, never changed: shown beside real runs
+	catalog  *catalog
+	class    *classroom // nil outside classroom mode
 	log      *slog.Logger
 	sessions *store
 	hub      *hub
 	upgrader *websocket.Upgrader
 	static   *staticFiles
 	mux      *http.ServeMux
+
+	seq    atomic.Uint64  // numbers views, so pages keep the newest
+	runIDs atomic.Uint64  // names runs in chart caches
+	slots  chan struct{}  // one token per generation running
+	jobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
+	closed bool           // shutting down: no new generations
+	jobs   sync.WaitGroup // generation goroutines and their publishers
 }
 
-// New makes a server. It opens the configured model, which must be a toy:
-// the page's first run narrates it.
+// New makes a server. It opens the configured toy, which the page's first
+// run narrates.
 func New(cfg Config) (*Server, error) {
 	if cfg.Model == "" {
 		cfg.Model = "toy"
@@ -68,6 +93,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.MaxNewTokens <= 0 {
+		cfg.MaxNewTokens = DefaultMaxNewTokens
+	}
+	if cfg.Generations <= 0 {
+		cfg.Generations = runtime.NumCPU()
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -85,30 +116,67 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, model: m, log: log,
+		cfg: cfg, toy: m, log: log,
+		catalog:  newCatalog(m, cfg.ModelsDir, cfg.HFCache),
 		sessions: newStore(cfg.MaxSessions, cfg.SessionTTL),
 		hub:      newHub(),
 		upgrader: newUpgrader(),
 		static:   static,
+		slots:    make(chan struct{}, cfg.Generations),
 	}
-	if _, err := s.firstRun(context.Background()); err != nil {
+	if s.lesson, err = s.firstRun(context.Background()); err != nil {
 		return nil, err
+	}
+	if cfg.Classroom {
+		if err := s.openClassroom(); err != nil {
+			return nil, err
+		}
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
 	s.mux.HandleFunc("GET /ws", s.handleWS)
 	s.mux.HandleFunc("POST /import", s.handleImport)
 	s.mux.HandleFunc("GET /export", s.handleExport)
+	s.mux.HandleFunc("GET /chart", s.handleChart)
 	s.mux.HandleFunc("GET /static/{file}", s.static.serve)
 	return s, nil
+}
+
+// openClassroom makes the instructor's session and its secret.
+func (s *Server) openClassroom() error {
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	d, err := s.firstRun(context.Background())
+	if err != nil {
+		return err
+	}
+	leader, err := s.sessions.create(d, func(x *session) { x.teach = true })
+	if err != nil {
+		return err
+	}
+	s.sessions.pin(leader)
+	s.class = &classroom{token: token, leader: leader}
+	return nil
+}
+
+// TeachToken returns the classroom's instructor token: the instructor's
+// page is /?teach=TOKEN, and students open /. It is "" outside classroom
+// mode.
+func (s *Server) TeachToken() string {
+	if s.class == nil {
+		return ""
+	}
+	return s.class.token
 }
 
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return securityHeaders(s.mux) }
 
 // Serve listens on addr and serves until ctx ends, then shuts down
-// gracefully: WebSocket connections are closed and requests in progress
-// may finish.
+// gracefully: generations are cancelled, WebSocket connections are closed
+// and requests in progress may finish.
 func (s *Server) Serve(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -131,7 +199,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		s.hub.closeAll()
+		s.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -139,11 +207,49 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	err := hs.Shutdown(wait)
 	<-errc // http.ErrServerClosed
-	s.hub.closeAll()
+	s.Close()
 	if werr := s.hub.wait(wait); err == nil {
 		err = werr
 	}
+	if werr := s.waitJobs(wait); err == nil {
+		err = werr
+	}
+	s.catalog.close()
 	return err
+}
+
+// Close stops every generation and closes every connection without
+// waiting; tests that serve the Handler themselves call it.
+func (s *Server) Close() {
+	s.jobMu.Lock()
+	s.closed = true
+	s.jobMu.Unlock()
+	s.sessions.closeAll()
+	s.hub.closeAll()
+}
+
+// addJob counts a generation's two goroutines, unless the server is
+// shutting down.
+func (s *Server) addJob() bool {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.jobs.Add(2)
+	return true
+}
+
+// waitJobs waits until every generation has ended, or ctx ends.
+func (s *Server) waitJobs(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.jobs.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return errors.New("web: generations did not stop in time")
+	}
 }
 
 // securityHeaders keeps the page to its own origin: no scripts from

@@ -1,127 +1,206 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"tracer/lessons"
-	"tracer/trace"
 )
 
-// document is what a session shows: a trace and, for toy traces that fit a
-// table, its walkthrough. Documents are never changed once built, so
-// sessions and renders share them without locks.
-type document struct {
-	trace  *trace.Trace
-	walk   *lessons.Walkthrough // nil: the stepper walks trace steps
-	source string               // where the trace came from, for the page
-	notice string               // why a toy trace is not narrated, if it is not
+// cursor is where a session stands in its document.
+type cursor struct {
+	pos    int    // stepper position
+	branch int    // the branch followed (0 = trunk)
+	row    int    // the batch row or beam shown
+	hit    string // the breakpoint that stopped the last run-until, shown until the next move
+	// pending: a run-until waits for steps still to come; hit says which
+	// breakpoints it waits for.
+	pending bool
 }
 
-// count is the number of stepper positions: the walkthrough's moments, or
-// the trace's steps (at least one, so an empty trace still shows its output).
-func (d *document) count() int {
-	if d.walk != nil {
-		return len(d.walk.Moments)
-	}
-	return max(1, len(d.trace.Steps))
-}
-
-// session is one open page: its document and position.
+// session is one open page: its document, its position and its running
+// generation. In classroom mode a student's session follows the
+// instructor's (leader) until it detaches.
 type session struct {
-	id string
+	id       string
+	leader   *session    // classroom: the instructor's session this one follows; nil otherwise
+	detached atomic.Bool // a follower exploring on its own
+	teach    bool        // the classroom's instructor session
 
-	mu   sync.Mutex
-	doc  *document
-	pos  int
-	used time.Time
+	mu     sync.Mutex
+	doc    *document
+	cur    cursor
+	pair   bool         // show the toy's step beside a real run
+	charts bool         // render the charts panel
+	dark   bool         // the page is dark: charts in the dark palette
+	tail   bool         // follow the newest step while generating
+	until  *breakpoints // breakpoints waiting for steps still to come
+	job    *job         // the generation in progress, if any
+	cache  *chartCache
+	used   time.Time
 }
 
-// state returns the session's document and position.
-func (s *session) state() (*document, int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.doc, s.pos
+func newSession(id string, d *document, now time.Time) *session {
+	return &session{id: id, doc: d, used: now, charts: true, cache: newChartCache(chartCacheSize)}
 }
 
-// load replaces the session's document and goes back to the start.
+// following reports whether the session mirrors its leader right now.
+func (s *session) following() bool {
+	return s.leader != nil && !s.detached.Load()
+}
+
+// source returns the session whose document and cursor the page shows: the
+// leader while following, else s itself.
+func (s *session) source() *session {
+	if s.following() {
+		return s.leader
+	}
+	return s
+}
+
+// load replaces the session's document, stops its generation and goes back
+// to the start.
 func (s *session) load(d *document) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.doc, s.pos = d, 0
+	s.stopLocked()
+	s.doc, s.cur, s.until, s.tail = d, cursor{}, nil, false
 }
 
-// move applies a navigation message and returns the new state. Only an
-// explicit index can be out of range; first/prev/next/last stay inside.
-func (s *session) move(m inbound) (*document, int, error) {
+// move applies a navigation message. Only an explicit index can be out of
+// range; first/prev/next/last stay inside.
+func (s *session) move(m inbound) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.doc.count()
+	n := s.doc.count(s.cur.branch)
+	pos := s.cur.pos
 	switch m.Type {
 	case msgFirst:
-		s.pos = 0
+		pos = 0
 	case msgPrev:
-		s.pos = max(0, s.pos-1)
+		pos = max(0, pos-1)
 	case msgNext:
-		s.pos = min(n-1, s.pos+1)
+		pos = min(n-1, pos+1)
 	case msgLast:
-		s.pos = n - 1
+		pos = n - 1
 	case msgStep:
 		if *m.Index < 0 || *m.Index >= n {
-			return s.doc, s.pos, fmt.Errorf("step index %d is out of range: this trace has positions 0 to %d", *m.Index, n-1)
+			return fmt.Errorf("step index %d is out of range: this trace has positions 0 to %d", *m.Index, n-1)
 		}
-		s.pos = *m.Index
+		pos = *m.Index
+	case msgView:
+		return nil
 	}
-	return s.doc, s.pos, nil
+	s.cur.pos, s.cur.hit, s.cur.pending, s.until = pos, "", false, nil
+	s.tail = s.doc.live() && pos == n-1
+	return nil
+}
+
+// stopLocked cancels the session's generation, if any. The caller holds mu.
+func (s *session) stopLocked() {
+	if s.job != nil {
+		s.job.cancel()
+		s.job = nil
+	}
+}
+
+// close stops whatever the session runs; the store calls it when the
+// session is forgotten.
+func (s *session) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopLocked()
+}
+
+// job is a generation running for a session.
+type job struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	notify chan struct{} // a step arrived or the run ended: publish (capacity 1, coalescing)
+	done   chan struct{} // closed when the generation goroutine has ended
+	err    error         // why the work failed; read after done is closed
+}
+
+func newJob() *job {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &job{ctx: ctx, cancel: cancel, notify: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// poke asks the job's publisher to send the session's view; it never
+// blocks: pokes that arrive while one is pending merge into it.
+func (j *job) poke() {
+	select {
+	case j.notify <- struct{}{}:
+	default:
+	}
 }
 
 // store holds the open sessions. Sessions idle longer than ttl are dropped,
 // and when max sessions are open the least recently used one makes room.
+// Pinned sessions (the classroom's instructor) are never dropped.
 type store struct {
 	max int
 	ttl time.Duration
 	now func() time.Time
 
-	mu   sync.Mutex
-	byID map[string]*session
+	mu     sync.Mutex
+	byID   map[string]*session
+	pinned map[string]bool
 }
 
 func newStore(max int, ttl time.Duration) *store {
-	return &store{max: max, ttl: ttl, now: time.Now, byID: map[string]*session{}}
+	return &store{max: max, ttl: ttl, now: time.Now, byID: map[string]*session{}, pinned: map[string]bool{}}
 }
 
-// create opens a session showing d.
-func (st *store) create(d *document) (*session, error) {
+// create opens a session showing d; init, when not nil, sets it up before
+// anyone can find it.
+func (st *store) create(d *document, init func(*session)) (*session, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("web: session id: %w", err)
 	}
 	now := st.now()
-	s := &session{id: hex.EncodeToString(b[:]), doc: d, used: now}
+	s := newSession(hex.EncodeToString(b[:]), d, now)
+	if init != nil {
+		init(s)
+	}
+	var dropped []*session
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.expire(now)
-	for len(st.byID) >= st.max {
-		st.dropOldest()
+	dropped = st.expire(now)
+	for len(st.byID)-len(st.pinned) >= st.max {
+		dropped = append(dropped, st.dropOldest())
 	}
 	st.byID[s.id] = s
+	st.mu.Unlock()
+	for _, d := range dropped {
+		d.close()
+	}
 	return s, nil
+}
+
+// pin keeps s open for good.
+func (st *store) pin(s *session) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.pinned[s.id] = true
 }
 
 // get returns the session with the id and marks it used.
 func (st *store) get(id string) (*session, bool) {
 	now := st.now()
 	st.mu.Lock()
-	defer st.mu.Unlock()
 	s, ok := st.byID[id]
-	if !ok {
+	if ok && !st.pinned[id] && now.Sub(s.lastUsed()) > st.ttl {
+		delete(st.byID, id)
+		st.mu.Unlock()
+		s.close()
 		return nil, false
 	}
-	if now.Sub(s.lastUsed()) > st.ttl {
-		delete(st.byID, id)
+	st.mu.Unlock()
+	if !ok {
 		return nil, false
 	}
 	s.touch(now)
@@ -135,22 +214,42 @@ func (st *store) len() int {
 	return len(st.byID)
 }
 
-func (st *store) expire(now time.Time) {
-	for id, s := range st.byID {
-		if now.Sub(s.lastUsed()) > st.ttl {
-			delete(st.byID, id)
-		}
+// closeAll stops every session's generation (at shutdown).
+func (st *store) closeAll() {
+	st.mu.Lock()
+	all := make([]*session, 0, len(st.byID))
+	for _, s := range st.byID {
+		all = append(all, s)
+	}
+	st.mu.Unlock()
+	for _, s := range all {
+		s.close()
 	}
 }
 
-func (st *store) dropOldest() {
+func (st *store) expire(now time.Time) []*session {
+	var out []*session
+	for id, s := range st.byID {
+		if !st.pinned[id] && now.Sub(s.lastUsed()) > st.ttl {
+			delete(st.byID, id)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (st *store) dropOldest() *session {
 	var oldest *session
-	for _, s := range st.byID {
+	for id, s := range st.byID {
+		if st.pinned[id] {
+			continue
+		}
 		if oldest == nil || s.lastUsed().Before(oldest.lastUsed()) {
 			oldest = s
 		}
 	}
 	delete(st.byID, oldest.id)
+	return oldest
 }
 
 func (s *session) lastUsed() time.Time {

@@ -11,14 +11,14 @@ func TestStoreExpiresAndEvicts(t *testing.T) {
 	st.now = func() time.Time { return now }
 	doc := &document{}
 
-	a, _ := st.create(doc)
+	a, _ := st.create(doc, nil)
 	now = now.Add(time.Minute)
-	b, _ := st.create(doc)
+	b, _ := st.create(doc, nil)
 	now = now.Add(time.Minute)
 	if _, ok := st.get(a.id); !ok { // a is now the most recently used
 		t.Fatal("session a is missing")
 	}
-	c, _ := st.create(doc) // full: b, the least recently used, makes room
+	c, _ := st.create(doc, nil) // full: b, the least recently used, makes room
 	if _, ok := st.get(b.id); ok {
 		t.Error("got session b, want it evicted")
 	}

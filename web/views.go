@@ -1,8 +1,8 @@
 package web
 
 // View models: plain data shaped like the page. Components render only
-// these; stepperView and its helpers translate traces and walkthroughs into
-// them.
+// these; the builders (build.go, panels.go, compare.go, ...) translate
+// traces, walkthroughs and session state into them.
 
 // PageView is the whole page.
 type PageView struct {
@@ -13,7 +13,22 @@ type PageView struct {
 	WebSocketPath string
 	MaxImport     string // "16 MiB"
 	Error         string // shown above the stepper, e.g. a failed import
+	Form          FormView
+	Role          string // classroom: "instructor" or "student"; "" outside a classroom
 	Stepper       StepperView
+}
+
+// FormView is the run form: the models on offer and the defaults.
+type FormView struct {
+	Models   []ModelOptionView
+	MaxNew   string // the cap on max_new_tokens, as a hint
+	Variants string // the comparison's default lines
+}
+
+// ModelOptionView is one model of the form's menu.
+type ModelOptionView struct {
+	Value, Label string
+	Chat         bool
 }
 
 // StepperView is the part of the page that changes as the learner steps:
@@ -33,6 +48,29 @@ type StepperView struct {
 	Output     string   // the printed text, shown at the end
 	ShowOutput bool
 	StopReason string
+
+	Status    StatusView
+	Hit       string          // the breakpoint that stopped the run-until
+	Following string          // classroom: "instructor" when mirroring the instructor, "detached", or ""
+	Rows      []RowTabView    // batch rows or beams to pick from; nil for one row
+	Branches  *BranchTreeView // nil: no tree to show
+	Panels    *PanelsView     // a real run's step in detail; nil for walkthroughs
+	Compare   *CompareView    // several runs side by side; nil otherwise
+	Pair      *PairView       // the toy's step beside a real run; nil when off
+	Charts    *ChartsView     // nil when off or nothing to chart
+}
+
+// StatusView says whether generation runs and how it ended.
+type StatusView struct {
+	State string // "running", "done", "stopped", "failed", "imported"
+	Text  string // "generating… 7 steps", "stopped: cancelled after 7 steps"
+}
+
+// RowTabView is one batch row (or beam) to show.
+type RowTabView struct {
+	Index    int
+	Label    string // "row 1"
+	Selected bool
 }
 
 // StepView is one step of the trace: what the model saw, its candidates and
@@ -49,20 +87,27 @@ type StepView struct {
 	By         string // "greedy", "sampled", ...
 	Draw       string // where a sampled step's draw fell
 	Note       string // for moments without a step, or batches
+	Branchable bool   // candidates may be clicked to branch
+	Final      bool   // candidates show a final (processed) probability too
 }
 
 // TokenView is one token as a chip.
 type TokenView struct {
 	Text    string
 	Special bool // a marker such as <s> or </s>
+	Pad     bool // padding, not attended
 }
 
-// CandidateView is one candidate with its probability bar.
+// CandidateView is one candidate with its probability bars.
 type CandidateView struct {
-	Token  string
-	Prob   string // "0.9"
-	Width  string // the bar's CSS width, "90.0%"
-	Chosen bool
+	ID         int
+	Token      string
+	Prob       string // raw probability, "0.9"
+	Width      string // the raw bar's CSS width, "90.0%"
+	FinalProb  string // after every processor: "0.95", or "removed"
+	FinalWidth string
+	Kept       bool // survives the processors
+	Chosen     bool
 }
 
 // ToyView is the narrated side of a toy trace: the table, the listing and
@@ -92,4 +137,174 @@ type CodeLineView struct {
 	Number int
 	Text   string
 	Active bool
+}
+
+// PanelsView is one step of a real run in detail.
+type PanelsView struct {
+	Funnel    FunnelView
+	Draw      *DrawView // nil when the step was not sampled
+	Chosen    ChosenView
+	KV        KVView
+	Traffic   TrafficView
+	Tokenizer TokenizerView
+}
+
+// FunnelView shows the sampling stages: how many tokens each keeps, and
+// which of the leading raw candidates survive each.
+type FunnelView struct {
+	Stages []StageView
+	Tokens []FunnelTokenView
+	Empty  string // why there are no stages ("greedy: no warpers run")
+}
+
+// StageView is one processor of the pipeline.
+type StageView struct {
+	Name   string // "top_k"
+	Params string // "k=50"
+	Kept   string // "50 of 50257"
+	Width  string // kept share as a CSS width, on a log scale
+}
+
+// FunnelTokenView is one leading raw candidate and its fate at each stage.
+type FunnelTokenView struct {
+	Token  string
+	Chosen bool
+	Marks  []string // per stage: "kept", "removed" or "unknown" (outside the recorded top)
+}
+
+// DrawView lays the kept tokens on [0, 1) by descending probability with a
+// marker where the uniform draw landed.
+type DrawView struct {
+	Segments []SegmentView
+	Marker   string // CSS left of the marker, "42.0%"
+	U        string // "0.420"
+	Interval string // "[0.310, 0.905)"
+}
+
+// SegmentView is one kept token's interval on the draw's bar.
+type SegmentView struct {
+	Token  string
+	Left   string // CSS
+	Width  string
+	Chosen bool
+	Rest   bool // the kept tokens the trace did not record, together
+}
+
+// ChosenView is the step's choice.
+type ChosenView struct {
+	Token   TokenView
+	ID      int
+	Prob    string
+	Rank    int
+	By      string // "greedy", "sampled", "forced", "beam"
+	Explain string
+}
+
+// KVView is the KV cache after the step.
+type KVView struct {
+	Present   bool
+	Positions int
+	Total     string // "24.0 KiB"
+	Growth    string // "+2.0 KiB since the previous step"
+	Layers    []LayerBytesView
+	Note      string
+}
+
+// LayerBytesView is one layer's share of the cache.
+type LayerBytesView struct {
+	Layer int
+	Bytes string
+	Width string
+}
+
+// TrafficView is what the step cost.
+type TrafficView struct {
+	Present     bool
+	WeightBytes string
+	KVRead      string
+	KVWrite     string
+	FLOPs       string
+	Intensity   string // "1.0 FLOP/byte"
+	Time        string // "1.2 ms"
+	Achieved    string // "3.4 GB/s"
+	Bandwidth   string // the machine's bandwidth, "n/a" until measured
+	Note        string
+}
+
+// TokenizerView shows the chosen token's bytes and what the stream decoder
+// holds back.
+type TokenizerView struct {
+	Token   string
+	Hex     string // "e2 80"
+	Held    string // "e2 80 (an unfinished character)", or ""
+	Text    string // the text the stream has completed so far, its tail
+	Note    string // "bytes of the token's text (no tokenizer)"
+	Partial bool
+}
+
+// BranchTreeView lists a run's trunk and branches as a tree.
+type BranchTreeView struct {
+	Nodes []BranchNodeView
+}
+
+// BranchNodeView is one branch of the tree.
+type BranchNodeView struct {
+	ID       int
+	Depth    int // indentation: 0 for the trunk
+	Label    string
+	Text     string // its output text
+	Selected bool
+	Live     bool
+}
+
+// PairView is the toy's step beside a real run, at the same index clamped
+// to the toy's steps.
+type PairView struct {
+	Position string
+	Step     StepView
+	Rows     []TableRowView
+}
+
+// ChartsView holds the step's charts.
+type ChartsView struct {
+	Charts []ChartView
+	Note   string // why charts are missing, if they are
+}
+
+// ChartView is one chart, inlined as SVG, with download links.
+type ChartView struct {
+	Name  string // "candidates"
+	Title string
+	SVG   string // trusted SVG from web/plots
+	Error string
+	SVGURL,
+	PNGURL string
+}
+
+// CompareView shows several runs side by side.
+type CompareView struct {
+	Steps      []int // 1-based step numbers, the table's columns
+	Current    int   // 0-based position
+	Divergence int   // 0-based first step where the choices differ; -1 for none
+	Says       string
+	Runs       []CompareRunView
+}
+
+// CompareRunView is one run of a comparison.
+type CompareRunView struct {
+	Label  string
+	Status string
+	Cells  []CompareCellView
+	TV     []string // per step: total variation distance from the first run
+	Step   StepView // its step at the current position
+	Output string
+	Export string // export URL of this run
+}
+
+// CompareCellView is one run's choice at one step.
+type CompareCellView struct {
+	Token    string
+	Diverged bool // the first step where the runs differ
+	Current  bool
+	Differs  bool // differs from the first run
 }

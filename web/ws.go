@@ -17,21 +17,29 @@ const (
 	writeWait      = 10 * time.Second    // time allowed to write one message
 	pongWait       = 60 * time.Second    // time allowed between pongs from the page
 	pingPeriod     = (pongWait * 9) / 10 // ping this often; must be less than pongWait
-	maxMessageSize = 1024                // largest message a page may send, in bytes
-	sendBuffer     = 16                  // messages queued per connection before it counts as slow
+	maxMessageSize = 64 << 10            // largest message a page may send (a run form with its prompts), in bytes
+	sendBuffer     = 16                  // error replies queued per connection before it counts as stuck
 )
 
 // hub owns the set of open connections. Every message to a connection goes
 // through the hub, so a connection's send channel is closed exactly once,
 // by the hub, and never written after.
+//
+// A connection gets two kinds of messages. Views are coalesced: it holds
+// only the newest one not yet written, so a slow page skips views instead
+// of slowing the server. Error replies queue in order, up to sendBuffer; a
+// page that lets them pile up is dropped.
 type hub struct {
-	mu      sync.Mutex
-	clients map[*client]struct{}
-	closed  bool           // shutting down: no new connections
-	pumps   sync.WaitGroup // the read and write pumps of every connection
+	mu        sync.Mutex
+	clients   map[*client]struct{}
+	bySession map[string]map[*client]struct{}
+	closed    bool           // shutting down: no new connections
+	pumps     sync.WaitGroup // the read and write pumps of every connection
 }
 
-func newHub() *hub { return &hub{clients: map[*client]struct{}{}} }
+func newHub() *hub {
+	return &hub{clients: map[*client]struct{}{}, bySession: map[string]map[*client]struct{}{}}
+}
 
 // add registers c and counts its two pumps, which the caller must start;
 // it reports false once the hub is shutting down. Counting under the lock
@@ -43,6 +51,12 @@ func (h *hub) add(c *client) bool {
 		return false
 	}
 	h.clients[c] = struct{}{}
+	set := h.bySession[c.sess.id]
+	if set == nil {
+		set = map[*client]struct{}{}
+		h.bySession[c.sess.id] = set
+	}
+	set[c] = struct{}{}
 	h.pumps.Add(2)
 	return true
 }
@@ -69,14 +83,20 @@ func (h *hub) remove(c *client) {
 }
 
 func (h *hub) drop(c *client) {
-	if _, ok := h.clients[c]; ok {
-		delete(h.clients, c)
-		close(c.send)
+	if _, ok := h.clients[c]; !ok {
+		return
 	}
+	delete(h.clients, c)
+	set := h.bySession[c.sess.id]
+	delete(set, c)
+	if len(set) == 0 {
+		delete(h.bySession, c.sess.id)
+	}
+	close(c.send)
 }
 
-// send queues msg for c. A connection whose queue is full is too slow to
-// keep up: it is dropped rather than allowed to block the server.
+// send queues an error reply for c. A connection whose queue is full is
+// stuck: it is dropped rather than allowed to hold the server up.
 func (h *hub) send(c *client, msg []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -94,15 +114,43 @@ func (h *hub) sendLocked(c *client, msg []byte) {
 	}
 }
 
-// broadcast queues msg for every connection of the session.
+// broadcast queues an error reply for every connection of the session.
 func (h *hub) broadcast(sessionID string, msg []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for c := range h.bySession[sessionID] {
+		h.sendLocked(c, msg)
+	}
+}
+
+// offer hands c a view; it replaces any older view c has not written yet.
+func (h *hub) offer(c *client, msg []byte, seq uint64) {
+	c.offer(msg, seq)
+}
+
+// offerSession hands a view to every connection of the session.
+func (h *hub) offerSession(sessionID string, msg []byte, seq uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.bySession[sessionID] {
+		c.offer(msg, seq)
+	}
+}
+
+// followers returns the sessions with open connections that follow leader
+// right now.
+func (h *hub) followers(leader *session) []*session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*session
+	seen := map[*session]bool{}
 	for c := range h.clients {
-		if c.sess.id == sessionID {
-			h.sendLocked(c, msg)
+		if s := c.sess; s.leader == leader && s.following() && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
 		}
 	}
+	return out
 }
 
 // closeAll closes every connection and refuses new ones.
@@ -127,15 +175,49 @@ type client struct {
 	srv  *Server
 	sess *session
 	conn *websocket.Conn
-	send chan []byte // messages for the write pump; closed by the hub
+	send chan []byte   // error replies for the write pump; closed by the hub
+	wake chan struct{} // a view is waiting (capacity 1)
+
+	mu      sync.Mutex
+	view    []byte // the newest view not yet written; nil when none
+	viewSeq uint64 // its sequence number, or the last written one's
+}
+
+func newClient(s *Server, sess *session, conn *websocket.Conn) *client {
+	return &client{srv: s, sess: sess, conn: conn, send: make(chan []byte, sendBuffer), wake: make(chan struct{}, 1)}
+}
+
+// offer keeps msg as the view to write next unless a newer one is
+// already waiting or written, and wakes the write pump. It never blocks.
+func (c *client) offer(msg []byte, seq uint64) {
+	c.mu.Lock()
+	if seq <= c.viewSeq {
+		c.mu.Unlock()
+		return
+	}
+	c.view, c.viewSeq = msg, seq
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// takeView returns the waiting view, if any.
+func (c *client) takeView() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.view
+	c.view = nil
+	return v
 }
 
 // newUpgrader returns the upgrader for page connections: only pages served
 // by this server (same origin) may connect.
 func newUpgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{
-		ReadBufferSize:  1024,
-		WriteBufferSize: 4096,
+		ReadBufferSize:  4096,
+		WriteBufferSize: 16 << 10,
 		CheckOrigin:     sameOrigin,
 	}
 }
@@ -154,18 +236,23 @@ func sameOrigin(r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host)
 }
 
-// handleWS upgrades a page's connection and starts its two pumps.
+// handleWS upgrades a page's connection and starts its two pumps. The
+// classroom's instructor session takes the instructor's token.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
 	if !ok {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
 		return
 	}
+	if sess.teach && !s.class.check(r.URL.Query().Get("teach")) {
+		http.Error(w, "this session is the instructor's: it needs the instructor's link", http.StatusForbidden)
+		return
+	}
 	conn, err := s.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // Upgrade has answered the request
 	}
-	c := &client{srv: s, sess: sess, conn: conn, send: make(chan []byte, sendBuffer)}
+	c := newClient(s, sess, conn)
 	if !s.hub.add(c) {
 		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(writeWait))
 		conn.Close()
@@ -194,16 +281,17 @@ func (c *client) readPump() {
 		if err != nil {
 			return
 		}
+		c.conn.SetReadDeadline(time.Now().Add(pongWait))
 		if kind != websocket.TextMessage {
 			c.srv.hub.send(c, errorMessage("bad message: send JSON text, not binary data"))
 			continue
 		}
-		c.srv.hub.send(c, c.srv.answer(c.sess, data))
+		c.srv.handleMessage(c, data)
 	}
 }
 
-// writePump writes queued messages and pings the page. A closed send
-// channel means the hub dropped the client: say goodbye and stop.
+// writePump writes queued replies and views and pings the page. A closed
+// send channel means the hub dropped the client: say goodbye and stop.
 func (c *client) writePump() {
 	defer c.srv.hub.pumps.Done()
 	ticker := time.NewTicker(pingPeriod)
@@ -211,20 +299,26 @@ func (c *client) writePump() {
 		ticker.Stop()
 		c.conn.Close()
 	}()
+	write := func(kind int, msg []byte) bool {
+		c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+		return c.conn.WriteMessage(kind, msg) == nil
+	}
 	for {
 		select {
 		case msg, ok := <-c.send:
-			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if !ok {
-				c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+				write(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 				return
 			}
-			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+			if !write(websocket.TextMessage, msg) {
+				return
+			}
+		case <-c.wake:
+			if v := c.takeView(); v != nil && !write(websocket.TextMessage, v) {
 				return
 			}
 		case <-ticker.C:
-			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+			if !write(websocket.PingMessage, nil) {
 				return
 			}
 		}

@@ -6,14 +6,19 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 
+	"tracer/engine/hub"
 	"tracer/web"
 )
 
 func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", "[flags]", stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
-	model := fs.String("model", "toy", `model the page runs on opening: "toy" or a toy table .json`)
+	model := fs.String("model", "toy", `toy the page runs on opening: "toy" or a toy table .json`)
+	modelsDir := fs.String("models", "", "a folder of models the page may run: Hugging Face folders, llama2.c .bin files, toy tables")
+	classroom := fs.Bool("classroom", false, "classroom mode: print an instructor link that drives what every other page shows")
+	maxNew := fs.Int("max-new-tokens", web.DefaultMaxNewTokens, "the most tokens a page may ask one run for")
 	maxMiB := fs.Int64("max-import", web.DefaultMaxTraceSize>>20, "largest trace the page may import, in MiB")
 	verbose := fs.Bool("v", false, "log requests and imports to stderr")
 	if code := parse(fs, args, stdout); code >= 0 {
@@ -23,9 +28,25 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "tracer serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	if *modelsDir != "" {
+		if fi, err := os.Stat(*modelsDir); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "tracer serve: --models %s: not a folder\n", *modelsDir)
+			return exitUsage
+		}
+	}
+	if *maxNew <= 0 {
+		fmt.Fprintf(stderr, "tracer serve: --max-new-tokens must be positive, got %d\n", *maxNew)
+		return exitUsage
+	}
 	if *maxMiB <= 0 {
 		fmt.Fprintf(stderr, "tracer serve: --max-import must be positive, got %d\n", *maxMiB)
 		return exitUsage
+	}
+	var cache string
+	if opts, err := hub.FromEnv(os.Getenv); err == nil {
+		cache = opts.CacheDir
+	} else {
+		fmt.Fprintf(stderr, "tracer serve: note: the Hugging Face cache is not listed: %v\n", err)
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -33,6 +54,10 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	srv, err := web.New(web.Config{
 		Model:        *model,
+		ModelsDir:    *modelsDir,
+		HFCache:      cache,
+		Classroom:    *classroom,
+		MaxNewTokens: *maxNew,
 		MaxTraceSize: *maxMiB << 20,
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
@@ -46,6 +71,10 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitError
 	}
 	fmt.Fprintf(stdout, "tracer: serving on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	if token := srv.TeachToken(); token != "" {
+		fmt.Fprintf(stdout, "tracer: classroom: students open http://%s/\n", ln.Addr())
+		fmt.Fprintf(stdout, "tracer: instructor (keep this link to yourself): http://%s/?teach=%s\n", ln.Addr(), token)
+	}
 	if err := srv.ServeListener(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "tracer serve: %v\n", err)
 		return exitError

@@ -66,6 +66,37 @@ func TestServe(t *testing.T) {
 	}
 }
 
+func TestServeClassroom(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--classroom", "--models", t.TempDir()}, nil, &stdout, &stderr)
+	}()
+	link := regexp.MustCompile(`instructor .*: (http://127\.0\.0\.1:\d+/\?teach=[0-9a-f]{64})\n`)
+	deadline := time.Now().Add(10 * time.Second)
+	for link.FindStringSubmatch(stdout.String()) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no instructor link printed; stdout %q, stderr %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := http.Get(link.FindStringSubmatch(stdout.String())[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-role="instructor"`) {
+		t.Errorf("the instructor link: got %d, want the instructor's page", res.StatusCode)
+	}
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Errorf("got exit %d, want %d; stderr %q", c, exitOK, stderr.String())
+	}
+}
+
 func TestServeUsage(t *testing.T) {
 	cases := []struct {
 		name string
@@ -77,6 +108,8 @@ func TestServeUsage(t *testing.T) {
 		{"bad import size", []string{"serve", "--max-import", "0"}, exitUsage},
 		{"bad address", []string{"serve", "--addr", "127.0.0.1:99999"}, exitError},
 		{"not a toy", []string{"serve", "--model", "/nonexistent/model"}, exitError},
+		{"no models folder", []string{"serve", "--models", "/nonexistent/models"}, exitUsage},
+		{"bad max new tokens", []string{"serve", "--max-new-tokens", "0"}, exitUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

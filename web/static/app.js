@@ -1,27 +1,43 @@
-// tracer's page script: sends navigation messages over the WebSocket and
+// tracer's page script: sends small JSON messages over the WebSocket and
 // swaps in the HTML fragments the server renders. The server owns the
-// position; this script only asks it to move.
+// session (its runs, position and branches); this script only asks it to
+// change, and shows the newest view it sends.
 (() => {
   "use strict";
   const body = document.body;
   const stepper = document.getElementById("stepper");
   const errorBox = document.getElementById("error");
-  const form = document.getElementById("import-form");
-  const fileInput = form.querySelector("input[type=file]");
+  const importForm = document.getElementById("import-form");
+  const fileInput = importForm.querySelector("input[type=file]");
+  const runPanel = document.getElementById("run-panel");
+  const runForm = document.getElementById("run-form");
+  const branchForm = document.getElementById("branch-form");
+  const untilPanel = document.getElementById("until-panel");
+  const untilForm = document.getElementById("until-form");
   const play = document.getElementById("play");
+  const pair = document.getElementById("pair");
+  const charts = document.getElementById("charts");
   const playEvery = 900; // ms between steps while playing
+  const darkScheme = window.matchMedia("(prefers-color-scheme: dark)");
 
   let ws = null;
   let queue = [];
   let timer = null;
+  let lastSeq = 0;
+  let retry = 0;
 
   function connect() {
     if (ws && ws.readyState <= WebSocket.OPEN) return;
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     ws = new WebSocket(scheme + location.host + body.dataset.ws);
     ws.onopen = () => {
+      retry = 0;
       const pending = queue;
       queue = [];
+      if (darkScheme.matches) {
+        sentDark = true;
+        pending.unshift({ type: "charts", on: charts.checked, dark: true });
+      }
       if (pending.length === 0) pending.push({ type: "view" });
       for (const m of pending) ws.send(JSON.stringify(m));
     };
@@ -30,10 +46,20 @@
       try { m = JSON.parse(ev.data); } catch { return; }
       handle(m);
     };
-    ws.onclose = () => { stopPlay(); };
+    ws.onclose = (ev) => {
+      stopPlay();
+      // The server restarting or a dropped network: try again a few times.
+      if (ev.code !== 1008 && retry < 5) {
+        retry++;
+        setTimeout(() => { if (queue.length === 0) queue.push({ type: "view" }); connect(); }, 300 * retry);
+      }
+    };
   }
 
+  // send asks the server for a change. An error shown stays until the
+  // learner does something else: views streaming in do not hide it.
   function send(m) {
+    if (m.type !== "view") showError("");
     if (ws && ws.readyState === WebSocket.OPEN) {
       ws.send(JSON.stringify(m));
       return;
@@ -45,8 +71,12 @@
   function handle(m) {
     if (!m || typeof m !== "object") return;
     if (m.type === "view" && typeof m.html === "string") {
+      if (typeof m.seq === "number") {
+        if (m.seq < lastSeq) return; // an older view overtaken by a newer one
+        lastSeq = m.seq;
+      }
       stepper.innerHTML = m.html;
-      showError("");
+      body.classList.toggle("running", !!m.running);
       sync();
     } else if (m.type === "error") {
       showError(String(m.message || "Something went wrong."));
@@ -66,8 +96,13 @@
     const i = Number(pos.dataset.index), n = Number(pos.dataset.count);
     for (const b of document.querySelectorAll("[data-move=first], [data-move=prev]")) b.disabled = i <= 0;
     for (const b of document.querySelectorAll("[data-move=next], [data-move=last]")) b.disabled = i >= n - 1;
-    if (i >= n - 1) stopPlay();
-    play.disabled = i >= n - 1 && timer === null;
+    if (i >= n - 1 && !body.classList.contains("running")) stopPlay();
+    play.disabled = i >= n - 1 && timer === null && !body.classList.contains("running");
+    const banner = stepper.querySelector("[data-testid=classroom-banner]");
+    body.classList.toggle("following", !!banner && banner.dataset.following === "true");
+    // The colour scheme changed without telling us (some browsers skip the
+    // event): ask for charts in the page's palette.
+    if (darkScheme.matches !== sentDark) chartsMessage();
   }
 
   function startPlay() {
@@ -91,32 +126,126 @@
     if (timer === null) startPlay(); else stopPlay();
   }
 
+  // formObject reads a form's fields as strings, as the server expects.
+  function formObject(form) {
+    const o = {};
+    for (const [k, v] of new FormData(form)) o[k] = String(v);
+    return o;
+  }
+
+  function syncRunForm() {
+    const chat = runForm.elements.input.value === "chat";
+    for (const el of runForm.querySelectorAll(".chat-only")) el.hidden = !chat;
+  }
+
+  runForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    stopPlay();
+    const form = formObject(runForm);
+    delete form.variants;
+    send({ type: "generate", form });
+  });
+  runForm.elements.input.addEventListener("change", syncRunForm);
+  document.getElementById("compare").addEventListener("click", () => {
+    stopPlay();
+    send({ type: "compare", form: formObject(runForm) });
+  });
+  for (const b of document.querySelectorAll("#stop, .controls .stop")) {
+    b.addEventListener("click", () => send({ type: "stop" }));
+  }
+
+  function branchWith(text) {
+    text = text.trim();
+    if (text === "") return;
+    if (/^\d+$/.test(text)) send({ type: "branch", id: Number(text) });
+    else send({ type: "branch", token: text });
+  }
+  branchForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    stopPlay();
+    branchWith(branchForm.elements.token.value);
+  });
+
+  untilForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    stopPlay();
+    const until = formObject(untilForm);
+    for (const k of Object.keys(until)) if (until[k].trim() === "") delete until[k];
+    send({ type: "until", until });
+  });
+
+  pair.addEventListener("change", () => send({ type: "pair", on: pair.checked }));
+  let sentDark = false;
+  const chartsMessage = () => {
+    sentDark = darkScheme.matches;
+    send({ type: "charts", on: charts.checked, dark: sentDark });
+  };
+  charts.addEventListener("change", chartsMessage);
+  darkScheme.addEventListener("change", chartsMessage);
+
+  // Clicks inside the fragment: a candidate branches, a tree node selects a
+  // branch, a tab picks a batch row, the classroom banner detaches.
+  stepper.addEventListener("click", (e) => {
+    const t = e.target instanceof Element ? e.target.closest("button") : null;
+    if (!t) return;
+    if (t.dataset.branchId !== undefined) {
+      stopPlay();
+      send({ type: "branch", id: Number(t.dataset.branchId) });
+    } else if (t.dataset.branch !== undefined) {
+      send({ type: "select", branch: Number(t.dataset.branch) });
+    } else if (t.dataset.row !== undefined) {
+      send({ type: "row", index: Number(t.dataset.row) });
+    } else if (t.dataset.action === "detach" || t.dataset.action === "rejoin") {
+      send({ type: t.dataset.action });
+    }
+  });
+
   for (const b of document.querySelectorAll("[data-move]")) {
     b.addEventListener("click", () => send({ type: b.dataset.move }));
   }
   play.addEventListener("click", togglePlay);
 
+  function toggleDetach() {
+    const banner = stepper.querySelector("[data-testid=classroom-banner]");
+    if (!banner) return;
+    send({ type: banner.dataset.following === "true" ? "detach" : "rejoin" });
+  }
+
   document.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
-    if (e.target instanceof HTMLElement && e.target.closest("input, textarea, select")) return;
+    if (e.target instanceof HTMLElement && e.target.closest("input, textarea, select")) {
+      if (e.key === "Escape") e.target.blur();
+      return;
+    }
     const moves = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last" };
+    const act = {
+      " ": togglePlay,
+      g: () => { runPanel.open = true; runForm.elements.prompt.focus(); },
+      s: () => send({ type: "stop" }),
+      b: () => branchForm.elements.token.focus(),
+      u: () => { untilPanel.open = true; untilForm.elements.top1_below.focus(); },
+      p: () => { pair.checked = !pair.checked; pair.dispatchEvent(new Event("change")); },
+      c: () => { charts.checked = !charts.checked; charts.dispatchEvent(new Event("change")); },
+      d: toggleDetach,
+    };
     if (moves[e.key]) {
       e.preventDefault();
       send({ type: moves[e.key] });
-    } else if (e.key === " ") {
+    } else if (act[e.key]) {
       e.preventDefault();
-      togglePlay();
+      act[e.key]();
     }
   });
 
   fileInput.addEventListener("change", async () => {
     if (!fileInput.files || fileInput.files.length === 0) return;
     stopPlay();
-    const data = new FormData(form);
+    showError("");
+    const data = new FormData(importForm);
     fileInput.value = "";
     let m = null;
     try {
-      const r = await fetch(form.action, { method: "POST", body: data, headers: { Accept: "application/json" } });
+      const r = await fetch(importForm.action, { method: "POST", body: data, headers: { Accept: "application/json" } });
       m = await r.json().catch(() => ({ type: "error", message: "The server answered " + r.status + " " + r.statusText + "." }));
     } catch (err) {
       m = { type: "error", message: "Could not reach the server: " + err.message };
@@ -124,5 +253,6 @@
     handle(m);
   });
 
+  syncRunForm();
   connect();
 })();

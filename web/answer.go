@@ -1,0 +1,206 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"tracer/engine/tokenizer"
+)
+
+// handleMessage answers one WebSocket message from a page. A message that
+// changes the session publishes its new view to every page showing it; a
+// bad one gets an error reply on its own connection.
+func (s *Server) handleMessage(c *client, data []byte) {
+	m, err := parseInbound(data)
+	if err == nil {
+		err = s.apply(c.sess, m)
+	}
+	if err != nil {
+		s.hub.send(c, errorMessage(err.Error()))
+		return
+	}
+	if m.Type == msgView { // only the asking page needs it
+		msg, seq := s.viewMessage(c.sess)
+		s.hub.offer(c, msg, seq)
+		return
+	}
+	s.publish(c.sess)
+}
+
+// apply makes the change a message asks of a session.
+func (s *Server) apply(sess *session, m inbound) error {
+	switch m.Type {
+	case msgView:
+		return nil
+	case msgPair, msgCharts: // the page's own preferences, also while following
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if m.Type == msgPair {
+			sess.pair = *m.On
+		} else {
+			sess.charts = *m.On
+			if m.Dark != nil {
+				sess.dark = *m.Dark
+			}
+		}
+		return nil
+	case msgDetach:
+		return s.detach(sess)
+	case msgRejoin:
+		return s.rejoin(sess)
+	}
+	if sess.following() {
+		return errFollowing
+	}
+	switch m.Type {
+	case msgFirst, msgPrev, msgNext, msgLast, msgStep:
+		return sess.move(m)
+	case msgGenerate:
+		sp, err := s.prepare(*m.Form, "")
+		if err != nil {
+			return err
+		}
+		s.startRuns(sess, []runSpec{sp}, false, fmt.Sprintf("run of %s, %s", sp.model.Spec, sp.label))
+		return nil
+	case msgCompare:
+		vs, err := m.Form.variants()
+		if err != nil {
+			return err
+		}
+		var specs []runSpec
+		for _, v := range vs {
+			sp, err := s.prepare(v.form, v.label)
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.label, err)
+			}
+			specs = append(specs, sp)
+		}
+		s.startRuns(sess, specs, true, fmt.Sprintf("comparison of %d runs of %s", len(specs), specs[0].model.Spec))
+		return nil
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	switch m.Type {
+	case msgStop:
+		if sess.job == nil {
+			return errors.New("nothing is generating")
+		}
+		sess.stopLocked()
+		return nil
+	case msgSelect:
+		return selectBranch(sess, *m.Branch)
+	case msgBranch:
+		p, err := planBranch(sess.doc, sess.cur, m)
+		if err != nil {
+			return err
+		}
+		s.startBranch(sess, p)
+		return nil
+	case msgUntil:
+		if sess.doc.walk != nil || sess.doc.compare {
+			return errors.New("breakpoints work on a single run: generate one first")
+		}
+		r := sess.doc.runs[0]
+		var tok tokenizer.Tokenizer
+		if r.model != nil {
+			tok = r.model.Tokenizer
+		}
+		b, err := m.Until.parse(tok, r.trace.Model.VocabSize)
+		if err != nil {
+			return err
+		}
+		runUntil(sess, b)
+		return nil
+	case msgRow:
+		n := rowCount(sess.doc.runs[0].trace)
+		if *m.Index < 0 || *m.Index >= n || sess.doc.walk != nil {
+			return fmt.Errorf("row %d is out of range: this run has rows 0 to %d", *m.Index, n-1)
+		}
+		sess.cur.row = *m.Index
+		return nil
+	}
+	return fmt.Errorf("bad message: %q is not handled", m.Type)
+}
+
+// selectBranch follows another branch of the run, keeping the position
+// where the new path has it. The caller holds the session's lock.
+func selectBranch(sess *session, id int) error {
+	d := sess.doc
+	t := d.runs[0].trace
+	if d.compare || id < 0 || id > len(t.Branches) {
+		return fmt.Errorf("branch %d does not exist: this run has branches 0 (the trunk) to %d", id, len(t.Branches))
+	}
+	if d.walk != nil {
+		sess.doc = &document{runs: d.runs, source: d.source}
+	}
+	sess.cur.branch, sess.cur.hit, sess.cur.pending, sess.until = id, "", false, nil
+	sess.cur.pos = min(sess.cur.pos, sess.doc.count(id)-1)
+	sess.tail = false
+	return nil
+}
+
+// publish sends the session's view to every page showing it, and for the
+// classroom's instructor, to every student following.
+func (s *Server) publish(sess *session) {
+	msg, seq := s.viewMessage(sess)
+	s.hub.offerSession(sess.id, msg, seq)
+	if sess.teach {
+		for _, f := range s.hub.followers(sess) {
+			msg, seq := s.viewMessage(f)
+			s.hub.offerSession(f.id, msg, seq)
+		}
+	}
+}
+
+// viewMessage renders what a session's page shows as a "view" message, and
+// returns it with its sequence number.
+func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
+	v, running, seq := s.stepperFor(sess)
+	var html bytes.Buffer
+	if err := Stepper(v).Render(context.Background(), &html); err != nil {
+		return errorMessage("could not render the view: " + err.Error()), seq
+	}
+	// The HTML travels as a JSON string; escaping its < and > for embedding
+	// in HTML would only make it longer.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(outbound{Type: msgView, Seq: seq, Index: v.Index, Count: v.Count, Running: running, HTML: html.String()}); err != nil {
+		return errorMessage("could not encode the view"), seq
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), seq
+}
+
+// stepperFor builds a session's stepper view, charts included: what its
+// page shows (the instructor's document while following) with its own
+// preferences.
+func (s *Server) stepperFor(sess *session) (StepperView, bool, uint64) {
+	sess.mu.Lock()
+	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark}
+	if sess.pair {
+		o.lesson = s.lesson
+	}
+	sess.mu.Unlock()
+	switch {
+	case sess.following():
+		o.following = "instructor"
+	case sess.leader != nil:
+		o.following = "detached"
+	}
+	src := sess.source()
+	src.mu.Lock()
+	v, jobs := stepperView(src.doc, src.cur, o)
+	if src.cur.pending {
+		v.Hit = src.cur.hit
+	}
+	running := src.doc.live()
+	seq := s.seq.Add(1)
+	src.mu.Unlock()
+	if v.Charts != nil {
+		renderCharts(sess.cache, v.Charts, jobs)
+	}
+	return v, running, seq
+}

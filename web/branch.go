@@ -1,0 +1,199 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"tracer/engine"
+	"tracer/engine/tokenizer"
+	"tracer/trace"
+)
+
+// branchTree lists a run's trunk and branches, each under its parent; nil
+// when the run has no branches.
+func branchTree(r *run, selected int) *BranchTreeView {
+	t := r.trace
+	if len(t.Branches) == 0 {
+		return nil
+	}
+	v := &BranchTreeView{}
+	var walk func(id, depth int)
+	walk = func(id, depth int) {
+		node := BranchNodeView{ID: id, Depth: depth, Selected: id == selected, Live: r.live && r.liveBranch == id}
+		if b := branchByID(t, id); b != nil {
+			node.Label, node.Text = b.Label, b.Output.NewText
+		} else {
+			node.Label, node.Text = "trunk", t.Output.NewText
+		}
+		v.Nodes = append(v.Nodes, node)
+		for _, b := range t.Branches {
+			if b.Parent == id {
+				walk(b.ID, depth+1)
+			}
+		}
+	}
+	walk(0, 0)
+	return v
+}
+
+// branchPlan is a branch about to run.
+type branchPlan struct {
+	r      *run
+	parent int
+	at     int   // the step that chooses the new token
+	before []int // the tokens the parent chose before at
+	id     int   // the new token
+	req    engine.Request
+}
+
+// planBranch checks a branch message against the session's document and
+// prepares the request: at step "step" of the followed branch (default: the
+// current position) choose the token, then continue as the run did. The
+// parent's KV cache, cut to the shared prefix, is reused. The caller holds
+// the session's lock.
+func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
+	if d.compare {
+		return nil, errors.New("branching works on one run at a time: generate a single run first")
+	}
+	r := d.runs[0]
+	t := r.trace
+	switch {
+	case r.live:
+		return nil, errors.New("the run is still generating: stop it or wait for it before branching")
+	case r.model == nil:
+		return nil, errors.New("this trace was imported without its model: generate a run on the page to branch")
+	case rowCount(t) > 1 || t.Options.NumBeams > 1:
+		return nil, errors.New("branching follows a single prompt: batches and beam search cannot branch")
+	}
+	steps := pathSteps(t, cur.branch)
+	at := cur.pos
+	if d.walk != nil {
+		at = d.walk.Moments[cur.pos].Step
+	}
+	if m.Step != nil {
+		at = *m.Step
+	}
+	if at < 0 || at >= len(steps) {
+		return nil, fmt.Errorf("cannot branch at step index %d: this branch has steps 0 to %d", at, len(steps)-1)
+	}
+	vocab := t.Model.VocabSize
+	var id int
+	if m.ID != nil {
+		id = *m.ID
+		if id < 0 || id >= vocab {
+			return nil, fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		}
+	} else {
+		var err error
+		if id, err = lookupToken(r.model.Tokenizer, *m.Token, vocab); err != nil {
+			return nil, err
+		}
+	}
+	p := &branchPlan{r: r, parent: cur.branch, at: at, before: chosenIDs(steps[:at], 0), id: id}
+	p.req = r.req
+	p.req.Force = [][]int{append(append([]int{}, p.before...), id)}
+	if c := r.caches[cur.branch]; c != nil {
+		kept := c.Clone()
+		kept.Truncate(max(0, len(t.Prompt.IDs)+at-1))
+		p.req.Resume = &engine.Resume{Cache: kept, Tokens: [][]int{p.before}, Step: at}
+	}
+	return p, nil
+}
+
+// lookupToken finds the id of a token typed by the user: a vocabulary
+// string ("Ġthe"), or text that encodes to exactly one token (" the").
+func lookupToken(tok tokenizer.Tokenizer, text string, vocab int) (int, error) {
+	if text == "" {
+		return 0, errors.New("no token given: type a token or its id")
+	}
+	if strings.HasPrefix(text, "#") {
+		id, err := strconv.Atoi(text[1:])
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a token id", text)
+		}
+		if id < 0 || id >= vocab {
+			return 0, fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		}
+		return id, nil
+	}
+	if tok == nil {
+		return 0, errors.New("this model has no tokenizer: give the token's id (#123)")
+	}
+	for id := range tok.VocabSize() {
+		if tok.Token(id) == text {
+			return id, nil
+		}
+	}
+	ids, err := tok.Encode(text, false)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a token of this vocabulary: %v", text, err)
+	case len(ids) != 1:
+		return 0, fmt.Errorf("%q is not one token of this vocabulary (it encodes to %d tokens %v): type a single token or its id (#123)", text, len(ids), ids)
+	}
+	return ids[0], nil
+}
+
+// startBranch adds the planned branch to the run's tree and runs it in the
+// session's job; the cursor follows it. The caller holds the session's
+// lock.
+func (s *Server) startBranch(sess *session, p *branchPlan) {
+	t := p.r.trace
+	label := fmt.Sprintf("step %d → #%d", p.at+1, p.id)
+	if tok := p.r.model.Tokenizer; tok != nil {
+		label = fmt.Sprintf("step %d → %s", p.at+1, tokenText(tok.Token(p.id), p.id))
+	}
+	b := trace.Branch{ID: len(t.Branches) + 1, Parent: p.parent, At: p.at, Label: label, Steps: []trace.Step{}}
+	t.Branches = append(t.Branches, b)
+	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
+		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source}
+	}
+	r := p.r
+	r.live, r.liveBranch = true, b.ID
+	sess.cur = cursor{pos: p.at, branch: b.ID}
+	sess.tail, sess.until = true, nil
+	j := s.newSessionJob(sess)
+	req := p.req
+	req.Record = true
+	req.KeepCache = func(c engine.Cache) {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		r.keepCache(b.ID, c)
+	}
+	// Without a kept cache the run starts over, forced along the prefix:
+	// the steps before the branch point are its parent's already.
+	req.OnStep = func(st trace.Step) {
+		if st.Index < b.At {
+			return
+		}
+		sess.mu.Lock()
+		br := &r.trace.Branches[b.ID-1]
+		br.Steps = append(br.Steps, st)
+		s.stepArrived(sess, j, r, b.ID)
+		sess.mu.Unlock()
+		j.poke()
+	}
+	s.launch(sess, j, func() error {
+		out, err := engine.Generate(j.ctx, req)
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		br := &r.trace.Branches[b.ID-1]
+		if err != nil {
+			br.Output = trace.Output{StopReason: trace.StopCancelled}
+		} else {
+			first := 0
+			for first < len(out.Steps) && out.Steps[first].Index < b.At {
+				first++
+			}
+			br.Steps, br.Output = out.Steps[first:], out.Output
+		}
+		r.live = false
+		s.runEnded(sess, j, r, b.ID)
+		if err != nil {
+			return fmt.Errorf("the branch failed: %w", err)
+		}
+		return nil
+	})
+}

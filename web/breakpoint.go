@@ -1,0 +1,153 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"tracer/engine/tokenizer"
+	"tracer/trace"
+)
+
+// untilForm is the page's breakpoints form: each field set ("" is off) is
+// one breakpoint, and playing stops at the first step where any hits.
+type untilForm struct {
+	Top1Below    string `json:"top1_below"`    // the model's top-1 probability falls below x
+	RankAbove    string `json:"rank_above"`    // the chosen token's rank exceeds k
+	EntropyAbove string `json:"entropy_above"` // the entropy exceeds h nats
+	Token        string `json:"token"`         // this token (a token, or #id) enters ...
+	TokenTopK    string `json:"token_top_k"`   // ... the top k (default 5)
+}
+
+// breakpoints are the parsed conditions of a run-until.
+type breakpoints struct {
+	top1    *float64
+	rank    *int
+	entropy *float64
+	tokenID int    // -1: match tokenText instead
+	token   string // the token as typed; "" for none
+	topK    int
+}
+
+// parse checks the form. tok, when not nil, resolves a typed token to its
+// id; without it the token is matched by its text in the trace.
+func (f untilForm) parse(tok tokenizer.Tokenizer, vocab int) (*breakpoints, error) {
+	b := &breakpoints{tokenID: -1, topK: 5}
+	var err error
+	if b.top1, err = optFloat("top-1 probability", f.Top1Below); err != nil {
+		return nil, err
+	}
+	if b.entropy, err = optFloat("entropy", f.EntropyAbove); err != nil {
+		return nil, err
+	}
+	if b.rank, err = optInt("rank", f.RankAbove); err != nil {
+		return nil, err
+	}
+	if k, err := optInt("top-k", f.TokenTopK); err != nil {
+		return nil, err
+	} else if k != nil {
+		if *k < 1 {
+			return nil, fmt.Errorf("top-k must be at least 1, got %d", *k)
+		}
+		b.topK = *k
+	}
+	if b.token = strings.TrimSpace(f.Token); b.token != "" {
+		if id, err := lookupToken(tok, b.token, vocab); err == nil {
+			b.tokenID = id
+		} else if tok != nil || strings.HasPrefix(b.token, "#") {
+			return nil, err
+		}
+	}
+	if b.top1 == nil && b.rank == nil && b.entropy == nil && b.token == "" {
+		return nil, errors.New("no breakpoint set: give a top-1 probability, a rank, an entropy or a token")
+	}
+	return b, nil
+}
+
+// describe lists the breakpoints: "top-1 < 0.5 or rank > 1".
+func (b *breakpoints) describe() string {
+	var parts []string
+	if b.top1 != nil {
+		parts = append(parts, "top-1 probability < "+strconv.FormatFloat(*b.top1, 'g', -1, 64))
+	}
+	if b.rank != nil {
+		parts = append(parts, "rank > "+strconv.Itoa(*b.rank))
+	}
+	if b.entropy != nil {
+		parts = append(parts, "entropy > "+strconv.FormatFloat(*b.entropy, 'g', -1, 64))
+	}
+	if b.token != "" {
+		parts = append(parts, fmt.Sprintf("%q enters the top %d", b.token, b.topK))
+	}
+	return strings.Join(parts, " or ")
+}
+
+// check reports which breakpoints hit at step i of steps for a row, or "".
+func (b *breakpoints) check(steps []trace.Step, i, row int) string {
+	if i < 0 || i >= len(steps) {
+		return ""
+	}
+	sr := steps[i].Rows[min(row, len(steps[i].Rows)-1)]
+	var hits []string
+	if b.top1 != nil && len(sr.Candidates) > 0 && sr.Candidates[0].Prob < *b.top1 {
+		hits = append(hits, fmt.Sprintf("the top-1 probability is %s, below %g", probText(sr.Candidates[0].Prob), *b.top1))
+	}
+	if b.rank != nil && sr.Chosen.Rank > *b.rank {
+		hits = append(hits, fmt.Sprintf("the chosen token %q has rank %d, above %d", tokenText(sr.Chosen.Token, sr.Chosen.ID), sr.Chosen.Rank, *b.rank))
+	}
+	if b.entropy != nil && sr.Entropy > *b.entropy {
+		hits = append(hits, fmt.Sprintf("the entropy is %.3f nats, above %g", sr.Entropy, *b.entropy))
+	}
+	if b.token != "" {
+		rank := b.rankIn(sr)
+		was := 0
+		if i > 0 {
+			prev := steps[i-1].Rows[min(row, len(steps[i-1].Rows)-1)]
+			was = b.rankIn(prev)
+		}
+		if rank > 0 && was == 0 {
+			hits = append(hits, fmt.Sprintf("%q entered the top %d (rank %d)", b.token, b.topK, rank))
+		}
+	}
+	if len(hits) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Breakpoint at step %d: %s.", steps[i].Index+1, strings.Join(hits, "; "))
+}
+
+// rankIn is the 1-based rank of the breakpoint's token among a row's top-k
+// raw candidates, or 0 when it is not there.
+func (b *breakpoints) rankIn(sr trace.StepRow) int {
+	for k, c := range sr.Candidates {
+		if k == b.topK {
+			break
+		}
+		if b.tokenID >= 0 && c.ID == b.tokenID || b.tokenID < 0 && c.Token == b.token {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// runUntil moves the cursor to the first step after it where a breakpoint
+// hits. When none does and the run is still generating, the breakpoints
+// wait for the steps to come. The caller holds the session's lock.
+func runUntil(sess *session, b *breakpoints) {
+	d := sess.doc
+	steps := pathSteps(d.runs[0].trace, sess.cur.branch)
+	for i := sess.cur.pos + 1; i < len(steps); i++ {
+		if hit := b.check(steps, i, sess.cur.row); hit != "" {
+			sess.cur.pos, sess.cur.hit, sess.cur.pending, sess.until, sess.tail = i, hit, false, nil, false
+			return
+		}
+	}
+	r := d.runs[0]
+	if r.live && r.liveBranch == sess.cur.branch {
+		sess.cur.pos = max(0, len(steps)-1)
+		sess.cur.hit, sess.cur.pending, sess.until, sess.tail = "Playing until "+b.describe()+"…", true, b, false
+		return
+	}
+	sess.cur.pos = max(0, len(steps)-1)
+	sess.cur.hit, sess.cur.pending, sess.until = "No breakpoint hit before the end of the run ("+b.describe()+").", false, nil
+}

@@ -1,0 +1,201 @@
+package web
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	modelhub "tracer/engine/hub"
+	"tracer/engine/models"
+	"tracer/toy"
+)
+
+// catalogRescan is how long a scan of the models folder is trusted.
+const catalogRescan = 5 * time.Second
+
+// modelEntry is one model the page offers.
+type modelEntry struct {
+	Name  string // what the form sends: "toy", or a path relative to the models folder
+	Path  string // what models.Open gets
+	Label string // "tiny-gpt2 (GPT2LMHeadModel)"
+	Chat  bool   // the model has a chat template
+}
+
+// catalog lists the models the page may run (the toy and what the models
+// folder holds) and keeps the ones opened. The page names a model by its
+// entry; it can never make the server open another path.
+type catalog struct {
+	toy   *models.Loaded
+	dir   string // "" when the server was given no models folder
+	cache string // the Hugging Face cache; "" for none
+
+	mu      sync.Mutex
+	entries []modelEntry
+	extra   []modelEntry // models added with add
+	scanned time.Time
+	opened  map[string]*models.Loaded // by Path
+}
+
+func newCatalog(toyModel *models.Loaded, dir, cache string) *catalog {
+	return &catalog{toy: toyModel, dir: dir, cache: cache, opened: map[string]*models.Loaded{}}
+}
+
+// list returns the models on offer: the toy first, then the folder's
+// models by name. The folder is scanned again after catalogRescan.
+func (c *catalog) list() []modelEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || time.Since(c.scanned) > catalogRescan {
+		c.entries = append([]modelEntry{{Name: "toy", Path: "toy", Label: "toy: " + c.toy.Model.Info().Name}}, c.extra...)
+		c.entries = append(c.entries, scanModels(c.dir)...)
+		c.entries = append(c.entries, scanCache(c.cache)...)
+		c.scanned = time.Now()
+	}
+	return c.entries
+}
+
+// open returns the model of the entry named name, opening it on first use.
+func (c *catalog) open(name string) (*models.Loaded, error) {
+	if name == "" || name == "toy" {
+		return c.toy, nil
+	}
+	i := slices.IndexFunc(c.list(), func(e modelEntry) bool { return e.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("model %q is not on this server's list: pick one from the menu", name)
+	}
+	c.mu.Lock()
+	e := c.entries[i]
+	m, ok := c.opened[e.Path]
+	c.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	// Opening maps the weights; two pages opening at once is harmless, and
+	// the first one kept wins.
+	m, err := models.Open(e.Path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.opened[e.Path]; ok {
+		closeModel(m)
+		return prev, nil
+	}
+	c.opened[e.Path] = m
+	return m, nil
+}
+
+// add offers an opened model under a name of its own, next to what the
+// models folder holds.
+func (c *catalog) add(name, label string, m *models.Loaded) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.extra = append(c.extra, modelEntry{Name: name, Path: "added:" + name, Label: label})
+	c.opened["added:"+name] = m
+	c.entries = nil
+}
+
+// close releases the opened models' weights.
+func (c *catalog) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p, m := range c.opened {
+		closeModel(m)
+		delete(c.opened, p)
+	}
+}
+
+func closeModel(m *models.Loaded) { m.Close() }
+
+// scanModels finds what models.Open accepts in dir: Hugging Face folders
+// (with a config.json), llama2.c checkpoints (.bin files whose header
+// checks out, also one folder down) and toy tables (.json). Symlinks are
+// followed.
+func scanModels(dir string) []modelEntry {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []modelEntry
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue
+		}
+		switch {
+		case fi.IsDir() && isFile(filepath.Join(path, "config.json")):
+			if d, err := modelhub.Describe(path); err == nil {
+				out = append(out, modelEntry{Name: e.Name(), Path: path, Label: e.Name() + " (" + d.Architecture + ")", Chat: d.ChatTemplate})
+			}
+		case fi.IsDir():
+			sub, _ := os.ReadDir(path)
+			for _, s := range sub {
+				if f, ok := checkpoint(filepath.Join(path, s.Name())); ok {
+					out = append(out, modelEntry{Name: e.Name() + "/" + s.Name(), Path: f, Label: e.Name() + "/" + s.Name() + " (llama2.c)"})
+				}
+			}
+		case strings.EqualFold(filepath.Ext(path), ".json"):
+			if t, err := toy.Load(path); err == nil {
+				out = append(out, modelEntry{Name: e.Name(), Path: path, Label: e.Name() + " (toy: " + t.Name + ")"})
+			}
+		default:
+			if f, ok := checkpoint(path); ok {
+				out = append(out, modelEntry{Name: e.Name(), Path: f, Label: e.Name() + " (llama2.c)"})
+			}
+		}
+	}
+	return out
+}
+
+// scanCache lists the models pulled into the Hugging Face cache: each
+// snapshot with a config.json as ORG/NAME, and the llama2.c checkpoints of
+// the others as ORG/NAME:FILE.
+func scanCache(dir string) []modelEntry {
+	if dir == "" {
+		return nil
+	}
+	cached, err := modelhub.List(dir)
+	if err != nil {
+		return nil
+	}
+	var out []modelEntry
+	for _, m := range cached {
+		if isFile(filepath.Join(m.Dir, "config.json")) {
+			d, _ := modelhub.Describe(m.Dir)
+			out = append(out, modelEntry{Name: m.Spec(), Path: m.Dir, Label: m.Spec() + " (cache)", Chat: d.ChatTemplate})
+			continue
+		}
+		for _, f := range m.Files {
+			if path, ok := checkpoint(filepath.Join(m.Dir, filepath.FromSlash(f))); ok {
+				out = append(out, modelEntry{Name: m.Spec() + ":" + f, Path: path, Label: m.Spec() + ": " + f + " (cache, llama2.c)"})
+			}
+		}
+	}
+	return out
+}
+
+// checkpoint reports whether path is a llama2.c checkpoint.
+func checkpoint(path string) (string, bool) {
+	if !strings.HasSuffix(path, ".bin") || strings.HasPrefix(filepath.Base(path), "tokenizer") {
+		return "", false
+	}
+	d, err := modelhub.Describe(path)
+	return path, err == nil && d.Format == "llama2.c"
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}

@@ -1,0 +1,112 @@
+package web
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestChartsInlineAndDownload(t *testing.T) {
+	s, sess, c := liveServer(t, Config{}, 0)
+	o := generate(t, s, c, form{"do_sample": "true", "top_k": "3", "seed": "1"})
+	for _, want := range []string{`data-testid="chart-candidates"`, `data-testid="chart-confidence"`, "<svg"} {
+		if !strings.Contains(o.HTML, want) {
+			t.Errorf("the view has no %s", want)
+		}
+	}
+	// The toy keeps no KV cache and moves no weights: no such charts.
+	if strings.Contains(o.HTML, `data-testid="chart-kv"`) || strings.Contains(o.HTML, `data-testid="chart-cost"`) {
+		t.Errorf("the toy's view has a KV or cost chart")
+	}
+	if n := sess.cache.len(); n == 0 {
+		t.Errorf("no chart cached after a view")
+	}
+
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	cases := []struct {
+		name, query string
+		status      int
+		ctype       string
+		magic       string
+	}{
+		{"svg", "chart=candidates&step=1&format=svg", http.StatusOK, "image/svg+xml", "<svg"},
+		{"png", "chart=confidence&step=0&format=png", http.StatusOK, "image/png", "\x89PNG"},
+		{"default svg", "chart=confidence&step=1", http.StatusOK, "image/svg+xml", "<svg"},
+		{"bad format", "chart=candidates&step=1&format=gif", http.StatusBadRequest, "", ""},
+		{"bad step", "chart=candidates&step=99&format=svg", http.StatusBadRequest, "", ""},
+		{"no step", "chart=candidates&format=svg", http.StatusBadRequest, "", ""},
+		{"unknown chart", "chart=pie&step=0", http.StatusBadRequest, "", ""},
+		{"no data", "chart=kv&step=0", http.StatusBadRequest, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := http.Get(ts.URL + "/chart?session=" + sess.id + "&" + tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("got %d %s, want %d", res.StatusCode, b, tc.status)
+			}
+			if tc.status != http.StatusOK {
+				return
+			}
+			if ct := res.Header.Get("Content-Type"); ct != tc.ctype || !bytes.HasPrefix(b, []byte(tc.magic)) {
+				t.Errorf("got %s starting %q, want %s", ct, b[:min(8, len(b))], tc.ctype)
+			}
+			if cd := res.Header.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment") {
+				t.Errorf("Content-Disposition %q, want an attachment", cd)
+			}
+		})
+	}
+	res, err := http.Get(ts.URL + "/chart?session=nope&chart=candidates&step=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown session: got %d, want 404", res.StatusCode)
+	}
+}
+
+func TestChartsOff(t *testing.T) {
+	s, _, c := liveServer(t, Config{}, 0)
+	roundTrip(t, c, `{"type": "charts", "on": false}`)
+	if o := generate(t, s, c, form{}); strings.Contains(o.HTML, `data-testid="charts"`) {
+		t.Errorf("charts off: the view still has charts")
+	}
+}
+
+func TestChartCacheIsBounded(t *testing.T) {
+	c := newChartCache(3)
+	for i := range 5 {
+		c.put(chartKey{step: i}, []byte{byte(i)})
+	}
+	if c.len() != 3 {
+		t.Errorf("got %d charts cached, want 3", c.len())
+	}
+	if _, ok := c.get(chartKey{step: 0}); ok {
+		t.Error("the oldest chart is still cached")
+	}
+	c.get(chartKey{step: 2}) // most recently used now
+	c.put(chartKey{step: 9}, nil)
+	if _, ok := c.get(chartKey{step: 2}); !ok {
+		t.Error("a recently used chart was evicted")
+	}
+}
+
+func TestChartsDark(t *testing.T) {
+	s, _, c := liveServer(t, Config{}, 0)
+	generate(t, s, c, form{})
+	if o := roundTrip(t, c, `{"type": "charts", "on": true, "dark": true}`); !strings.Contains(o.HTML, "fill:#1E2125") {
+		t.Errorf("dark charts: the view's SVG is not in the dark palette")
+	}
+	if o := roundTrip(t, c, `{"type": "charts", "on": true, "dark": false}`); strings.Contains(o.HTML, "fill:#1E2125") {
+		t.Errorf("light charts: the view's SVG is in the dark palette")
+	}
+}

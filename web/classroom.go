@@ -1,0 +1,89 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+)
+
+// classroom is the server's classroom mode: one instructor session (the
+// leader) that students' sessions follow live. Only a page that shows the
+// secret token may drive the leader.
+type classroom struct {
+	token  string
+	leader *session
+}
+
+// newToken returns a random secret of 32 bytes in hex.
+func newToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("web: classroom token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// check compares a token with the classroom's in constant time.
+func (c *classroom) check(token string) bool {
+	return subtle.ConstantTimeCompare([]byte(token), []byte(c.token)) == 1
+}
+
+// errFollowing answers a student who tries to drive while following.
+var errFollowing = errors.New("You are following the instructor: press Detach (d) to explore on your own, and Rejoin to follow again.")
+
+// detach gives a following student a copy of what the instructor shows,
+// to step through and branch on their own.
+func (s *Server) detach(sess *session) error {
+	if sess.leader == nil {
+		return errors.New("detach: this page is not following a classroom")
+	}
+	if !sess.following() {
+		return nil
+	}
+	l := sess.leader
+	l.mu.Lock()
+	d := forkDocument(l.doc, s)
+	cur := l.cur
+	cur.pending = false
+	l.mu.Unlock()
+	sess.mu.Lock()
+	sess.stopLocked()
+	sess.doc, sess.cur, sess.until, sess.tail = d, cur, nil, false
+	sess.mu.Unlock()
+	sess.detached.Store(true)
+	return nil
+}
+
+// rejoin makes a detached student follow the instructor again.
+func (s *Server) rejoin(sess *session) error {
+	if sess.leader == nil {
+		return errors.New("rejoin: this page is not part of a classroom")
+	}
+	sess.detached.Store(false)
+	sess.close()
+	return nil
+}
+
+// forkDocument copies a document for another session: the runs are forked
+// (shared steps, separate trees); a run still generating is cut where it
+// stands. The caller holds the owner's lock.
+func forkDocument(d *document, s *Server) *document {
+	c := &document{walk: d.walk, compare: d.compare, source: d.source + " (your copy)", notice: d.notice}
+	for _, r := range d.runs {
+		f := r.fork(s.runIDs.Add(1))
+		if r.live {
+			if f.trace.Output.StopReason == "" {
+				f.trace.Output = cutOutput()
+			}
+			for i := range f.trace.Branches {
+				if f.trace.Branches[i].Output.StopReason == "" {
+					f.trace.Branches[i].Output = cutOutput()
+				}
+			}
+		}
+		c.runs = append(c.runs, f)
+	}
+	return c
+}

@@ -1,0 +1,159 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"tracer/trace"
+)
+
+// compareStepper is a position of a comparison: every run's step at the
+// same index, the table of their choices with the first divergence, and
+// the distance between their distributions.
+func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
+	n := d.count(0)
+	pos := min(max(cur.pos, 0), n-1)
+	first := d.runs[0].trace
+	v := StepperView{
+		Source: d.source, ModelName: first.Model.Name, Notices: slices.Clone(first.Notices),
+		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1, Hit: cur.hit,
+		Position: fmt.Sprintf("Step %d of %d", pos+1, n),
+	}
+	v.Status = compareStatus(d)
+	v.Compare = compareView(d, pos, o.session)
+	var jobs []chartJob
+	if o.charts {
+		v.Charts, jobs = chartsFor(o.session, d.runs, 0, nil, pos, o.dark)
+	}
+	return v, jobs
+}
+
+// compareStatus sums up the runs' states.
+func compareStatus(d *document) StatusView {
+	done := 0
+	for _, r := range d.runs {
+		if !r.live {
+			done++
+		}
+	}
+	if done < len(d.runs) {
+		return StatusView{State: "running", Text: fmt.Sprintf("generating… %d of %d runs done", done, len(d.runs))}
+	}
+	return StatusView{State: "done", Text: fmt.Sprintf("%d runs on one random stream (seed %d)", len(d.runs), d.runs[0].trace.Options.Seed)}
+}
+
+// compareView lays the runs side by side at position pos.
+func compareView(d *document, pos int, session string) *CompareView {
+	n := d.count(0)
+	div := divergence(d.runs)
+	v := &CompareView{Current: pos, Divergence: div}
+	for i := range n {
+		v.Steps = append(v.Steps, i+1)
+	}
+	base := d.runs[0].trace.Steps
+	for k, r := range d.runs {
+		t := r.trace
+		rv := CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps)).Text, Output: t.Output.NewText}
+		rv.Export = "/export?session=" + session + "&run=" + strconv.Itoa(k)
+		for i := range n {
+			cell := CompareCellView{Current: i == pos, Diverged: i == div}
+			if i < len(t.Steps) {
+				c := t.Steps[i].Rows[0].Chosen
+				cell.Token = tokenText(c.Token, c.ID)
+				cell.Differs = i >= len(base) || base[i].Rows[0].Chosen.ID != c.ID
+			} else {
+				cell.Token = "·"
+			}
+			rv.Cells = append(rv.Cells, cell)
+			tv := "–"
+			if i < len(t.Steps) && i < len(base) {
+				tv = strconv.FormatFloat(totalVariation(base[i].Rows[0], t.Steps[i].Rows[0]), 'f', 3, 64)
+			}
+			rv.TV = append(rv.TV, tv)
+		}
+		if pos < len(t.Steps) {
+			rv.Step = stepView(t, t.Steps, pos, 0, nil)
+		} else {
+			rv.Step = StepView{Label: "Context", Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: "This run had already stopped."}
+		}
+		v.Runs = append(v.Runs, rv)
+	}
+	v.Says = divergenceText(d.runs, div)
+	return v
+}
+
+// divergence is the first step where the runs' choices differ (a run that
+// has stopped counts as choosing nothing), or -1.
+func divergence(runs []*run) int {
+	longest := 0
+	for _, r := range runs {
+		longest = max(longest, len(r.trace.Steps))
+	}
+	for i := range longest {
+		id := -2
+		for k, r := range runs {
+			got := -1
+			if i < len(r.trace.Steps) {
+				got = r.trace.Steps[i].Rows[0].Chosen.ID
+			}
+			if k == 0 {
+				id = got
+			} else if got != id {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// divergenceText says where and how the runs part.
+func divergenceText(runs []*run, div int) string {
+	if div < 0 {
+		return "The runs make the same choices at every step so far."
+	}
+	var picks []string
+	for _, r := range runs {
+		what := "stopped"
+		if div < len(r.trace.Steps) {
+			c := r.trace.Steps[div].Rows[0].Chosen
+			what = strconv.Quote(tokenText(c.Token, c.ID))
+		}
+		picks = append(picks, r.label+" chose "+what)
+	}
+	return fmt.Sprintf("The runs first differ at step %d: %s.", div+1, strings.Join(picks, ", "))
+}
+
+// totalVariation is half the L1 distance between two steps' final
+// distributions, over the tokens either recorded (a token one side did not
+// record counts as 0 there). Without a final distribution the raw
+// candidates stand in.
+func totalVariation(a, b trace.StepRow) float64 {
+	pa, pb := distribution(a), distribution(b)
+	var sum float64
+	for id, p := range pa {
+		sum += math.Abs(p - pb[id])
+	}
+	for id, q := range pb {
+		if _, ok := pa[id]; !ok {
+			sum += q
+		}
+	}
+	return min(sum/2, 1)
+}
+
+func distribution(r trace.StepRow) map[int]float64 {
+	m := map[int]float64{}
+	if f := r.Final; f != nil {
+		for k, id := range f.IDs {
+			m[id] = f.Probs[k]
+		}
+		return m
+	}
+	for _, c := range r.Candidates {
+		m[c.ID] = c.Prob
+	}
+	return m
+}

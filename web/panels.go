@@ -1,0 +1,321 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"tracer/engine/tokenizer"
+	"tracer/trace"
+)
+
+// Sizes of the step panels.
+const (
+	funnelTokens = 8  // leading raw candidates followed through the stages
+	streamWindow = 16 // tokens replayed into the stream decoder to find what it holds back
+)
+
+// panelsView shows step pos of steps (a run's path) for one row in detail.
+func panelsView(r *run, steps []trace.Step, pos, row int) *PanelsView {
+	s := steps[pos]
+	sr := s.Rows[min(row, len(s.Rows)-1)]
+	var prev *trace.Step
+	if pos > 0 {
+		prev = &steps[pos-1]
+	}
+	return &PanelsView{
+		Funnel:    funnelView(sr, r.trace.Model.VocabSize),
+		Draw:      drawView(sr),
+		Chosen:    chosenView(r.trace, sr),
+		KV:        kvView(s, prev),
+		Traffic:   trafficView(s),
+		Tokenizer: tokenizerView(r, steps, pos, row),
+	}
+}
+
+// funnelView follows the leading raw candidates through the processors.
+func funnelView(sr trace.StepRow, vocab int) FunnelView {
+	var v FunnelView
+	if len(sr.Stages) == 0 {
+		v.Empty = "No processor changed the scores: the token was chosen from the raw distribution."
+		if sr.Chosen.By == trace.ByForced {
+			v.Empty = "No processor changed the scores; the token was forced."
+		}
+		return v
+	}
+	for _, st := range sr.Stages {
+		v.Stages = append(v.Stages, StageView{
+			Name: st.Name, Params: paramsText(st.Params),
+			Kept:  fmt.Sprintf("%d of %d", st.Kept, vocab),
+			Width: logShare(st.Kept, vocab),
+		})
+	}
+	for k, c := range sr.Candidates {
+		if k == funnelTokens {
+			break
+		}
+		ft := FunnelTokenView{Token: tokenText(c.Token, c.ID), Chosen: c.ID == sr.Chosen.ID}
+		for _, st := range sr.Stages {
+			ft.Marks = append(ft.Marks, stageMark(st, c.ID))
+		}
+		v.Tokens = append(v.Tokens, ft)
+	}
+	return v
+}
+
+// stageMark says whether id survived a stage: it is among the stage's
+// recorded leaders, or it is not and every kept token was recorded.
+func stageMark(st trace.Stage, id int) string {
+	if slices.ContainsFunc(st.Top, func(c trace.Candidate) bool { return c.ID == id && !math.IsInf(float64(c.Logit), -1) }) {
+		return "kept"
+	}
+	if st.Kept <= len(st.Top) {
+		return "removed"
+	}
+	return "unknown"
+}
+
+// paramsText writes a stage's parameters: "k=50, min_keep=1".
+func paramsText(p map[string]float64) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatFloat(p[k], 'g', 4, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logShare is kept/vocab on a log scale as a CSS width: one token is a
+// sliver, the whole vocabulary the full bar.
+func logShare(kept, vocab int) string {
+	if vocab <= 1 || kept <= 0 {
+		return "0%"
+	}
+	f := math.Log(float64(kept)+1) / math.Log(float64(vocab)+1)
+	return strconv.FormatFloat(100*min(f, 1), 'f', 1, 64) + "%"
+}
+
+// drawView lays the final distribution on [0, 1) with the draw's marker.
+func drawView(sr trace.StepRow) *DrawView {
+	d, f := sr.Draw, sr.Final
+	if d == nil || f == nil {
+		return nil
+	}
+	v := &DrawView{
+		Marker: percent(d.U), U: strconv.FormatFloat(d.U, 'f', 3, 64),
+		Interval: fmt.Sprintf("[%.3f, %.3f)", d.CumBefore, d.CumAfter),
+	}
+	var cum float64
+	for k, id := range f.IDs {
+		p := f.Probs[k]
+		v.Segments = append(v.Segments, SegmentView{
+			Token: candidateToken(sr, id), Left: percent(cum), Width: percent(p), Chosen: id == sr.Chosen.ID,
+		})
+		cum += p
+	}
+	if rest := 1 - cum; rest > 1e-6 {
+		v.Segments = append(v.Segments, SegmentView{
+			Token: fmt.Sprintf("%d more", f.KeptCount-len(f.IDs)), Left: percent(cum), Width: percent(rest), Rest: true,
+		})
+	}
+	return v
+}
+
+// candidateToken finds the text of id among the row's recorded candidates.
+func candidateToken(sr trace.StepRow, id int) string {
+	if sr.Chosen.ID == id {
+		return tokenText(sr.Chosen.Token, id)
+	}
+	for _, c := range sr.Candidates {
+		if c.ID == id {
+			return tokenText(c.Token, id)
+		}
+	}
+	for _, st := range sr.Stages {
+		for _, c := range st.Top {
+			if c.ID == id {
+				return tokenText(c.Token, id)
+			}
+		}
+	}
+	return "#" + strconv.Itoa(id)
+}
+
+// chosenView explains the step's choice.
+func chosenView(t *trace.Trace, sr trace.StepRow) ChosenView {
+	c := sr.Chosen
+	v := ChosenView{
+		Token: TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
+		ID:    c.ID, Prob: probText(c.Prob), Rank: c.Rank, By: byText(c.By),
+	}
+	switch c.By {
+	case trace.ByGreedy:
+		v.Explain = "greedy: the most probable token after the processors"
+	case trace.BySample:
+		v.Explain = "sampled: the uniform draw fell in this token's interval"
+	case trace.ByForced:
+		v.Explain = "forced: picked by hand (a branch) or by teacher forcing; the distribution is still recorded"
+	case trace.ByBeam:
+		v.Explain = "beam search: this beam's continuation among the best running scores"
+	}
+	return v
+}
+
+// kvView shows the cache after step s and how it grew since prev.
+func kvView(s trace.Step, prev *trace.Step) KVView {
+	kv := s.KV
+	if kv == nil {
+		return KVView{Note: "No KV cache recorded: the toy keeps only its context, and a bigram looks at just the last word."}
+	}
+	v := KVView{Present: true, Positions: kv.Positions, Total: bytesText(kv.Bytes)}
+	if prev != nil && prev.KV != nil {
+		g := kv.Bytes - prev.KV.Bytes
+		v.Growth = signedBytes(g) + " since the previous step"
+	} else {
+		v.Growth = "the prompt's keys and values (prefill)"
+	}
+	var most int64
+	for _, b := range kv.BytesPerLayer {
+		most = max(most, b)
+	}
+	for i, b := range kv.BytesPerLayer {
+		w := "0%"
+		if most > 0 {
+			w = percent(float64(b) / float64(most))
+		}
+		v.Layers = append(v.Layers, LayerBytesView{Layer: i, Bytes: bytesText(b), Width: w})
+	}
+	if s.Phase == trace.PhaseFull {
+		v.Note = "Cache off: every step recomputes the keys and values of the whole sequence."
+	}
+	return v
+}
+
+// trafficView shows the step's memory traffic and arithmetic. The
+// machine's bandwidth is not measured yet: "n/a".
+func trafficView(s trace.Step) TrafficView {
+	v := TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
+	tr := s.Traffic
+	if tr == nil {
+		v.Note = "This model moves no weights: a table lookup costs no memory traffic worth counting."
+		return v
+	}
+	v.Present = true
+	v.WeightBytes, v.KVRead, v.KVWrite = bytesText(tr.WeightBytes), bytesText(tr.KVReadBytes), bytesText(tr.KVWriteBytes)
+	v.FLOPs = flopsText(tr.FLOPs)
+	v.Intensity = strconv.FormatFloat(tr.Intensity, 'f', 2, 64) + " FLOP/byte"
+	v.Achieved = "n/a"
+	if s.ElapsedNS > 0 {
+		moved := float64(tr.WeightBytes + tr.KVReadBytes + tr.KVWriteBytes)
+		v.Achieved = strconv.FormatFloat(moved/float64(s.ElapsedNS), 'f', 2, 64) + " GB/s"
+	}
+	return v
+}
+
+// tokenizerView shows the chosen token's bytes and what a stream decoder
+// holds back after it. With the model's tokenizer it replays the last
+// tokens into tokenizer.Stream; without one it shows the bytes of the
+// token's text only.
+func tokenizerView(r *run, steps []trace.Step, pos, row int) TokenizerView {
+	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
+	c := sr.Chosen
+	v := TokenizerView{Token: tokenText(c.Token, c.ID)}
+	var tok tokenizer.Tokenizer
+	if r.model != nil {
+		tok = r.model.Tokenizer
+	}
+	switch {
+	case tok == nil && c.Token == "":
+		v.Hex = "unknown"
+		v.Note = "this model comes without a tokenizer: only the token's id is known"
+		return v
+	case tok == nil:
+		v.Hex = hexBytes([]byte(c.Token))
+		v.Note = "the bytes of the token's text: this trace comes without its tokenizer"
+		return v
+	}
+	v.Hex = hexBytes(tok.TokenBytes(c.ID))
+	ids := chosenIDs(steps[max(0, pos+1-streamWindow):pos+1], row)
+	st := tokenizer.NewStream(tok, true)
+	var text string
+	var held []byte
+	for _, id := range ids {
+		text, held = st.Push(id)
+	}
+	switch {
+	case len(held) > 0:
+		v.Partial = true
+		v.Held = hexBytes(held)
+		v.Text = fmt.Sprintf("holds back %d %s of an unfinished character: nothing to print yet", len(held), plural(len(held), "byte"))
+	case text == "":
+		v.Text = "adds no text (a special token, skipped when printing)"
+	default:
+		v.Text = "adds " + strconv.Quote(text)
+	}
+	return v
+}
+
+func hexBytes(b []byte) string {
+	if len(b) == 0 {
+		return "(none)"
+	}
+	var sb strings.Builder
+	for i, x := range b {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		fmt.Fprintf(&sb, "%02x", x)
+	}
+	return sb.String()
+}
+
+// bytesText writes a byte count in binary units: 512 B, 1.5 KiB, 12.0 MiB.
+func bytesText(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB"} {
+		if math.Abs(f) < 1024 || u == "GiB" {
+			if u == "B" {
+				return fmt.Sprintf("%d B", n)
+			}
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+		f /= 1024
+	}
+	return ""
+}
+
+func signedBytes(n int64) string {
+	if n >= 0 {
+		return "+" + bytesText(n)
+	}
+	return "−" + bytesText(-n)
+}
+
+func flopsText(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"", "k", "M", "G", "T"} {
+		if f < 1000 || u == "T" {
+			return strconv.FormatFloat(f, 'f', 1, 64) + " " + u + "FLOP"
+		}
+		f /= 1000
+	}
+	return ""
+}
+
+func durationText(ns int64) string {
+	if ns <= 0 {
+		return "n/a"
+	}
+	d := time.Duration(ns)
+	if d < time.Millisecond {
+		return d.Round(100 * time.Nanosecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}

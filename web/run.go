@@ -1,0 +1,181 @@
+package web
+
+import (
+	"slices"
+
+	"tracer/engine"
+	"tracer/engine/models"
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// document is what a session shows: one run stepped through, several runs
+// side by side (a comparison), or the lesson's walkthrough of a toy run.
+//
+// A document and its runs belong to one session and change only under that
+// session's lock: a live run grows as its steps arrive, and branching adds
+// to a run's tree. Steps, once appended, are never changed, so a snapshot
+// (see run.snapshot) may be read without the lock.
+type document struct {
+	runs    []*run               // at least one
+	walk    *lessons.Walkthrough // set: the stepper walks the lesson's moments of runs[0]
+	compare bool                 // the runs are shown side by side
+	source  string               // where the document came from, for the page
+	notice  string               // why a toy trace is not narrated, if it is not
+}
+
+// count is the number of stepper positions: the walkthrough's moments, the
+// steps along the selected branch, or for a comparison the longest run (at
+// least one, so an empty trace still shows its output).
+func (d *document) count(branch int) int {
+	if d.walk != nil {
+		return len(d.walk.Moments)
+	}
+	if d.compare {
+		n := 1
+		for _, r := range d.runs {
+			n = max(n, len(r.trace.Steps))
+		}
+		return n
+	}
+	return max(1, len(pathSteps(d.runs[0].trace, branch)))
+}
+
+// live reports whether any run of the document is still generating.
+func (d *document) live() bool {
+	for _, r := range d.runs {
+		if r.live {
+			return true
+		}
+	}
+	return false
+}
+
+// run is one generate() call and the branches made from it: a trace tree.
+type run struct {
+	id    uint64       // unique in the server: names the run in chart caches
+	label string       // "greedy", "temperature=0.7"; "" for a lone run
+	trace *trace.Trace // trunk and branches
+	err   string       // why generation failed, if it did
+
+	// model and req make branching possible: the opened model and the
+	// request the trunk ran with. model is nil for imported traces.
+	model *models.Loaded
+	req   engine.Request
+	// caches holds the KV cache each branch ended with (0 is the trunk), so a
+	// new branch clones its parent's instead of recomputing the prefix.
+	caches map[int]engine.Cache
+
+	live       bool // a generation is appending to this run
+	liveBranch int  // the branch being generated while live
+}
+
+// maxCaches bounds the KV caches a run keeps for branching (a real model's
+// cache can be tens of MiB): beyond it the oldest branch's goes, and
+// branching from that branch recomputes its prefix.
+const maxCaches = 4
+
+// keepCache keeps the cache a branch ended with. The caller holds the
+// session's lock.
+func (r *run) keepCache(branch int, c engine.Cache) {
+	r.caches[branch] = c
+	for len(r.caches) > maxCaches {
+		oldest := -1
+		for id := range r.caches {
+			if id != 0 && id != branch && (oldest < 0 || id < oldest) {
+				oldest = id
+			}
+		}
+		if oldest < 0 {
+			return
+		}
+		delete(r.caches, oldest)
+	}
+}
+
+// newRun wraps a trace; id must be unique in the server.
+func newRun(id uint64, t *trace.Trace, label string) *run {
+	return &run{id: id, label: label, trace: t, caches: map[int]engine.Cache{}}
+}
+
+// snapshot returns a copy of the run's trace that later appends do not
+// touch: the step slices are clipped to their current length, and the
+// branch list is copied.
+func (r *run) snapshot() *trace.Trace {
+	t := *r.trace
+	t.Steps = slices.Clip(t.Steps)
+	t.Branches = slices.Clone(t.Branches)
+	for i := range t.Branches {
+		t.Branches[i].Steps = slices.Clip(t.Branches[i].Steps)
+	}
+	return &t
+}
+
+// fork returns a copy of the run, under a new id, for another session (a
+// student detaching from the instructor): it shares the steps and caches,
+// which are never changed, and branches separately.
+func (r *run) fork(id uint64) *run {
+	c := *r
+	c.id = id
+	c.trace = r.snapshot()
+	c.caches = make(map[int]engine.Cache, len(r.caches))
+	for k, v := range r.caches {
+		c.caches[k] = v
+	}
+	c.live = false
+	return &c
+}
+
+// branchByID returns the branch with the id, or nil (0, the trunk, has
+// none).
+func branchByID(t *trace.Trace, id int) *trace.Branch {
+	if id <= 0 || id > len(t.Branches) {
+		return nil
+	}
+	return &t.Branches[id-1]
+}
+
+// pathSteps returns the steps along a branch: its ancestors' steps before
+// each branch point, then its own. Branch 0 is the trunk; an unknown branch
+// gives the trunk.
+func pathSteps(t *trace.Trace, branch int) []trace.Step {
+	b := branchByID(t, branch)
+	if b == nil {
+		return t.Steps
+	}
+	parent := pathSteps(t, b.Parent)
+	out := make([]trace.Step, 0, b.At+len(b.Steps))
+	out = append(out, parent[:min(b.At, len(parent))]...)
+	return append(out, b.Steps...)
+}
+
+// pathOutput returns the output of a branch (the trunk's for 0).
+func pathOutput(t *trace.Trace, branch int) trace.Output {
+	if b := branchByID(t, branch); b != nil {
+		return b.Output
+	}
+	return t.Output
+}
+
+// chosenIDs returns the tokens row chose at each of steps.
+func chosenIDs(steps []trace.Step, row int) []int {
+	ids := make([]int, 0, len(steps))
+	for _, s := range steps {
+		if row < len(s.Rows) {
+			ids = append(ids, s.Rows[row].Chosen.ID)
+		}
+	}
+	return ids
+}
+
+// rowCount is the number of rows the run's steps hold (batch rows or beams).
+func rowCount(t *trace.Trace) int {
+	n := 1
+	if len(t.Prompt.Rows) > 0 {
+		n = len(t.Prompt.Rows)
+	}
+	if len(t.Steps) > 0 {
+		n = max(n, len(t.Steps[0].Rows))
+	}
+	return n
+}
