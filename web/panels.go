@@ -242,6 +242,7 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int) TokenizerView {
 		return v
 	}
 	v.Hex = hexBytes(tok.TokenBytes(c.ID))
+	v.Prompt = promptTokens(r, tok, row)
 	ids := chosenIDs(steps[max(0, pos+1-streamWindow):pos+1], row)
 	st := tokenizer.NewStream(tok, true)
 	var text string
@@ -260,6 +261,31 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int) TokenizerView {
 		v.Text = "adds " + strconv.Quote(text)
 	}
 	return v
+}
+
+// maxPromptTokens is how many prompt tokens the tokenizer panel lists.
+const maxPromptTokens = 256
+
+// promptTokens lists the prompt of row (its real tokens, pads left out)
+// with each token's id and bytes.
+func promptTokens(r *run, tok tokenizer.Tokenizer, row int) []PromptTokenView {
+	p := r.trace.Prompt
+	ids, mask := p.IDs, []int(nil)
+	if len(p.Rows) > 0 {
+		pr := p.Rows[min(row, len(p.Rows)-1)]
+		ids, mask = pr.IDs, pr.AttentionMask
+	}
+	var out []PromptTokenView
+	for k, id := range ids {
+		if k < len(mask) && mask[k] == 0 {
+			continue
+		}
+		if len(out) == maxPromptTokens {
+			break
+		}
+		out = append(out, PromptTokenView{Token: tokenText(tok.Token(id), id), ID: id, Hex: hexBytes(tok.TokenBytes(id))})
+	}
+	return out
 }
 
 func hexBytes(b []byte) string {

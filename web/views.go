@@ -240,6 +240,14 @@ type TokenizerView struct {
 	Text    string // the text the stream has completed so far, its tail
 	Note    string // "bytes of the token's text (no tokenizer)"
 	Partial bool
+	Prompt  []PromptTokenView // how the prompt became tokens (row shown)
+}
+
+// PromptTokenView is one prompt token: its text, id and raw bytes.
+type PromptTokenView struct {
+	Token string
+	ID    int
+	Hex   string
 }
 
 // BranchTreeView lists a run's trunk and branches as a tree.
