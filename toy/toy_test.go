@@ -168,3 +168,21 @@ func TestBranchResumesFromTheSharedPrefix(t *testing.T) {
 		t.Errorf("the branch changed the trunk: %q", trunk.Output.NewText)
 	}
 }
+
+func TestStopStringsAndMinNewTokens(t *testing.T) {
+	m := toy.New(toy.Lesson())
+	tr := generate(t, m, &engine.Settings{StopStrings: []string{"lov"}})
+	if tr.Output.NewText != "I love" || tr.Output.StopReason != trace.StopString {
+		t.Errorf("stop string: %q stop %q, want \"I love\" stop_string (the string ends inside the newest token)", tr.Output.NewText, tr.Output.StopReason)
+	}
+	// min_new_tokens 4 keeps </s> out until four words are new: at step 3
+	// chai's row offers only too.
+	four := 4
+	tr = generate(t, m, &engine.Settings{MinNewTokens: &four})
+	if tr.Output.NewText != "I love chai too" {
+		t.Errorf("min_new_tokens 4: %q, want \"I love chai too\"", tr.Output.NewText)
+	}
+	if st := tr.Steps[3].Rows[0].Stages; len(st) != 1 || st[0].Name != "min_new_tokens" || st[0].Kept != 1 {
+		t.Errorf("step 3 stages %+v, want min_new_tokens keeping only too", st)
+	}
+}
