@@ -72,6 +72,32 @@ const (
 	KeyDownloadModel  = "download-model"  // "Download a model: {command}"
 	KeyNoRealModel    = "no-real-model"   // no real model found: what to download
 	KeyStartsFromBOS  = "starts-from-bos" // a run without a prompt
+
+	// The figures of a step's runs.
+	KeyDebugger      = "debugger" // link back to the debugger
+	KeySteps         = "steps"    // heading of a run's steps
+	KeyPhase         = "phase"
+	KeyFed           = "fed" // tokens fed at a step
+	KeyChosen        = "chosen"
+	KeyCandidates    = "candidates"
+	KeyFLOPs         = "flops"
+	KeyBytes         = "bytes"
+	KeyTime          = "time"
+	KeyTimePerStep   = "time-per-step"
+	KeyBytesPerToken = "bytes-per-token"
+	KeyIntensity     = "intensity"
+	KeyBandwidth     = "bandwidth"
+	KeyPromptIDs     = "prompt-ids"
+	KeyNewIDs        = "new-ids"
+	KeySequences     = "sequences"
+	KeyJunk          = "junk"          // a right-padded row that differs from the left-padded one
+	KeyBatchPrompts  = "batch-prompts" // the batch form's label
+	KeyPythonLoop    = "python-loop"   // title over the toy's listing
+	KeyBigramTable   = "bigram-table"
+	KeyLastWord      = "last-word" // the table's first column
+	KeyNextWord      = "next-word" // ... and its second
+	KeyTokenList     = "token-list"
+	KeyOutput        = "output"
 )
 
 // uiKeys lists every Key constant, for Validate.
@@ -83,6 +109,9 @@ func uiKeys() []string {
 		KeyLangHindi, KeyRun, KeyRunAgain, KeyRunning, KeyModel, KeyToyModel, KeyRealModel,
 		KeyCompare, KeySameOutput, KeyDifferentOut, KeyPrompt, KeyNewTokens, KeyStopReason,
 		KeyNotices, KeyTransformers, KeyTracerCommand, KeyCopy, KeyDownloadModel, KeyNoRealModel,
-		KeyStartsFromBOS,
+		KeyStartsFromBOS, KeyDebugger, KeySteps, KeyPhase, KeyFed, KeyChosen, KeyCandidates, KeyFLOPs,
+		KeyBytes, KeyTime, KeyTimePerStep, KeyBytesPerToken, KeyIntensity, KeyBandwidth, KeyPromptIDs,
+		KeyNewIDs, KeySequences, KeyJunk, KeyBatchPrompts, KeyPythonLoop, KeyBigramTable, KeyTokenList,
+		KeyOutput, KeyLastWord, KeyNextWord,
 	}
 }

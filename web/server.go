@@ -69,6 +69,7 @@ type Server struct {
 	hub      *hub
 	upgrader *websocket.Upgrader
 	static   *staticFiles
+	lessons  *lessonPages // the /lessons pages and their runs
 	mux      *http.ServeMux
 
 	seq    atomic.Uint64  // numbers views, so pages keep the newest
@@ -124,6 +125,9 @@ func New(cfg Config) (*Server, error) {
 		static:   static,
 		slots:    make(chan struct{}, cfg.Generations),
 	}
+	if s.lessons, err = newLessonPages(); err != nil {
+		return nil, err
+	}
 	if s.lesson, err = s.firstRun(context.Background()); err != nil {
 		return nil, err
 	}
@@ -139,6 +143,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /export", s.handleExport)
 	s.mux.HandleFunc("GET /chart", s.handleChart)
 	s.mux.HandleFunc("GET /static/{file}", s.static.serve)
+	s.mux.HandleFunc("GET /lessons", s.handleLessons)
+	s.mux.HandleFunc("GET /lessons/{lesson}/{step}", s.handleLessonStep)
 	return s, nil
 }
 

@@ -1,0 +1,214 @@
+package web
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// FigureView is what a step shows of its runs: the toy's walkthrough at a
+// moment, or the runs side by side.
+type FigureView struct {
+	Error   string     // the runs failed
+	NoModel []TextPart // no real model: what to download
+	Moment  *MomentView
+	Runs    []RunColumnView
+	Compare string // "same output" or "different output", for steps that compare
+	Same    bool
+	Labels  FigureLabels
+}
+
+// FigureLabels is the figure's wording in the page's language.
+type FigureLabels struct {
+	Model, PromptIDs, NewIDs, Output, StopReason, Notices, Steps, Phase, Fed,
+	Chosen, Candidates, FLOPs, Bytes, Time, TimePerStep, BytesPerToken,
+	Intensity, Bandwidth, Sequences, Junk, Command string
+}
+
+// MomentView is the toy's walkthrough at one moment: the table with the
+// row and cell being read, the listing with the line that runs.
+type MomentView struct {
+	Position     string // "Moment 3 of 10"; "" before the first
+	Index        int
+	Annotation   string
+	Tokens       []TokenView
+	Rows         []TableRowView
+	Lines        []CodeLineView
+	TableTitle   string
+	ListingTitle string
+	TokensTitle  string
+	LastWord     string // the table's column headings
+	NextWord     string
+}
+
+// RunColumnView is one run of a step.
+type RunColumnView struct {
+	Label      string // the run's label, or its id
+	Command    string // the run as a tracer command line
+	Model      string
+	PromptIDs  []IDView // a single prompt
+	NewIDs     []IDView
+	Rows       []SeqRowView // a batch
+	Text       string       // the new text of a single prompt
+	StopReason string
+	Notices    []string
+	At         *AtStepView // the step At points at
+	Steps      []StepRowView
+	Costs      []CostView
+}
+
+// AtStepView is the candidates of the step a lesson points at.
+type AtStepView struct {
+	Title      string // "Step 1"
+	Candidates []CandidateView
+	Chosen     string
+}
+
+// StepRowView is one step of a run, in the run's table of steps.
+type StepRowView struct {
+	Number             int
+	Phase, Fed, Chosen string
+	FLOPs, Bytes, Time string
+	Active             bool // the step At points at
+	Differs            bool // chose another token than the reference run
+}
+
+// CostView is one phase's figures (lessons.Costs).
+type CostView struct {
+	Phase                             string
+	Steps, Tokens                     int
+	FLOPs, Bytes, BytesPerToken       string
+	Intensity, Bandwidth, TimePerStep string
+}
+
+// figureLabels is the figure's wording in lang.
+func figureLabels(ui lessons.Strings, lang string) FigureLabels {
+	g := func(k string) string { return ui.Get(k, lang) }
+	return FigureLabels{
+		Model: g(lessons.KeyModel), PromptIDs: g(lessons.KeyPromptIDs), NewIDs: g(lessons.KeyNewIDs),
+		Output: g(lessons.KeyOutput), StopReason: g(lessons.KeyStopReason), Notices: g(lessons.KeyNotices),
+		Steps: g(lessons.KeySteps), Phase: g(lessons.KeyPhase), Fed: g(lessons.KeyFed), Chosen: g(lessons.KeyChosen),
+		Candidates: g(lessons.KeyCandidates), FLOPs: g(lessons.KeyFLOPs), Bytes: g(lessons.KeyBytes),
+		Time: g(lessons.KeyTime), TimePerStep: g(lessons.KeyTimePerStep), BytesPerToken: g(lessons.KeyBytesPerToken),
+		Intensity: g(lessons.KeyIntensity), Bandwidth: g(lessons.KeyBandwidth), Sequences: g(lessons.KeySequences),
+		Junk: g(lessons.KeyJunk), Command: g(lessons.KeyTracerCommand),
+	}
+}
+
+// runsFigure shows a step's runs side by side. For a right-padded batch
+// beside a left-padded one, the rows that differ are junk.
+func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *FigureView {
+	f := &FigureView{Labels: figureLabels(ui, lang)}
+	var left *trace.Trace
+	for _, t := range traces {
+		if len(t.Prompt.Rows) > 1 && t.Options.Padding != "right" {
+			left = t
+			break
+		}
+	}
+	for i, t := range traces {
+		run := &runs[i]
+		label := run.Label.In(lang)
+		if label == "" {
+			label = run.ID
+		}
+		var ref *trace.Trace
+		if t.Options.Padding == "right" && left != nil {
+			ref = left
+		}
+		c := runColumn(t, ref, traces[0], st.At, label)
+		c.Command = run.Command(model)
+		f.Runs = append(f.Runs, c)
+	}
+	if len(traces) > 1 {
+		f.Same = sameOutput(traces)
+		key := lessons.KeyDifferentOut
+		if f.Same {
+			key = lessons.KeySameOutput
+		}
+		f.Compare = ui.Get(key, lang)
+	}
+	return f
+}
+
+// runColumn shows one run: its output, the step At points at, its steps
+// and its costs. ref, when not nil, is the run whose rows it is judged by;
+// first is the step's first run, whose choices each step is compared with.
+func runColumn(t, ref, first *trace.Trace, at lessons.At, label string) RunColumnView {
+	c := RunColumnView{Label: label, Model: t.Model.Name, StopReason: t.Output.StopReason, Notices: t.Notices}
+	if len(t.Prompt.Rows) > 1 {
+		c.Rows = batchRows(t, ref)
+	} else {
+		c.PromptIDs = idViews(t.Prompt.IDs, len(t.Prompt.IDs))
+		c.NewIDs = idViews(t.Output.NewIDs, 0)
+		c.Text = t.Output.NewText
+	}
+	active := -1
+	if at.Kind == lessons.AtStep && at.Index < len(t.Steps) {
+		active = at.Index
+		s := t.Steps[active]
+		sv := stepView(t, t.Steps, active, 0, nil)
+		c.At = &AtStepView{Title: "#" + strconv.Itoa(active+1), Candidates: sv.Candidates, Chosen: s.Rows[0].Chosen.Token}
+	}
+	for i, s := range t.Steps {
+		row := StepRowView{Number: i + 1, Phase: s.Phase, Active: i == active}
+		fed := 0
+		for _, r := range s.Rows {
+			fed += len(r.InputIDs)
+		}
+		row.Fed = strconv.Itoa(fed)
+		if len(s.Rows) > 0 {
+			row.Chosen = tokenText(s.Rows[0].Chosen.Token, s.Rows[0].Chosen.ID)
+			if first != t && i < len(first.Steps) && len(first.Steps[i].Rows) > 0 && first.Steps[i].Rows[0].Chosen.ID != s.Rows[0].Chosen.ID {
+				row.Differs = true
+			}
+		}
+		if s.Traffic != nil {
+			row.FLOPs = siCount(float64(s.Traffic.FLOPs))
+			row.Bytes = siCount(float64(s.Traffic.WeightBytes+s.Traffic.KVReadBytes+s.Traffic.KVWriteBytes)) + "B"
+		}
+		if s.ElapsedNS > 0 {
+			row.Time = time.Duration(s.ElapsedNS).Round(time.Microsecond).String()
+		}
+		c.Steps = append(c.Steps, row)
+	}
+	for _, pc := range lessons.Costs(t) {
+		c.Costs = append(c.Costs, CostView{
+			Phase: pc.Phase, Steps: pc.Steps, Tokens: pc.Tokens,
+			FLOPs: siCount(float64(pc.FLOPs)), Bytes: siCount(float64(pc.Bytes)) + "B",
+			BytesPerToken: siCount(pc.BytesPerToken()) + "B",
+			Intensity:     strconv.FormatFloat(pc.Intensity(), 'f', 2, 64),
+			Bandwidth:     strconv.FormatFloat(pc.BytesPerSecond()/1e9, 'f', 2, 64) + " GB/s",
+			TimePerStep:   pc.TimePerStep().Round(time.Microsecond).String(),
+		})
+	}
+	return c
+}
+
+// sameOutput reports whether every trace generated the same new tokens.
+func sameOutput(traces []*trace.Trace) bool {
+	for _, t := range traces[1:] {
+		if !slices.Equal(t.Output.NewIDs, traces[0].Output.NewIDs) ||
+			!slices.EqualFunc(t.Output.Sequences, traces[0].Output.Sequences, slices.Equal[[]int]) {
+			return false
+		}
+	}
+	return true
+}
+
+// siCount writes a quantity with an SI prefix: 1.53 M, 812 k, 96.
+func siCount(x float64) string {
+	switch {
+	case x >= 1e9:
+		return fmt.Sprintf("%.3g G", x/1e9)
+	case x >= 1e6:
+		return fmt.Sprintf("%.3g M", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.3g k", x/1e3)
+	}
+	return fmt.Sprintf("%.3g ", x)
+}

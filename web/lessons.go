@@ -1,0 +1,319 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/a-h/templ"
+
+	"tracer/engine"
+	"tracer/engine/models"
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// Limits on the lesson pages' generations.
+const (
+	lessonCacheSize = 64  // generations kept in memory, oldest dropped first
+	lessonMaxNew    = 256 // the most new tokens a lesson form may ask for
+	lessonMaxPrompt = 200 // the longest prompt a lesson form may send, in bytes
+	lessonMaxRows   = 4   // the most prompts of a batch form
+)
+
+// lessonPages serves /lessons: the lessons' text beside the runs they drive,
+// generated on demand and kept in a small cache.
+type lessonPages struct {
+	cat *lessons.Catalog
+	toy func() (*models.Loaded, error) // models.Open("toy"), once
+
+	mu    sync.Mutex
+	cache map[string]*trace.Trace // by lessonKey
+	order []string                // keys, oldest first
+}
+
+func newLessonPages() (*lessonPages, error) {
+	cat, err := lessons.Load()
+	if err != nil {
+		return nil, err
+	}
+	return &lessonPages{
+		cat:   cat,
+		toy:   sync.OnceValues(func() (*models.Loaded, error) { return models.Open("toy") }),
+		cache: map[string]*trace.Trace{},
+	}, nil
+}
+
+// get returns the cached trace of key, if any.
+func (p *lessonPages) get(key string) (*trace.Trace, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.cache[key]
+	return t, ok
+}
+
+// put keeps a trace, dropping the oldest beyond lessonCacheSize.
+func (p *lessonPages) put(key string, t *trace.Trace) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.cache[key]; !ok {
+		p.order = append(p.order, key)
+	}
+	p.cache[key] = t
+	for len(p.order) > lessonCacheSize {
+		delete(p.cache, p.order[0])
+		p.order = p.order[1:]
+	}
+}
+
+// lessonLang returns the page's language: ?lang= when it names one of the
+// lessons' languages, else English.
+func lessonLang(r *http.Request) string {
+	if l := r.URL.Query().Get("lang"); slices.Contains(lessons.Languages(), l) {
+		return l
+	}
+	return lessons.English
+}
+
+// handleLessons serves the list of lessons.
+func (s *Server) handleLessons(w http.ResponseWriter, r *http.Request) {
+	lang := lessonLang(r)
+	v := indexView(s.lessons.cat, lang, s.lessonHead(lang, "/lessons"))
+	s.renderLesson(w, r, LessonIndex(v))
+}
+
+// handleLessonStep serves one step of a lesson, generating its runs.
+func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
+	lang := lessonLang(r)
+	l := s.lessons.cat.Lesson(r.PathValue("lesson"))
+	if l == nil {
+		http.NotFound(w, r)
+		return
+	}
+	i := l.Index(r.PathValue("step"))
+	if i < 0 {
+		http.NotFound(w, r)
+		return
+	}
+	in, err := readLessonInput(r, l, &l.Steps[i])
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	v := stepPageView(s.lessons.cat, l, i, lang, s.lessonHead(lang, r.URL.Path))
+	if in.form != nil {
+		formLabels(in.form, s.lessons.cat.UI, lang)
+		v.Form = in.form
+	}
+	v.Figure = s.lessonFigure(r.Context(), l, &l.Steps[i], in, lang)
+	s.renderLesson(w, r, LessonStep(v))
+}
+
+// renderLesson writes a lesson page.
+func (s *Server) renderLesson(w http.ResponseWriter, r *http.Request, c templ.Component) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := c.Render(r.Context(), w); err != nil {
+		s.log.Warn("render lesson", "err", err)
+	}
+}
+
+// lessonHead is what every lesson page's head and top bar need.
+func (s *Server) lessonHead(lang, path string) LessonHeadView {
+	ui := s.lessons.cat.UI
+	h := LessonHeadView{
+		Lang: lang, CSS: s.static.url("style.css"), JS: s.static.url("lessons.js"),
+		Icon: s.static.url("favicon.svg"), Lessons: ui.Get(lessons.KeyLessons, lang),
+		IndexURL: "/lessons" + langQuery(lang), Debugger: ui.Get(lessons.KeyDebugger, lang),
+		LanguageLabel: ui.Get(lessons.KeyLanguage, lang),
+	}
+	for _, l := range lessons.Languages() {
+		h.Langs = append(h.Langs, LangLinkView{
+			Code: l, Name: ui.Get("lang-"+l, l), URL: path + "?lang=" + l, Current: l == lang,
+		})
+	}
+	return h
+}
+
+// langQuery is the query that keeps a language across links: "" for English.
+func langQuery(lang string) string {
+	if lang == lessons.English {
+		return ""
+	}
+	return "?lang=" + lang
+}
+
+// lessonInput is what the learner changed on a step's form: the batch's
+// prompts (lesson 7), or the prompt and max_new_tokens (lesson 8).
+type lessonInput struct {
+	prompts []string // nil: the lesson's own
+	maxNew  int      // 0: the lesson's own
+	form    *LessonFormView
+}
+
+// readLessonInput reads the step's form from the query, when the step has
+// one: a step whose runs are real and batched takes prompts; a step of the
+// memory-bound lesson takes a prompt and max_new_tokens.
+func readLessonInput(r *http.Request, l *lessons.Lesson, st *lessons.Step) (lessonInput, error) {
+	var in lessonInput
+	if len(st.Runs) == 0 || st.Runs[0].Model != lessons.ModelReal {
+		return in, nil
+	}
+	run := st.Runs[0]
+	q := r.URL.Query()
+	batch := len(run.Prompts) > 1
+	if !batch && l.ID != "memory-bound" {
+		return in, nil
+	}
+	f := &LessonFormView{Batch: batch, Prompts: strings.Join(run.Prompts, "\n")}
+	if v := q.Get("prompts"); v != "" {
+		for _, p := range strings.Split(strings.ReplaceAll(v, "\r\n", "\n"), "\n") {
+			if p = strings.TrimSpace(p); p != "" {
+				in.prompts = append(in.prompts, p)
+			}
+		}
+		switch {
+		case batch && (len(in.prompts) < 2 || len(in.prompts) > lessonMaxRows):
+			return in, fmt.Errorf("want 2 to %d prompts, one per line, for a batch; got %d", lessonMaxRows, len(in.prompts))
+		case !batch && len(in.prompts) != 1:
+			return in, fmt.Errorf("want one prompt, got %d", len(in.prompts))
+		case slices.ContainsFunc(in.prompts, func(p string) bool { return len(p) > lessonMaxPrompt }):
+			return in, fmt.Errorf("a prompt is longer than %d bytes", lessonMaxPrompt)
+		}
+		f.Prompts = strings.Join(in.prompts, "\n")
+	}
+	f.MaxNew = run.Options.Get("max_new_tokens")
+	if v := q.Get("max_new_tokens"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > lessonMaxNew {
+			return in, fmt.Errorf("max_new_tokens %q: want a whole number from 1 to %d", v, lessonMaxNew)
+		}
+		in.maxNew, f.MaxNew = n, v
+	}
+	in.form = f
+	return in, nil
+}
+
+// apply returns the run with the learner's input in place of the lesson's.
+func (in lessonInput) apply(run lessons.Run) lessons.Run {
+	if in.prompts != nil {
+		run.Prompts = in.prompts
+	}
+	if in.maxNew > 0 {
+		opts := slices.DeleteFunc(slices.Clone(run.Options), func(o lessons.Setting) bool { return o.Name == "max_new_tokens" })
+		run.Options = append(lessons.Options{{Name: "max_new_tokens", Value: strconv.Itoa(in.maxNew)}}, opts...)
+	}
+	return run
+}
+
+// lessonModel returns the model a run asks for: the toy, or the first real
+// model of the server's catalog that opens, named by its path ("" and nil
+// when there is none).
+func (s *Server) lessonModel(kind lessons.ModelKind) (string, *models.Loaded, error) {
+	if kind == lessons.ModelToy {
+		m, err := s.lessons.toy()
+		return "toy", m, err
+	}
+	for _, e := range s.catalog.list() {
+		if e.Name == "toy" {
+			continue
+		}
+		m, err := s.catalog.open(e.Name)
+		if err != nil || !kind.Fits(m) {
+			continue
+		}
+		return e.Path, m, nil
+	}
+	return "", nil, nil
+}
+
+// lessonTrace generates a run of a step, or returns it from the cache.
+func (s *Server) lessonTrace(ctx context.Context, key string, run lessons.Run, m *models.Loaded) (*trace.Trace, error) {
+	if t, ok := s.lessons.get(key); ok {
+		return t, nil
+	}
+	req, err := run.Request(m)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	t, err := engine.Generate(ctx, req)
+	<-s.slots
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", run.ID, err)
+	}
+	s.lessons.put(key, t)
+	return t, nil
+}
+
+// lessonFigure generates the step's runs and shows what the step points at;
+// nil for a step of text only.
+func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang string) *FigureView {
+	if len(st.Runs) == 0 {
+		return nil
+	}
+	ui := s.lessons.cat.UI
+	name, m, err := s.lessonModel(st.Runs[0].Model)
+	if err != nil {
+		return &FigureView{Error: err.Error()}
+	}
+	if m == nil {
+		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRealModel, lang))}
+	}
+	var traces []*trace.Trace
+	var runs []lessons.Run
+	for _, run := range st.Runs {
+		run = in.apply(run)
+		runs = append(runs, run)
+		key := strings.Join([]string{l.ID, st.ID, run.ID, name, strings.Join(run.Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01")
+		t, err := s.lessonTrace(ctx, key, run, m)
+		if err != nil {
+			return &FigureView{Error: err.Error()}
+		}
+		traces = append(traces, t)
+	}
+	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && m.Toy != nil {
+		return s.momentFigure(traces[0], m, st, mi, ok, lang)
+	}
+	return runsFigure(ui, st, runs, name, traces, lang)
+}
+
+// momentFigure is the toy's walkthrough at a moment (or before the first,
+// for At "before"): table, listing and token list.
+func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step, i int, isMoment bool, lang string) *FigureView {
+	w, err := lessons.Walk(t, m.Toy.Table())
+	if err != nil {
+		return &FigureView{Error: err.Error()}
+	}
+	ui := s.lessons.cat.UI
+	f := &FigureView{Moment: &MomentView{
+		TableTitle: ui.Get(lessons.KeyBigramTable, lang), ListingTitle: ui.Get(lessons.KeyPythonLoop, lang),
+		TokensTitle: ui.Get(lessons.KeyTokenList, lang),
+		LastWord:    ui.Get(lessons.KeyLastWord, lang), NextWord: ui.Get(lessons.KeyNextWord, lang),
+	}}
+	mv := f.Moment
+	var mo lessons.Moment
+	if isMoment && i < len(w.Moments) {
+		mo = w.Moments[i]
+		mv.Position = lessons.Fill(ui.Get(lessons.KeyMomentNOfTotal, lang), "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(w.Moments)))
+		mv.Index = i
+		if lang == lessons.English { // Walk narrates in English; the step's text says it in every language
+			mv.Annotation = mo.Text
+		}
+		mv.Tokens = chips(mo.Tokens, w.Table.BOS, w.Table.EOS)
+	}
+	mv.Rows = tableRows(w, mo.Row, mo.Cell)
+	for _, ln := range w.Listing {
+		active := ln.Number == mo.Line || !isMoment && st.Highlights("code-line:"+string(ln.Role))
+		mv.Lines = append(mv.Lines, CodeLineView{Number: ln.Number, Text: ln.Text, Active: active})
+	}
+	return f
+}
