@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"tracer/engine/tensor"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
 )
@@ -160,6 +161,12 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	if req.KeepCache != nil {
 		defer func() { req.KeepCache(g.cache) }()
 	}
+	g.pos = make([][]int, len(g.rows))
+	for r := range g.rows { // room for every token, so steps do not allocate
+		g.rows[r] = slices.Grow(g.rows[r], maxLen-len(g.rows[r]))
+		g.mask[r] = slices.Grow(g.mask[r], maxLen-len(g.mask[r]))
+		g.pos[r] = make([]int, 0, maxLen)
+	}
 	g.logits = make([][]float32, len(rows))
 	for i := range g.logits {
 		g.logits[i] = make([]float32, info.VocabSize)
@@ -185,13 +192,13 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 			break
 		}
 		rec, err := g.step(step)
-		var se *StopError
-		if errors.As(err, &se) {
-			stop = se.Reason
-			t.Notices = append(t.Notices, se.Msg)
-			break
-		}
 		if err != nil {
+			var se *StopError // declared here: taking its address allocates
+			if errors.As(err, &se) {
+				stop = se.Reason
+				t.Notices = append(t.Notices, se.Msg)
+				break
+			}
 			return nil, err
 		}
 		if rec != nil {
@@ -234,6 +241,8 @@ type loop struct {
 	stops     []string // [rows]: why each finished row stopped
 
 	batch  Batch
+	pos    [][]int     // [rows][len]: position ids of every slot, reused by fillBatch
+	picker picker      // pick's scratch
 	logits [][]float32 // [rows][vocab]: raw logits of the last forward
 	scores []float32   // [vocab]: one row's processed scores
 	probs  []float32   // [vocab]: one row's final distribution
@@ -322,30 +331,37 @@ func (g *loop) step(step int) (*trace.Step, error) {
 
 // fillBatch sets the forward input: with the cache, the whole prompt at the
 // first step and then only the newest token; without it, the whole sequence.
+// It reuses the batch's and the positions' storage, so a step allocates
+// nothing.
 func (g *loop) fillBatch(past int) {
 	b := &g.batch
 	b.Tokens, b.Positions, b.Mask = b.Tokens[:0], b.Positions[:0], b.Mask[:0]
+	if len(g.pos) != len(g.rows) {
+		g.pos = make([][]int, len(g.rows))
+	}
 	for r := range g.rows {
+		g.pos[r] = positions(g.pos[r], g.mask[r])
 		b.Tokens = append(b.Tokens, g.rows[r][past:])
 		b.Mask = append(b.Mask, g.mask[r])
-		b.Positions = append(b.Positions, positions(g.mask[r])[past:])
+		b.Positions = append(b.Positions, g.pos[r][past:])
 	}
 }
 
-// positions returns transformers' position ids for a row's mask:
-// cumsum(mask) - 1, with padded slots set to 1.
-func positions(mask []bool) []int {
-	pos := make([]int, len(mask))
+// positions writes transformers' position ids for a row's mask to dst
+// (grown as needed) and returns it: cumsum(mask) - 1, with padded slots set
+// to 1.
+func positions(dst []int, mask []bool) []int {
+	dst = slices.Grow(dst[:0], len(mask))[:len(mask)]
 	n := 0
 	for i, m := range mask {
 		if m {
-			pos[i] = n
+			dst[i] = n
 			n++
 		} else {
-			pos[i] = 1
+			dst[i] = 1
 		}
 	}
-	return pos
+	return dst
 }
 
 // choose runs the processors on row r's logits and picks its token,
@@ -357,13 +373,17 @@ func (g *loop) choose(step, r int, rec *trace.Step) int {
 	copy(s, logits)
 	var row *trace.StepRow
 	if rec != nil {
+		// The raw view and each stage are recorded on other goroutines
+		// while this one runs the pipeline and chooses; finish collects
+		// them.
 		row = &rec.Rows[r]
-		g.rec.raw(row, logits)
+		g.rec.start(row, logits, len(g.procs))
+		defer g.rec.finish(row)
 	}
-	for _, p := range g.procs {
+	for i, p := range g.procs {
 		p.Apply(s, g.rows[r])
 		if row != nil {
-			row.Stages = append(row.Stages, g.rec.stage(p, s))
+			g.rec.stageAsync(i, p, s)
 		}
 	}
 	u := g.rnd.Uniform(step, r) // drawn at every step, so streams stay aligned
@@ -383,7 +403,7 @@ func (g *loop) choose(step, r int, rec *trace.Step) int {
 		kept := softmax(g.probs, s)
 		if by == trace.BySample {
 			var lo, hi float64
-			id, lo, hi = pick(g.probs, u)
+			id, lo, hi = g.picker.pick(g.probs, u)
 			if row != nil {
 				row.Draw = &trace.Draw{U: u, CumBefore: lo, CumAfter: hi}
 			}
@@ -433,56 +453,39 @@ func argmax(s []float32) int {
 }
 
 // softmax writes the probabilities of scores to dst (float32, like torch)
-// and returns how many are non-zero (tokens not removed).
+// and returns how many are non-zero (tokens not removed). The exponentials
+// are tensor.Exp's in float64, a block at a time, rounded to float32; the
+// sum runs in order.
 func softmax(dst, s []float32) int {
 	m := negInf
 	for _, v := range s {
-		m = max(m, v)
+		if v > m {
+			m = v
+		}
 	}
+	// A NaN score makes its exponential, the sum and so every probability
+	// NaN, as taking it for the maximum would.
 	var sum float32
-	for i, v := range s {
-		e := float32(math.Exp(float64(v - m)))
-		dst[i] = e
-		sum += e
+	var buf [expBlock]float64
+	for lo := 0; lo < len(s); lo += expBlock {
+		ss := s[lo:min(lo+expBlock, len(s))]
+		e := buf[:len(ss)]
+		for i, v := range ss {
+			e[i] = float64(v - m)
+		}
+		tensor.Exp(e, e)
+		d := dst[lo : lo+len(ss)]
+		for i, x := range e {
+			d[i] = float32(x)
+			sum += d[i]
+		}
 	}
 	kept := 0
 	for i := range dst {
 		dst[i] /= sum
-		if !math.IsInf(float64(s[i]), -1) {
-			kept++
+		if s[i] >= -math.MaxFloat32 || s[i] != s[i] {
+			kept++ // not -Inf
 		}
 	}
 	return kept
-}
-
-// pick chooses a token from probs with the uniform draw u: tokens are laid
-// out by descending probability (ties by id) on [0, 1), and the token whose
-// interval holds u is chosen. It returns the token and its interval.
-func pick(probs []float32, u float64) (id int, lo, hi float64) {
-	ids := make([]int, 0, 64)
-	var total float64
-	for i, p := range probs {
-		if p > 0 {
-			ids = append(ids, i)
-			total += float64(p)
-		}
-	}
-	slices.SortFunc(ids, func(a, b int) int {
-		switch {
-		case probs[a] > probs[b]:
-			return -1
-		case probs[a] < probs[b]:
-			return 1
-		}
-		return a - b
-	})
-	target := u * total
-	for _, i := range ids {
-		lo, hi = hi, hi+float64(probs[i])
-		if target < hi {
-			return i, lo / total, hi / total
-		}
-	}
-	last := ids[len(ids)-1]
-	return last, (hi - float64(probs[last])) / total, 1
 }

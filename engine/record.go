@@ -3,7 +3,9 @@ package engine
 import (
 	"math"
 	"slices"
+	"sync"
 
+	"tracer/engine/tensor"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
 )
@@ -14,54 +16,60 @@ func topIDs(s []float32, n int) []int {
 	if n <= 0 {
 		return nil
 	}
-	// h is a min-heap (by better()) of the best n seen so far.
+	// h is a min-heap of the best n seen so far: its root is the one that
+	// ranks lowest (lowest score, then highest id). The loop runs over the
+	// whole vocabulary for every recorded list, so most ids must leave it
+	// after one comparison with the root's score, and no closure is called.
 	h := make([]int, 0, n)
-	worse := func(a, b int) bool { // a ranks below b
-		return s[a] < s[b] || s[a] == s[b] && a > b
-	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			c := l
-			if r := l + 1; r < len(h) && worse(h[r], h[l]) {
-				c = r
-			}
-			if !worse(h[c], h[i]) {
-				return
-			}
-			h[i], h[c] = h[c], h[i]
-			i = c
-		}
-	}
+	thr := float32(math.Inf(-1)) // once h is full, the score of its root
 	for id, v := range s {
-		if math.IsInf(float64(v), -1) || math.IsNaN(float64(v)) {
+		if v < thr {
+			continue // most ids: below the n-th best so far
+		}
+		if v != v || v < -math.MaxFloat32 { // NaN or -Inf
 			continue
 		}
 		if len(h) < n {
 			h = append(h, id)
 			for i := len(h) - 1; i > 0; {
 				p := (i - 1) / 2
-				if !worse(h[i], h[p]) {
+				if !ranksBelow(s, h[i], h[p]) {
 					break
 				}
 				h[i], h[p] = h[p], h[i]
 				i = p
 			}
+			if len(h) == n {
+				thr = s[h[0]]
+			}
 			continue
 		}
-		if worse(h[0], id) {
-			h[0] = id
-			down(0)
+		if r := s[h[0]]; v == r && id > h[0] {
+			continue // a tie ranks below by its higher id
 		}
+		h[0] = id
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(h) {
+				break
+			}
+			c := l
+			if r := l + 1; r < len(h) && ranksBelow(s, h[r], h[l]) {
+				c = r
+			}
+			if !ranksBelow(s, h[c], h[i]) {
+				break
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+		thr = s[h[0]]
 	}
 	slices.SortFunc(h, func(a, b int) int {
-		if worse(a, b) {
+		if ranksBelow(s, a, b) {
 			return 1
 		}
-		if worse(b, a) {
+		if ranksBelow(s, b, a) {
 			return -1
 		}
 		return 0
@@ -69,20 +77,75 @@ func topIDs(s []float32, n int) []int {
 	return h
 }
 
-// logSumExp returns log(sum(exp(s))) in float64 over the finite scores.
+// ranksBelow reports whether id a ranks below id b by score: a lower score,
+// or the same score and a higher id.
+func ranksBelow(s []float32, a, b int) bool {
+	return s[a] < s[b] || s[a] == s[b] && a > b
+}
+
+// logSumExp returns log(sum(exp(s))) in float64 over the finite scores (NaN
+// when one is NaN, +Inf when one is +Inf). The exponentials are
+// tensor.Exp's, a block at a time, summed in four interleaved partial sums.
 func logSumExp(s []float32) float64 {
-	m := math.Inf(-1)
-	for _, v := range s {
-		m = math.Max(m, float64(v))
+	m, nan := maxScore(s)
+	if nan {
+		return math.NaN()
 	}
 	if math.IsInf(m, -1) {
 		return m
 	}
-	var sum float64
-	for _, v := range s {
-		sum += math.Exp(float64(v) - m)
-	}
+	sum, _ := sumExp(s, m, false)
 	return m + math.Log(sum)
+}
+
+// maxScore returns the largest score (-Inf when there are none) and
+// whether one is NaN.
+func maxScore(s []float32) (float64, bool) {
+	mx, nan := float32(math.Inf(-1)), false
+	for _, v := range s {
+		if v > mx {
+			mx = v
+		} else if v != v {
+			nan = true
+		}
+	}
+	return float64(mx), nan
+}
+
+// sumExp returns Σ e and (with dot) Σ e·(s - m) over the scores, with
+// e = exp(s - m) in float64, leaving out e = 0. Four partial sums each, so
+// that the additions do not wait on one another.
+func sumExp(s []float32, m float64, dot bool) (sum, sumEU float64) {
+	var a, b [4]float64
+	var buf [expBlock]float64
+	for lo := 0; lo < len(s); lo += expBlock {
+		ss := s[lo:min(lo+expBlock, len(s))]
+		e := expShifted(&buf, ss, m)
+		for i, x := range e {
+			if x > 0 {
+				a[i&3] += x
+				if dot {
+					b[i&3] += x * (float64(ss[i]) - m)
+				}
+			}
+		}
+	}
+	return (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])
+}
+
+// expBlock is how many exponentials the recorder computes at a time, on
+// the stack.
+const expBlock = 512
+
+// expShifted returns exp(float64(v) - m) for the scores v of s (at most
+// expBlock), in buf.
+func expShifted(buf *[expBlock]float64, s []float32, m float64) []float64 {
+	e := buf[:len(s)]
+	for i, v := range s {
+		e[i] = float64(v) - m
+	}
+	tensor.Exp(e, e)
+	return e
 }
 
 // recorder turns one row's logits into the trace's view of a step. Its
@@ -91,6 +154,19 @@ type recorder struct {
 	tok  tokenizer.Tokenizer // may be nil
 	top  int                 // candidates per list
 	full bool                // record every raw logit
+
+	// The recording of a step under way (start, stageAsync, finish).
+	wg     sync.WaitGroup
+	stages []trace.Stage   // [procs]
+	snaps  [][]float32     // [procs][vocab]: the scores each stage left
+	sparse []sparseScratch // [procs]
+}
+
+// sparseScratch holds the kept scores of a stage where most are removed,
+// and their ids.
+type sparseScratch struct {
+	vals []float32
+	ids  []int
 }
 
 func (r *recorder) token(id int) string {
@@ -100,42 +176,139 @@ func (r *recorder) token(id int) string {
 	return r.tok.Token(id)
 }
 
-// candidates lists the top entries of s with their softmax probabilities.
-func (r *recorder) candidates(s []float32, lse float64) []trace.Candidate {
+// candidates lists the top entries of s with their softmax probabilities,
+// naming their tokens when named is set.
+func (r *recorder) candidates(s []float32, lse float64, named bool) []trace.Candidate {
 	ids := topIDs(s, r.top)
 	out := make([]trace.Candidate, len(ids))
 	for i, id := range ids {
-		out[i] = trace.Candidate{ID: id, Token: r.token(id), Logit: s[id], Prob: math.Exp(float64(s[id]) - lse)}
+		out[i] = trace.Candidate{ID: id, Logit: s[id], Prob: math.Exp(float64(s[id]) - lse)}
+	}
+	if named {
+		r.name(out)
 	}
 	return out
 }
 
-// raw fills the raw view of a row: candidates, entropy and, when asked, the
-// full logits.
+// raw fills the raw view of a row: candidates, entropy and, when asked,
+// the full logits.
 func (r *recorder) raw(row *trace.StepRow, logits []float32) {
-	lse := logSumExp(logits)
-	row.Candidates = r.candidates(logits, lse)
-	var h float64
-	for _, v := range logits {
-		if p := math.Exp(float64(v) - lse); p > 0 {
-			h -= p * (float64(v) - lse)
-		}
-	}
+	r.rawUnnamed(row, logits)
+	r.name(row.Candidates)
+}
+
+// rawUnnamed is raw leaving out the candidates' tokens (see finish).
+func (r *recorder) rawUnnamed(row *trace.StepRow, logits []float32) {
+	lse, h := lseEntropy(logits)
+	row.Candidates = r.candidates(logits, lse, false)
 	row.Entropy = h
 	if r.full {
 		row.Logits = append(trace.Logits{}, logits...)
 	}
 }
 
+// lseEntropy returns logSumExp(s) and the entropy of softmax(s) in nats
+// from one pass of exponentials: with m = max(s), u = s - m, e = exp(u),
+// S = Σe and T = Σ e·u (float64, see sumExp),
+//
+//	lse = m + log S
+//	H   = -Σ p·(s - lse) = log S - T/S     (p = e/S; terms with e = 0 left out)
+func lseEntropy(s []float32) (lse, h float64) {
+	m, nan := maxScore(s)
+	if nan {
+		return math.NaN(), math.NaN()
+	}
+	if math.IsInf(m, -1) {
+		return m, 0
+	}
+	sum, dot := sumExp(s, m, true)
+	logS := math.Log(sum)
+	return m + logS, logS - dot/sum
+}
+
+// start begins recording a row: its raw view on another goroutine, and
+// room for procs stages.
+func (r *recorder) start(row *trace.StepRow, logits []float32, procs int) {
+	for len(r.snaps) < procs {
+		r.snaps = append(r.snaps, nil)
+		r.sparse = append(r.sparse, sparseScratch{})
+	}
+	r.stages = make([]trace.Stage, procs)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.rawUnnamed(row, logits)
+	}()
+}
+
+// stageAsync records stage i from a copy of the scores, on another
+// goroutine.
+func (r *recorder) stageAsync(i int, p Processor, s []float32) {
+	r.snaps[i] = append(r.snaps[i][:0], s...)
+	r.stages[i] = trace.Stage{Name: p.Name(), Params: p.Params()}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		r.stages[i].Kept, r.stages[i].Top = r.stageTop(r.snaps[i], &r.sparse[i])
+	}()
+}
+
+// finish waits for the row's raw view and stages and names their tokens
+// (here, so that the tokenizer is only called from one goroutine).
+func (r *recorder) finish(row *trace.StepRow) {
+	r.wg.Wait()
+	row.Stages = append(row.Stages, r.stages...)
+	r.name(row.Candidates)
+	for _, st := range row.Stages {
+		r.name(st.Top)
+	}
+}
+
+// name fills in the tokens of candidates.
+func (r *recorder) name(cs []trace.Candidate) {
+	for i := range cs {
+		cs[i].Token = r.token(cs[i].ID)
+	}
+}
+
 // stage records the scores as a processor left them.
 func (r *recorder) stage(p Processor, s []float32) trace.Stage {
+	var sc sparseScratch
+	st := trace.Stage{Name: p.Name(), Params: p.Params()}
+	st.Kept, st.Top = r.stageTop(s, &sc)
+	r.name(st.Top)
+	return st
+}
+
+// stageTop counts the kept scores of s and lists the top ones, tokens left
+// out. After top-k or top-p most scores are -Inf: the kept ones are
+// gathered first (into sc), so that the log-sum-exp and the candidates
+// cost little.
+func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candidate) {
 	kept := 0
 	for _, v := range s {
-		if !math.IsInf(float64(v), -1) {
+		if v >= -math.MaxFloat32 || v != v { // not -Inf
 			kept++
 		}
 	}
-	return trace.Stage{Name: p.Name(), Params: p.Params(), Kept: kept, Top: r.candidates(s, logSumExp(s))}
+	if kept*8 >= len(s) {
+		return kept, r.candidates(s, logSumExp(s), false)
+	}
+	sc.vals, sc.ids = sc.vals[:0], sc.ids[:0]
+	for id, v := range s {
+		if v >= -math.MaxFloat32 || v != v {
+			sc.vals, sc.ids = append(sc.vals, v), append(sc.ids, id)
+		}
+	}
+	lse := logSumExp(sc.vals)
+	// Gathered in id order, so ties still rank by id.
+	top := topIDs(sc.vals, r.top)
+	out := make([]trace.Candidate, len(top))
+	for i, k := range top {
+		id := sc.ids[k]
+		out[i] = trace.Candidate{ID: id, Logit: s[id], Prob: math.Exp(float64(s[id]) - lse)}
+	}
+	return kept, out
 }
 
 // final records the distribution a token was chosen from: kept tokens by

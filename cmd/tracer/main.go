@@ -10,6 +10,7 @@
 //	tracer info     --model M describe a model
 //	tracer pull     ORG/NAME  download a model into the Hugging Face cache
 //	tracer models             list local models
+//	tracer bench    [flags]   measure decode speed against the memory bandwidth
 //	tracer version            print the version
 package main
 
@@ -55,6 +56,7 @@ func commands() []command {
 		{"models", "list the models in the Hugging Face cache and in --models folders", cmdModels},
 		{"tokenize", "encode JSON Lines of text (or decode ids, or render chats) with a tokenizer", cmdTokenize},
 		{"info", "describe a model: architecture, parameters, bytes of weights and KV cache", cmdInfo},
+		{"bench", "measure prefill and decode speed against the machine's memory bandwidth", cmdBench},
 		{"version", "print tracer's version", cmdVersion},
 	}
 }

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"math"
+	"slices"
 
 	"tracer/engine/tensor"
 )
@@ -34,71 +35,121 @@ func (p *pass) attend(l int, q, k, v, out []float32) {
 			}
 		}
 	}
-	p.s.attn = attnJob{p: p, l: l, q: q, out: out}
-	work := p.n * (p.past + p.n) * hd * 2 // multiply-adds per (row, head) pair
-	p.pool.Parallel(p.rows*d.heads, max(1, (16<<10)/max(work, 1)), &p.s.attn)
+	blocks, blockLen := attnBlocks(p.n)
+	p.s.attn = attnJob{p: p, l: l, q: q, out: out, blocks: blocks, blockLen: blockLen}
+	rep := d.heads / d.kvHeads
+	work := blockLen * (p.past + p.n) * hd * 2 * rep // multiply-adds per unit, at most
+	p.pool.Parallel(p.rows*d.kvHeads*blocks, max(1, (16<<10)/max(work, 1)), &p.s.attn)
 	p.s.attn = attnJob{}
 }
 
-// attnJob runs attention for a range of (row, head) pairs.
+// maxAttnBlocks bounds how many blocks of new tokens attention splits a
+// pass into for the pool (and so its scratch: scores hold a (rep, kvLen)
+// block per unit).
+const maxAttnBlocks = 8
+
+// attnBlocks splits n new tokens into blocks of at least 8 for the pool:
+// a decode step is one block, a long prefill up to maxAttnBlocks.
+func attnBlocks(n int) (blocks, blockLen int) {
+	blocks = min(max(n/8, 1), maxAttnBlocks)
+	blockLen = (n + blocks - 1) / blocks
+	return (n + blockLen - 1) / blockLen, blockLen
+}
+
+// attnJob runs attention for a range of units: (row, kv head, block of new
+// tokens).
 type attnJob struct {
-	p      *pass
-	l      int
-	q, out []float32 // (T, heads·headDim)
+	p                *pass
+	l                int
+	q, out           []float32 // (T, heads·headDim)
+	blocks, blockLen int
 }
 
 func (j *attnJob) Run(lo, hi int) {
-	for pair := lo; pair < hi; pair++ {
-		j.p.attendPair(j.l, pair, j.q, j.out)
+	for u := lo; u < hi; u++ {
+		b := u % j.blocks
+		j.p.attendGroup(j.l, u/j.blocks, u, b*j.blockLen, min((b+1)*j.blockLen, j.p.n), j.q, j.out)
 	}
 }
 
-// attendPair computes the attention of query head pair%heads of row
-// pair/heads for every new token.
-func (p *pass) attendPair(l, pair int, q, out []float32) {
+// attendGroup computes, for new tokens [t0, t1), the attention of the
+// query heads that share kv head group%kvHeads of row group/kvHeads, with
+// the scratch of unit. The rep heads of a group are consecutive in q, so
+// their scores over the keys are one matrix product, K (keys, headDim)
+// against q (rep, headDim), and their outputs another, weights (rep, keys)
+// times V (keys, headDim): the cache is read once per group, not once per
+// head.
+func (p *pass) attendGroup(l, group, unit, t0, t1 int, q, out []float32) {
 	d := p.m.d
-	r, h := pair/d.heads, pair%d.heads
-	g := h / (d.heads / d.kvHeads)
+	r, g := group/d.kvHeads, group%d.kvHeads
+	rep := d.heads / d.kvHeads
 	hd, qd := d.headDim, d.qDim()
 	kvLen := p.past + p.n
 	base := g * p.c.capacity * hd
 	K := p.c.k[l][r][base : base+kvLen*hd] // (kvLen, headDim)
 	V := p.c.v[l][r][base : base+kvLen*hd] // (kvLen, headDim)
 	mask := p.b.Mask[r]
-	w := p.s.scores[pair*kvLen : (pair+1)*kvLen] // (kvLen)
+	scores := p.s.scores[unit*rep*kvLen : (unit+1)*rep*kvLen] // (rep, ≤ kvLen)
 	scale := float32(math.Sqrt(float64(hd)))
-	for i := 0; i < p.n; i++ {
+	for i := t0; i < t1; i++ {
 		s := p.past + i
-		off := (r*p.n+i)*qd + h*hd
-		qv, o := q[off:off+hd], out[off:off+hd]
-		clear(o)
-		best, found := float32(0), false
-		for j := 0; j <= s; j++ {
-			if !mask[j] {
-				continue
+		keys := s + 1
+		off := (r*p.n+i)*qd + g*rep*hd
+		qv, o := q[off:off+rep*hd], out[off:off+rep*hd] // (rep, headDim)
+		w := scores[:rep*keys]                          // (rep, keys)
+		if !slices.Contains(mask[:keys], true) {
+			clear(o)
+			for h := 0; h < rep; h++ {
+				p.uniform(o[h*hd:(h+1)*hd], V, mask, s)
 			}
-			w[j] = tensor.Dot(qv, K[j*hd:(j+1)*hd]) / scale
-			if !found || w[j] > best {
-				best = w[j]
-			}
-			found = true
-		}
-		if !found {
-			p.uniform(o, V, mask, s)
 			continue
 		}
-		var sum float64
-		for j := 0; j <= s; j++ {
-			if mask[j] {
-				w[j] = float32(math.Exp(float64(w[j] - best)))
-				sum += float64(w[j])
+		tensor.MatMul(w, tensor.F32Matrix(K[:keys*hd], keys, hd), qv)
+		for h := 0; h < rep; h++ {
+			softmaxMasked(w[h*keys:(h+1)*keys], mask, scale)
+		}
+		tensor.MatMulT(o, tensor.F32Matrix(V[:keys*hd], keys, hd), w)
+	}
+}
+
+// softmaxMasked turns the raw scores q·K[j] of one query into attention
+// weights: score/scale, then softmax over the allowed keys (exponentials
+// in float64 by tensor.Exp, rounded, the sum in float64), exactly 0 for
+// masked ones. At least one key must be allowed.
+func softmaxMasked(w []float32, mask []bool, scale float32) {
+	best, found := float32(0), false
+	for j := range w {
+		if !mask[j] {
+			continue
+		}
+		w[j] /= scale
+		if !found || w[j] > best {
+			best = w[j]
+		}
+		found = true
+	}
+	var sum float64
+	var buf [256]float64
+	for lo := 0; lo < len(w); lo += len(buf) {
+		ws := w[lo:min(lo+len(buf), len(w))]
+		e := buf[:len(ws)]
+		for j, v := range ws {
+			e[j] = float64(v - best)
+		}
+		tensor.Exp(e, e)
+		for j := range ws {
+			if mask[lo+j] {
+				ws[j] = float32(e[j])
+				sum += float64(ws[j])
 			}
 		}
-		total := float32(sum)
-		for j := 0; j <= s; j++ {
-			if mask[j] {
-				tensor.Axpy(o, w[j]/total, V[j*hd:(j+1)*hd])
-			}
+	}
+	total := float32(sum)
+	for j := range w {
+		if mask[j] {
+			w[j] /= total
+		} else {
+			w[j] = 0
 		}
 	}
 }

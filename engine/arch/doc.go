@@ -6,8 +6,9 @@
 // within 1e-5.
 //
 // OpenHF loads a Hugging Face folder (config.json, generation_config.json,
-// model.safetensors or its shards); OpenLlama2c loads a llama2.c .bin file.
-// Both return a *Model, which implements engine.Model. Weights stay in their
+// model.safetensors or its shards); OpenLlama2c loads a llama2.c .bin file;
+// NewRandom builds a model of a known shape with random weights in memory,
+// for benchmarks. All return a *Model, which implements engine.Model. Weights stay in their
 // memory-mapped file at their stored dtype (F32, BF16 or F16) and are
 // widened to float32 as the kernels read them; activations, the KV cache and
 // logits are float32. A mapped file must not be rewritten while its model
@@ -16,5 +17,8 @@
 // What is shared lives in model.go (batch checks, the forward pass over the
 // layers, the output head, the traffic model), cache.go (the KV cache) and
 // attention.go (causal attention over the cache with transformers'
-// additive masking).
+// additive masking, one pair of matrix products per group of query heads
+// sharing a kv head). A Model runs its kernels on a tensor.Pool of
+// SetThreads goroutines; a forward pass allocates nothing once its cache's
+// scratch has grown to the longest pass.
 package arch

@@ -146,45 +146,84 @@ func (n *llama) block(p *pass, l int) {
 	L := &n.layers[l]
 	d, T := n.d, p.T()
 	h := d.hidden
-	x, xn, proj := p.s.x[:T*h], p.s.xn[:T*h], p.s.proj[:T*h]
+	x, proj := p.s.x[:T*h], p.s.proj[:T*h]
 	q, k, v := p.s.q[:T*d.qDim()], p.s.k[:T*d.kvDim()], p.s.v[:T*d.kvDim()]
 	att := p.s.att[:T*d.qDim()]
+	gate, up := p.s.gate[:T*d.ffn], p.s.up[:T*d.ffn]
+	xn := p.s.xn[:T*h]
 
-	for t := 0; t < T; t++ {
-		tensor.RMSNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.attnNorm, n.eps)
-	}
+	n.perToken(p, L, tokAttnNorm)
 	linear(p, q, L.wq, L.bq, xn)
 	linear(p, k, L.wk, L.bk, xn)
 	linear(p, v, L.wv, L.bv, xn)
-	n.rotate(p, q, d.heads)
-	n.rotate(p, k, d.kvHeads)
+	n.perToken(p, L, tokRotate)
 	p.attend(l, q, k, v, att)
 	linear(p, proj, L.wo, L.bo, att)
-	tensor.Add(x, x, proj)
-
-	for t := 0; t < T; t++ {
-		tensor.RMSNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.mlpNorm, n.eps)
-	}
-	gate, up := p.s.gate[:T*d.ffn], p.s.up[:T*d.ffn]
+	n.perToken(p, L, tokAddMLPNorm)
 	linear(p, gate, L.gate, L.bGate, xn)
 	linear(p, up, L.up, L.bUp, xn)
-	tensor.SwiGLU(gate, gate, up)
+	n.perToken(p, L, tokSwiGLU)
 	linear(p, proj, L.down, L.bDown, gate)
 	tensor.Add(x, x, proj)
 }
 
-// rotate applies the rotary embedding to every head of x (T, heads·headDim).
-func (n *llama) rotate(p *pass, x []float32, heads int) {
+// The per-token steps of a block, which the pool splits by token in a
+// prefill.
+const (
+	tokAttnNorm   = iota // xn = rmsnorm(x)·attn_norm
+	tokRotate            // RoPE on q and k
+	tokAddMLPNorm        // x += proj; xn = rmsnorm(x)·mlp_norm
+	tokSwiGLU            // gate = silu(gate) * up
+)
+
+// perToken runs one per-token step over the pass's tokens, on the pool
+// when there are enough of them.
+func (n *llama) perToken(p *pass, L *llamaLayer, op int) {
+	p.s.tok = tokenJob{n: n, L: L, p: p, op: op}
+	p.pool.Parallel(p.T(), 8, &p.s.tok)
+	p.s.tok = tokenJob{}
+}
+
+// tokenJob is a per-token step of a llama block over a range of tokens.
+type tokenJob struct {
+	n  *llama
+	L  *llamaLayer
+	p  *pass
+	op int
+}
+
+func (j *tokenJob) Run(lo, hi int) {
+	n, L, p, d := j.n, j.L, j.p, j.n.d
+	h, f := d.hidden, d.ffn
+	for t := lo; t < hi; t++ {
+		x, xn := p.s.x[t*h:(t+1)*h], p.s.xn[t*h:(t+1)*h]
+		switch j.op {
+		case tokAttnNorm:
+			tensor.RMSNorm(xn, x, L.attnNorm, n.eps)
+		case tokRotate:
+			n.rotate(p, t, p.s.q[t*d.qDim():(t+1)*d.qDim()], d.heads)
+			n.rotate(p, t, p.s.k[t*d.kvDim():(t+1)*d.kvDim()], d.kvHeads)
+		case tokAddMLPNorm:
+			tensor.Add(x, x, p.s.proj[t*h:(t+1)*h])
+			tensor.RMSNorm(xn, x, L.mlpNorm, n.eps)
+		case tokSwiGLU:
+			g := p.s.gate[t*f : (t+1)*f]
+			tensor.SwiGLU(g, g, p.s.up[t*f:(t+1)*f])
+		}
+	}
+}
+
+// rotate applies the rotary embedding to every head of token t's x
+// (heads·headDim).
+func (n *llama) rotate(p *pass, t int, x []float32, heads int) {
 	hd, half := n.d.headDim, n.d.headDim/2
-	for t := 0; t < p.T(); t++ {
-		cos, sin := p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half]
-		for hh := 0; hh < heads; hh++ {
-			v := x[(t*heads+hh)*hd : (t*heads+hh+1)*hd]
-			if n.pairs {
-				tensor.RotatePairs(v, cos, sin)
-			} else {
-				tensor.RotateHalf(v, cos, sin)
-			}
+	cos, sin := p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half]
+	for hh := 0; hh < heads; hh++ {
+		v := x[hh*hd : (hh+1)*hd]
+		if n.pairs {
+			tensor.RotatePairs(v, cos, sin)
+		} else {
+			tensor.RotateHalf(v, cos, sin)
 		}
 	}
 }

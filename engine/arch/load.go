@@ -3,7 +3,6 @@ package arch
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"tracer/engine/safetensors"
 	"tracer/engine/tensor"
@@ -12,7 +11,9 @@ import (
 // loader takes tensors out of a checkpoint, checking each against the shape
 // config.json implies, and counts what it hands out.
 type loader struct {
-	ck     *safetensors.Checkpoint
+	ck     tensorSource
+	where  string // the checkpoint's folder, for errors
+	files  string // its files, for errors
 	config string // path of config.json, for errors
 
 	params  int64
@@ -20,15 +21,22 @@ type loader struct {
 	byDType map[tensor.DType]int64 // bytes per stored dtype
 }
 
-func newLoader(ck *safetensors.Checkpoint, config string) *loader {
-	return &loader{ck: ck, config: config, byDType: map[tensor.DType]int64{}}
+// tensorSource is where a loader finds tensors: a *safetensors.Checkpoint,
+// or a *safetensors.File in memory (NewRandom).
+type tensorSource interface {
+	Tensor(name string) (safetensors.Tensor, bool)
+}
+
+// newLoader reads the tensors of ck; where and files name it in errors.
+func newLoader(ck tensorSource, where, files, config string) *loader {
+	return &loader{ck: ck, where: where, files: files, config: config, byDType: map[tensor.DType]int64{}}
 }
 
 // get returns the tensor called name, checking its dtype and shape.
 func (ld *loader) get(name string, shape ...int) (safetensors.Tensor, tensor.DType, error) {
 	t, ok := ld.ck.Tensor(name)
 	if !ok {
-		return t, 0, fmt.Errorf("arch: %s: tensor %q is missing (files: %s)", ld.ck.Dir, name, strings.Join(ld.ck.Files(), ", "))
+		return t, 0, fmt.Errorf("arch: %s: tensor %q is missing (files: %s)", ld.where, name, ld.files)
 	}
 	var dt tensor.DType
 	switch t.DType {

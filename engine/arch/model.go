@@ -74,6 +74,17 @@ func (m *Model) Info() engine.Info {
 	return info
 }
 
+// SetThreads sets how many goroutines the kernels of Forward run on (n <= 0:
+// GOMAXPROCS), replacing the model's worker pool. It must not be called
+// while a Forward runs.
+func (m *Model) SetThreads(n int) {
+	m.pool.Close()
+	m.pool = tensor.NewPool(n)
+}
+
+// Threads returns how many goroutines the kernels of Forward run on.
+func (m *Model) Threads() int { return m.pool.Workers() }
+
 // Close stops the model's worker goroutines and unmaps its weights. The
 // model and its caches must not be used afterwards.
 func (m *Model) Close() error {

@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"tracer/engine"
 	"tracer/engine/safetensors"
@@ -30,7 +31,7 @@ func OpenHF(dir string) (engine.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	ld := newLoader(ck, cfgPath)
+	ld := newLoader(ck, ck.Dir, strings.Join(ck.Files(), ", "), cfgPath)
 	net, cost, err := spec.load(ld)
 	if err != nil {
 		ck.Close()

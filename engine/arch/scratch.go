@@ -16,11 +16,12 @@ type scratch struct {
 	cos  []float32 // (T, headDim/2): rotary cosines of each token's position
 	sin  []float32 // (T, headDim/2): rotary sines
 
-	scores []float32 // (rows·heads, ≤ capacity): attention weights of one (row, head) pair
+	scores []float32 // (rows·heads·blocks, ≤ capacity): attention weights of one (row, head, block of new tokens)
 	last   []float32 // (rows, hidden): final-normed last position of each row
 	logits []float32 // (rows, vocab)
 
-	attn attnJob // the attention job handed to the pool
+	attn attnJob  // the attention job handed to the pool
+	tok  tokenJob // the per-token job of a llama block
 }
 
 // size makes every buffer big enough for rows·n tokens over kvLen cache
@@ -38,7 +39,8 @@ func (s *scratch) size(d dims, rows, n, capacity int) {
 	grow(&s.up, T*d.ffn)
 	grow(&s.cos, T*d.headDim/2)
 	grow(&s.sin, T*d.headDim/2)
-	grow(&s.scores, rows*d.heads*capacity)
+	blocks, _ := attnBlocks(n)
+	grow(&s.scores, rows*d.heads*blocks*capacity)
 	grow(&s.last, rows*d.hidden)
 	grow(&s.logits, rows*d.vocab)
 }

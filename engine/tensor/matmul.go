@@ -21,9 +21,20 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 //		}
 //	}
 //
-// The sum runs in float32 over eight interleaved partial sums, as SIMD code
-// does, so the last bits differ from the loop above. Each weight row is read
-// once for all n rows of x.
+// The sum runs in float32 over sixteen interleaved partial sums for rows
+// of 256 or more (eight for shorter ones), lane l taking the terms
+// j ≡ l (mod 16) in order, added at the end as a[l] = s[l] + s[l+8], then
+// ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)): the lanes of two AVX2 registers (of
+// one for short rows). So the last bits differ from the loop above, and
+// the assembly kernels (one fused multiply-add per term) differ from the
+// pure-Go loops only in rounding. Every dot product is summed the same way
+// whichever kernel and thread computes it, so the result does not depend
+// on n or on the split.
+//
+// Decode (one or two rows of x) streams the weight rows one after another,
+// the pattern the hardware prefetchers follow best; prefill reads each
+// pair (short rows: quadruple) of weight rows once for every three rows
+// of x.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	matMulRows(dst, w, x, n, 0, w.Rows)
@@ -43,8 +54,11 @@ func MatMul(dst []float32, w Matrix, x []float32) {
 //		}
 //	}
 //
-// It streams the weight row by row, adding x[t][i] times row i to the
-// outputs, so each sum is accumulated in the order of the loop above.
+// Each sum is accumulated in the order of the loop above (with one fused
+// multiply-add per term in the assembly kernels). Decode streams the
+// weight row by row, adding x[t][i] times row i to the outputs; prefill
+// (six or more rows of x) works in tiles of six rows of x by sixteen
+// outputs held in registers.
 func MatMulT(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMulT", dst, w.Cols, w.Rows, x)
 	matMulTCols(dst, w, x, n, 0, w.Cols)
@@ -59,32 +73,127 @@ func checkMatMul(op string, dst []float32, out, in int, x []float32) int {
 	return len(x) / in
 }
 
-// matMulRows computes rows [lo, hi) of W for each of the n rows of x.
+// matMulRows computes rows [lo, hi) of W for each of the n rows of x. The
+// assembly kernels need Cols to be a multiple of 16 for long rows (≥
+// wideRow) and of 8 for short ones.
 func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	in, out := w.Cols, w.Rows
+	wide := in >= wideRow
+	if !useAsm || wide && in%16 != 0 || in%8 != 0 {
+		matMulRowsGo(dst, w, x, n, lo, hi)
+		return
+	}
+	if n < 3 {
+		// Decode: blocks of rows small enough to stay in cache for the
+		// second row of x.
+		const block = 64
+		for r := lo; r < hi; r += block {
+			e := min(r+block, hi)
+			for t := 0; t < n; t++ {
+				w.dotRows(dst[t*out+r:t*out+e], r, x[t*in:(t+1)*in])
+			}
+		}
+		return
+	}
+	// Prefill: blocks of 2 (long rows) or 4 weight rows against groups of
+	// 3 rows of x; a last partial group is done as the last 3 rows of x,
+	// recomputing one or two (to the same bits).
+	rows := 4
+	if wide {
+		rows = 2
+	}
+	g, tail := n/3, n%3 != 0
+	r := lo
+	for ; r+rows <= hi; r += rows {
+		for _, t0 := range [2]int{0, n - 3} {
+			groups := g
+			if t0 > 0 {
+				if !tail {
+					break
+				}
+				groups = 1
+			}
+			if wide {
+				w.dot2x3(dst[t0*out+r:], out, r, x[t0*in:], groups)
+			} else {
+				w.dot4x3(dst[t0*out+r:], out, r, x[t0*in:], groups)
+			}
+		}
+	}
+	if r < hi { // the last rows, fewer than a block
+		for t := 0; t < n; t++ {
+			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
+		}
+	}
+}
+
+// matMulRowsGo is matMulRows in pure Go.
+func matMulRowsGo(dst []float32, w Matrix, x []float32, n, lo, hi int) {
+	in, out := w.Cols, w.Rows
 	for i := lo; i < hi; i++ {
-		switch w.DType {
-		case F32:
-			row := w.f32[i*in : (i+1)*in]
-			for t := 0; t < n; t++ {
-				dst[t*out+i] = dotF32(row, x[t*in:(t+1)*in])
+		for t := 0; t < n; t++ {
+			xt := x[t*in : (t+1)*in]
+			var s float32
+			switch w.DType {
+			case F32:
+				s = dotF32(w.f32[i*in:(i+1)*in], xt)
+			case BF16:
+				s = dotBF16(w.u16[i*in:(i+1)*in], xt)
+			case F16:
+				s = dotF16(w.u16[i*in:(i+1)*in], xt)
 			}
-		case BF16:
-			row := w.u16[i*in : (i+1)*in]
-			for t := 0; t < n; t++ {
-				dst[t*out+i] = dotBF16(row, x[t*in:(t+1)*in])
-			}
-		case F16:
-			row := w.u16[i*in : (i+1)*in]
-			for t := 0; t < n; t++ {
-				dst[t*out+i] = dotF16(row, x[t*in:(t+1)*in])
-			}
+			dst[t*out+i] = s
 		}
 	}
 }
 
 // matMulTCols computes output columns [lo, hi) for each of the n rows of x.
 func matMulTCols(dst []float32, w Matrix, x []float32, n, lo, hi int) {
+	if !useAsm {
+		matMulTColsGo(dst, w, x, n, lo, hi)
+		return
+	}
+	in, out := w.Rows, w.Cols
+	// Tiles of 6 rows of x by 16 columns where they fit, the rest by rows.
+	tn, tc := 0, lo
+	if n >= 6 {
+		tn, tc = n/6*6, lo+(hi-lo)/16*16
+		for c := lo; c < tc; c += 16 {
+			for t := 0; t < tn; t += 6 {
+				w.panel(dst[t*out+c:], out, x[t*in:], c)
+			}
+		}
+	}
+	matMulTAxpy(dst, w, x, 0, tn, tc, hi)
+	matMulTAxpy(dst, w, x, tn, n, lo, hi)
+}
+
+// matMulTAxpy computes output columns [lo, hi) of rows [t0, t1) of x by
+// adding x[t][i] times row i of W to the outputs, row after row: the
+// weights stream in order and the outputs stay in cache.
+func matMulTAxpy(dst []float32, w Matrix, x []float32, t0, t1, lo, hi int) {
+	if t0 >= t1 || lo >= hi {
+		return
+	}
+	in, out := w.Rows, w.Cols
+	m := (hi - lo) / 8 * 8
+	for t := t0; t < t1; t++ {
+		d := dst[t*out+lo : t*out+hi]
+		a := x[t*in : (t+1)*in]
+		clear(d)
+		if m > 0 {
+			w.axpyRows(d[:m], a, 0, lo)
+		}
+		for o := m; o < len(d); o++ {
+			for i, ai := range a {
+				d[o] += ai * w.At(i, lo+o)
+			}
+		}
+	}
+}
+
+// matMulTColsGo is matMulTCols in pure Go.
+func matMulTColsGo(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	in, out := w.Rows, w.Cols
 	for t := 0; t < n; t++ {
 		clear(dst[t*out+lo : t*out+hi])
@@ -102,94 +211,5 @@ func matMulTCols(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 				axpyF16(d, a, w.u16[i*out+lo:i*out+hi])
 			}
 		}
-	}
-}
-
-// dotF32 returns Σ w[j]·x[j] over len(w), in eight partial sums.
-func dotF32(w, x []float32) float32 {
-	x = x[:len(w)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(w); i += 8 {
-		ww := w[i : i+8 : i+8]
-		xx := x[i : i+8 : i+8]
-		s0 += ww[0] * xx[0]
-		s1 += ww[1] * xx[1]
-		s2 += ww[2] * xx[2]
-		s3 += ww[3] * xx[3]
-		s4 += ww[4] * xx[4]
-		s5 += ww[5] * xx[5]
-		s6 += ww[6] * xx[6]
-		s7 += ww[7] * xx[7]
-	}
-	for ; i < len(w); i++ {
-		s0 += w[i] * x[i]
-	}
-	return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
-}
-
-// dotBF16 is dotF32 with bfloat16 weights widened as they are read.
-func dotBF16(w []uint16, x []float32) float32 {
-	x = x[:len(w)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(w); i += 8 {
-		ww := w[i : i+8 : i+8]
-		xx := x[i : i+8 : i+8]
-		s0 += BF16ToF32(ww[0]) * xx[0]
-		s1 += BF16ToF32(ww[1]) * xx[1]
-		s2 += BF16ToF32(ww[2]) * xx[2]
-		s3 += BF16ToF32(ww[3]) * xx[3]
-		s4 += BF16ToF32(ww[4]) * xx[4]
-		s5 += BF16ToF32(ww[5]) * xx[5]
-		s6 += BF16ToF32(ww[6]) * xx[6]
-		s7 += BF16ToF32(ww[7]) * xx[7]
-	}
-	for ; i < len(w); i++ {
-		s0 += BF16ToF32(w[i]) * x[i]
-	}
-	return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
-}
-
-// dotF16 is dotF32 with binary16 weights widened as they are read.
-func dotF16(w []uint16, x []float32) float32 {
-	x = x[:len(w)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(w); i += 4 {
-		ww := w[i : i+4 : i+4]
-		xx := x[i : i+4 : i+4]
-		s0 += F16ToF32(ww[0]) * xx[0]
-		s1 += F16ToF32(ww[1]) * xx[1]
-		s2 += F16ToF32(ww[2]) * xx[2]
-		s3 += F16ToF32(ww[3]) * xx[3]
-	}
-	for ; i < len(w); i++ {
-		s0 += F16ToF32(w[i]) * x[i]
-	}
-	return (s0 + s2) + (s1 + s3)
-}
-
-// axpyF32 computes d[k] += a·w[k].
-func axpyF32(d []float32, a float32, w []float32) {
-	w = w[:len(d)]
-	for k := range d {
-		d[k] += a * w[k]
-	}
-}
-
-// axpyBF16 computes d[k] += a·w[k] for bfloat16 w.
-func axpyBF16(d []float32, a float32, w []uint16) {
-	w = w[:len(d)]
-	for k := range d {
-		d[k] += a * BF16ToF32(w[k])
-	}
-}
-
-// axpyF16 computes d[k] += a·w[k] for binary16 w.
-func axpyF16(d []float32, a float32, w []uint16) {
-	w = w[:len(d)]
-	for k := range d {
-		d[k] += a * F16ToF32(w[k])
 	}
 }

@@ -103,12 +103,10 @@ func Softmax(dst, x []float32) {
 }
 
 // SiLU applies x·sigmoid(x) elementwise: dst[i] = x[i] / (1 + exp(-x[i])),
-// computed in float64 and rounded. dst may be x.
+// computed in float64 and rounded (exp as in Exp). dst may be x.
 func SiLU(dst, x []float32) {
 	checkLen("SiLU", len(x), dst)
-	for i, v := range x {
-		dst[i] = silu(v)
-	}
+	siluInto(dst, x)
 }
 
 func silu(v float32) float32 {
@@ -121,8 +119,17 @@ func silu(v float32) float32 {
 // as torch does. dst may be gate or up.
 func SwiGLU(dst, gate, up []float32) {
 	checkLen("SwiGLU", len(dst), gate, up)
-	for i := range dst {
-		dst[i] = silu(gate[i]) * up[i]
+	// In blocks, so that the activations are still in cache for the
+	// product and a block of silu values can live on the stack.
+	var buf [256]float32
+	for lo := 0; lo < len(dst); lo += len(buf) {
+		n := min(len(buf), len(dst)-lo)
+		s := buf[:n]
+		siluInto(s, gate[lo:lo+n])
+		u, d := up[lo:lo+n], dst[lo:lo+n]
+		for i := range s {
+			d[i] = s[i] * u[i]
+		}
 	}
 }
 

@@ -3,11 +3,24 @@ package tensor
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // minChunkMACs is the least work (multiply-adds) worth handing to another
 // goroutine: below it the hand-off costs more than it saves.
 const minChunkMACs = 16 << 10
+
+// chunksPerWorker is how many pieces a kernel is cut into per worker: a
+// worker slowed down (by another process on a shared machine) then
+// leaves its unclaimed pieces to the others.
+const chunksPerWorker = 4
+
+// spinRounds is how many times a worker polls for new work before it
+// parks: about 50 µs on a 3.7 GHz Zen 4. A decode step calls the pool
+// every few microseconds, so workers normally find the next kernel while
+// spinning; between steps (sampling, recording) they park and cost
+// nothing.
+const spinRounds = 100_000
 
 // Job is work over an index range [0, n) that can be split: Run(lo, hi)
 // handles indices lo..hi-1 and must not touch the others' outputs.
@@ -16,16 +29,36 @@ type Job interface {
 }
 
 // Pool runs kernels on a fixed set of goroutines, splitting the rows (or
-// columns) of the output between them; the calling goroutine takes the
-// first share. A nil *Pool, or one with one worker, runs everything on the
-// calling goroutine. A Pool runs one kernel at a time: concurrent callers
-// wait their turn, and a Job must not call back into its Pool. Close stops
-// the goroutines.
+// columns) of the output between them; the calling goroutine works too. A
+// nil *Pool, or one with one worker, runs everything on the calling
+// goroutine. A Pool runs one kernel at a time: concurrent callers wait
+// their turn, and a Job must not call back into its Pool. Close stops the
+// goroutines.
+//
+// Fork and join are two atomic counters, not channels: the caller
+// publishes a kernel by bumping a generation number that idle workers
+// poll, every participant claims pieces with a compare-and-swap, and the
+// caller waits for the count of finished pieces. Workers that have polled
+// for spinRounds park on a channel and are woken by the next kernel.
 type Pool struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // one kernel at a time
 	workers int
-	work    chan chunk // nil when single-threaded or closed
-	done    sync.WaitGroup
+	closed  bool
+
+	// state packs the current kernel's generation (high 32 bits), its
+	// number of pieces (16 bits) and the next unclaimed piece (low 16
+	// bits). A piece can only be claimed by a CAS on the whole word, so
+	// a worker holding a stale generation never claims anything.
+	state atomic.Uint64
+	done  atomic.Int64 // pieces of the current generation finished
+
+	// The current kernel: written by the caller before it publishes the
+	// generation, read by a worker only after it has claimed a piece.
+	job         Job
+	n, pieceLen int
+
+	sleepers []*sleeper // one per worker goroutine
+	quit     atomic.Bool
 
 	// The jobs of the kernel methods live here so that handing them to the
 	// workers allocates nothing.
@@ -33,9 +66,12 @@ type Pool struct {
 	mmt matMulTJob
 }
 
-type chunk struct {
-	job    Job
-	lo, hi int
+// sleeper is a worker's parking place: parked is set while it waits on
+// wake, which holds at most one token.
+type sleeper struct {
+	parked atomic.Bool
+	wake   chan struct{}
+	_      [48]byte // keep workers' flags on separate cache lines
 }
 
 // NewPool starts a pool of workers goroutines (the caller counts as one);
@@ -45,19 +81,70 @@ func NewPool(workers int) *Pool {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	p := &Pool{workers: workers}
-	if p.workers > 1 {
-		p.work = make(chan chunk)
-		for range p.workers - 1 {
-			go p.worker(p.work)
-		}
+	for range workers - 1 {
+		s := &sleeper{wake: make(chan struct{}, 1)}
+		p.sleepers = append(p.sleepers, s)
+		go p.worker(s)
 	}
 	return p
 }
 
-func (p *Pool) worker(work <-chan chunk) {
-	for c := range work {
-		c.job.Run(c.lo, c.hi)
-		p.done.Done()
+// worker runs pieces of each new generation until the pool closes.
+func (p *Pool) worker(s *sleeper) {
+	seen := p.state.Load() >> 32
+	for {
+		gen := p.await(s, seen)
+		if p.quit.Load() {
+			return
+		}
+		seen = gen
+		p.claim(gen)
+	}
+}
+
+// await returns the generation after seen, spinning first and then
+// parking.
+func (p *Pool) await(s *sleeper, seen uint64) uint64 {
+	for i := 0; ; i++ {
+		if gen := p.state.Load() >> 32; gen != seen || p.quit.Load() {
+			return gen
+		}
+		if i < spinRounds {
+			if i&1023 == 1023 {
+				// Let another goroutine of this P run: with more workers
+				// than GOMAXPROCS, the caller may be waiting for ours.
+				runtime.Gosched()
+			}
+			continue
+		}
+		// Announce the nap, then look again: a caller that bumps the
+		// generation after our look sees parked and sends a token.
+		s.parked.Store(true)
+		if gen := p.state.Load() >> 32; gen != seen || p.quit.Load() {
+			if !s.parked.CompareAndSwap(true, false) {
+				<-s.wake // a caller saw us parked and sent a token
+			}
+			return gen
+		}
+		<-s.wake
+		i = 0
+	}
+}
+
+// claim runs unclaimed pieces of generation gen until none are left.
+func (p *Pool) claim(gen uint64) {
+	for {
+		v := p.state.Load()
+		next, total := v&0xffff, v>>16&0xffff
+		if v>>32 != gen || next >= total {
+			return
+		}
+		if !p.state.CompareAndSwap(v, v+1) {
+			continue
+		}
+		lo := int(next) * p.pieceLen
+		p.job.Run(lo, min(lo+p.pieceLen, p.n))
+		p.done.Add(1)
 	}
 }
 
@@ -78,15 +165,27 @@ func (p *Pool) Close() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.work != nil {
-		close(p.work)
-		p.work = nil
+	if p.closed {
+		return
 	}
+	p.closed = true
 	p.workers = 1
+	p.quit.Store(true)
+	p.state.Add(1 << 32)
+	p.wakeAll()
 }
 
-// Parallel calls job.Run over [0, n), split into at most Workers() ranges
-// of at least grain indices each, and returns when all are done.
+// wakeAll sends a token to every parked worker.
+func (p *Pool) wakeAll() {
+	for _, s := range p.sleepers {
+		if s.parked.Load() && s.parked.CompareAndSwap(true, false) {
+			s.wake <- struct{}{}
+		}
+	}
+}
+
+// Parallel calls job.Run over [0, n), split into ranges of at least grain
+// indices (a few per worker), and returns when all are done.
 func (p *Pool) Parallel(n, grain int, job Job) {
 	if p == nil {
 		job.Run(0, n)
@@ -99,31 +198,42 @@ func (p *Pool) Parallel(n, grain int, job Job) {
 
 // parallel is Parallel with p.mu held.
 func (p *Pool) parallel(n, grain int, job Job) {
-	chunks := min(p.workers, n/max(grain, 1))
-	if chunks <= 1 || p.work == nil {
+	pieces := min(p.workers*chunksPerWorker, n/max(grain, 1), 0xffff)
+	if pieces <= 1 || p.workers <= 1 {
 		job.Run(0, n)
 		return
 	}
-	size := (n + chunks - 1) / chunks
-	p.done.Add(chunks - 1)
-	for c := 1; c < chunks; c++ {
-		p.work <- chunk{job: job, lo: min(c*size, n), hi: min((c+1)*size, n)}
+	pieceLen := (n + pieces - 1) / pieces
+	pieces = (n + pieceLen - 1) / pieceLen
+	p.job, p.n, p.pieceLen = job, n, pieceLen
+	p.done.Store(0)
+	gen := p.state.Load()>>32 + 1
+	p.state.Store(gen<<32 | uint64(pieces)<<16)
+	p.wakeAll()
+	p.claim(gen)
+	for i := 0; p.done.Load() != int64(pieces); i++ {
+		if i > spinRounds {
+			runtime.Gosched() // a worker holding a piece was descheduled
+		}
 	}
-	job.Run(0, size)
-	p.done.Wait()
+	p.job = nil
 }
 
 // grain returns how many output rows make a chunk worth sharing when each
 // row costs perRow multiply-adds.
 func grain(perRow int) int { return max(1, minChunkMACs/max(perRow, 1)) }
 
+// matMulJob splits weight rows in blocks of 4, the rows the kernels take
+// at a time: indices are block numbers.
 type matMulJob struct {
 	dst, x []float32
 	w      Matrix
 	n      int
 }
 
-func (j *matMulJob) Run(lo, hi int) { matMulRows(j.dst, j.w, j.x, j.n, lo, hi) }
+func (j *matMulJob) Run(lo, hi int) {
+	matMulRows(j.dst, j.w, j.x, j.n, min(lo*4, j.w.Rows), min(hi*4, j.w.Rows))
+}
 
 // matMulTJob splits output columns in blocks of 16, to keep each share's
 // slice of a weight row in whole cache lines: indices are block numbers.
@@ -147,7 +257,7 @@ func (p *Pool) MatMul(dst []float32, w Matrix, x []float32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mm = matMulJob{dst: dst, x: x, w: w, n: n}
-	p.parallel(w.Rows, grain(w.Cols*n), &p.mm)
+	p.parallel((w.Rows+3)/4, grain(4*w.Cols*n), &p.mm)
 	p.mm = matMulJob{}
 }
 

@@ -4,8 +4,18 @@
 // documented by the reference loop it computes.
 //
 // Activations are always float32. Weights may be stored as F32, BF16 or F16
-// bytes (a Matrix): the kernels convert each element as they read it, so a
+// bytes (a Matrix): the kernels convert each element in registers as they
+// read it (bfloat16 by a 16-bit shift, binary16 by VCVTPH2PS), so a
 // memory-mapped checkpoint is used in place without a float32 copy.
+//
+// On amd64 with AVX2, FMA and F16C (checked at run time) the matrix
+// products, Exp and SiLU run in assembly (kernels_amd64.s, exp_amd64.s);
+// elsewhere, or built with -tags purego, pure-Go loops compute the same
+// sums in the same order, without fused multiply-adds. A decode step is
+// bound by memory bandwidth: its kernels stream each weight row once, in
+// order. Prefill is bound by arithmetic: its kernels reuse each weight row
+// for several tokens from registers. A Pool splits both over goroutines
+// with a fork and join of a few hundred nanoseconds.
 //
 // Shape mistakes are programmer bugs and panic; nothing here reads outside
 // data.

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -156,88 +155,6 @@ func TestNewMatrix(t *testing.T) {
 	}
 }
 
-func TestMatMulMatchesReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	pool := NewPool(4)
-	defer pool.Close()
-	for _, dt := range []DType{F32, BF16, F16} {
-		for _, sh := range []struct{ rows, cols, n int }{{1, 1, 1}, {7, 13, 1}, {64, 64, 3}, {33, 200, 5}, {300, 97, 2}} {
-			t.Run(fmt.Sprintf("%s/%dx%dx%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
-				w, _ := randMatrix(r, dt, sh.rows, sh.cols)
-				for _, tr := range []bool{false, true} {
-					in, out := sh.cols, sh.rows
-					if tr {
-						in, out = sh.rows, sh.cols
-					}
-					x := randVec(r, sh.n*in)
-					got, pgot, want := make([]float32, sh.n*out), make([]float32, sh.n*out), make([]float32, sh.n*out)
-					if tr {
-						MatMulT(got, w, x)
-						pool.MatMulT(pgot, w, x)
-						matMulTRef(want, w, x)
-					} else {
-						MatMul(got, w, x)
-						pool.MatMul(pgot, w, x)
-						matMulRef(want, w, x)
-					}
-					for i := range want {
-						if !closeRel(float64(got[i]), float64(want[i]), float64(in), 1e-6) {
-							t.Errorf("transposed=%v: out[%d] = %v, reference %v", tr, i, got[i], want[i])
-						}
-						if pgot[i] != got[i] {
-							t.Errorf("transposed=%v: pool out[%d] = %v, serial %v", tr, i, pgot[i], got[i])
-						}
-					}
-				}
-			})
-		}
-	}
-}
-
-func TestPoolMatMulAllocatesNothing(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	pool := NewPool(2)
-	defer pool.Close()
-	w, _ := randMatrix(r, BF16, 512, 256)
-	x := randVec(r, 256)
-	dst := make([]float32, 512)
-	if n := testing.AllocsPerRun(50, func() { pool.MatVec(dst, w, x) }); n != 0 {
-		t.Errorf("Pool.MatVec allocates %v times per call, want 0", n)
-	}
-	wt, _ := randMatrix(r, F32, 256, 512)
-	if n := testing.AllocsPerRun(50, func() { pool.MatMulT(dst, wt, x) }); n != 0 {
-		t.Errorf("Pool.MatMulT allocates %v times per call, want 0", n)
-	}
-}
-
-func TestPoolParallelCoversRange(t *testing.T) {
-	for _, workers := range []int{1, 2, 3, 8} {
-		p := NewPool(workers)
-		for _, n := range []int{0, 1, 5, 9, 100} {
-			var j markJob
-			j.seen = make([]int, n)
-			p.Parallel(n, 1, &j)
-			for i, c := range j.seen {
-				if c != 1 {
-					t.Errorf("workers %d, n %d: index %d run %d times", workers, n, i, c)
-				}
-			}
-		}
-		p.Close()
-		if got := p.Workers(); got != 1 {
-			t.Errorf("Workers() after Close = %d, want 1", got)
-		}
-	}
-}
-
-type markJob struct{ seen []int }
-
-func (j *markJob) Run(lo, hi int) {
-	for i := lo; i < hi; i++ {
-		j.seen[i]++
-	}
-}
-
 func TestNorms(t *testing.T) {
 	x := []float32{1, -2, 3, 0.5}
 	w := []float32{1, 2, 0.5, -1}
@@ -375,46 +292,6 @@ func TestRope(t *testing.T) {
 		if v[i] != want {
 			t.Errorf("position 0 changed dim %d to %v", i, v[i])
 		}
-	}
-}
-
-// Benchmarks at the shapes of SmolLM2-135M (576, 1536, 49152) and GPT-2
-// (768, 3072, 50257); SetBytes counts the weight bytes, so MB/s reads as
-// weight bandwidth.
-func BenchmarkMatVec(b *testing.B) {
-	r := rand.New(rand.NewPCG(5, 6))
-	pool := NewPool(0)
-	defer pool.Close()
-	for _, dt := range []DType{F32, BF16} {
-		for _, sh := range [][2]int{{576, 576}, {1536, 576}, {576, 1536}, {49152, 576}, {3072, 768}} {
-			w, _ := randMatrix(r, dt, sh[0], sh[1])
-			x := randVec(r, sh[1])
-			dst := make([]float32, sh[0])
-			b.Run(fmt.Sprintf("%s/%dx%d", dt, sh[0], sh[1]), func(b *testing.B) {
-				b.SetBytes(w.Bytes())
-				b.ReportAllocs()
-				for b.Loop() {
-					pool.MatVec(dst, w, x)
-				}
-			})
-		}
-	}
-}
-
-func BenchmarkMatMulT(b *testing.B) {
-	r := rand.New(rand.NewPCG(7, 8))
-	pool := NewPool(0)
-	defer pool.Close()
-	for _, sh := range [][2]int{{768, 2304}, {768, 3072}, {3072, 768}} {
-		w, _ := randMatrix(r, F32, sh[0], sh[1])
-		x := randVec(r, sh[0])
-		dst := make([]float32, sh[1])
-		b.Run(fmt.Sprintf("f32/%dx%d", sh[0], sh[1]), func(b *testing.B) {
-			b.SetBytes(w.Bytes())
-			for b.Loop() {
-				pool.MatMulT(dst, w, x)
-			}
-		})
 	}
 }
 

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"tracer/engine"
+	"tracer/engine/arch"
+	"tracer/engine/bench"
+	"tracer/engine/tensor"
+)
+
+func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("bench", "--model MODEL | --shape "+strings.Join(arch.ShapeNames(), "|")+" [flags]", stderr)
+	model := fs.String("model", "", "a Hugging Face model folder or a llama2.c .bin to measure")
+	shape := fs.String("shape", "", "measure random weights generated in memory at a real model's shape: "+strings.Join(arch.ShapeNames(), ", "))
+	dtype := fs.String("dtype", "f32", "with --shape: weight dtype, f32, bf16 or f16")
+	threads := fs.Int("threads", 0, "goroutines for the kernels (0: one per CPU)")
+	promptLen := fs.Int("prompt-len", 64, "prompt tokens, fed in one prefill step")
+	newTokens := fs.Int("new-tokens", 128, "tokens to generate per repetition")
+	reps := fs.Int("reps", 3, "repetitions")
+	record := fs.Bool("record", false, "also generate with recording on (top-20 candidates, every stage, traffic) and report its cost")
+	probeMiB := fs.Int("probe-mib", 0, "bandwidth probe array in MiB (0: 4× the L3 cache, at least 512)")
+	seed := fs.Uint64("seed", 1, "seed of the random weights and prompt")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if code := parse(fs, args, stdout); code >= 0 {
+		return code
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tracer bench: "+format+"\n", a...)
+		return exitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case fs.NArg() > 0:
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	case (*model == "") == (*shape == ""):
+		return usageErr("give exactly one of --model and --shape")
+	case *model != "" && set["dtype"]:
+		return usageErr("--dtype goes with --shape: a checkpoint has its own dtype")
+	case *threads < 0 || *promptLen < 1 || *newTokens < 2 || *reps < 1 || *probeMiB < 0:
+		return usageErr("--threads must be at least 0, --prompt-len and --reps at least 1, --new-tokens at least 2")
+	}
+	opts := bench.Options{
+		Threads: *threads, PromptLen: *promptLen, NewTokens: *newTokens, Reps: *reps,
+		Record: *record, ProbeBytes: int64(*probeMiB) << 20, Seed: *seed, Log: stderr,
+	}
+
+	var m engine.Model
+	if *shape != "" {
+		s, ok := arch.KnownShape(*shape)
+		if !ok {
+			return usageErr("unknown --shape %q (want one of %s)", *shape, strings.Join(arch.ShapeNames(), ", "))
+		}
+		dt, ok := map[string]tensor.DType{"f32": tensor.F32, "bf16": tensor.BF16, "f16": tensor.F16}[*dtype]
+		if !ok {
+			return usageErr("unknown --dtype %q (want f32, bf16 or f16)", *dtype)
+		}
+		fmt.Fprintf(stderr, "generating random %s weights at %s's shape\n", dt, *shape)
+		rm, err := arch.NewRandom(*shape, s, dt, *seed)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+			return exitError
+		}
+		defer rm.Close()
+		m = rm
+	} else {
+		l, err := openModel(ctx, *model, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+			return exitError
+		}
+		defer l.Close()
+		if l.Toy != nil {
+			return usageErr("the toy model has no weights to measure: give a Hugging Face folder or a llama2.c .bin")
+		}
+		m = l.Model
+	}
+
+	r, err := bench.Run(ctx, m, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+		return exitError
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(r)
+		return exitOK
+	}
+	printBench(stdout, r)
+	return exitOK
+}
+
+// printBench writes the report as a table.
+func printBench(out io.Writer, r *bench.Report) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(k, format string, a ...any) { fmt.Fprintf(w, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	stat := func(s bench.Stat, unit string) string {
+		return fmt.Sprintf("%.1f %s (min %.1f, max %.1f)", s.Median, unit, s.Min, s.Max)
+	}
+	row("model", "%s (%s, %s, %.1f M params, %.1f MB)", r.Model, r.Architecture, r.DType, float64(r.Params)/1e6, float64(r.WeightBytes)/1e6)
+	row("kernels", "%s, %d threads", r.Kernels, r.Threads)
+	row("run", "%d prompt + %d new tokens, %d repetitions, greedy", r.PromptLen, r.NewTokens, r.Reps)
+	row("prefill", "%s", stat(r.PrefillTokensPerSec, "tokens/s"))
+	row("prefill compute", "%s = %.0f%% of the FMA peak", stat(r.PrefillGFLOPS, "GFLOP/s"), 100*r.PrefillFMAFraction)
+	row("decode", "%s", stat(r.DecodeTokensPerSec, "tokens/s"))
+	row("bytes per token", "%.1f MB (weights + KV cache read)", float64(r.BytesPerToken)/1e6)
+	row("decode bandwidth", "%s", stat(r.DecodeGBps, "GB/s"))
+	for _, b := range r.BandwidthBefore {
+		row(fmt.Sprintf("read bandwidth, %d thr", b.Threads), "%.1f GB/s before, %.1f GB/s after (best of %d passes over %d MiB, %s)",
+			b.BestGBps, after(r, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
+	}
+	row("of the limit", "%.0f%% best, %.0f%% median (limit %.1f GB/s)", 100*r.BandwidthFraction, 100*r.MedianFraction, r.BandwidthLimitGBps)
+	for _, f := range r.FMA {
+		row(fmt.Sprintf("FMA peak, %d thr", f.Threads), "%.1f GFLOP/s", f.BestGFLOPS)
+	}
+	row("allocations", "%.2f per decoded token", r.AllocsPerToken)
+	if r.PeakRSSBytes >= 0 {
+		row("peak RSS", "%.1f MB", float64(r.PeakRSSBytes)/1e6)
+	}
+	if rec := r.Record; rec != nil {
+		row("sampling", "%s", rec.Generation)
+		row("  recording off", "%s", stat(rec.OffTokensPerSec, "tokens/s"))
+		row("  recording on", "%s (top %d, every stage, traffic)", stat(rec.OnTokensPerSec, "tokens/s"), rec.Top)
+		row("  recording cost", "%.3f× the time per token", rec.Ratio)
+	}
+	w.Flush()
+}
+
+// after is the best bandwidth after the run at threads, or 0.
+func after(r *bench.Report, threads int) float64 {
+	for _, b := range r.BandwidthAfter {
+		if b.Threads == threads {
+			return b.BestGBps
+		}
+	}
+	return 0
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tracer/engine/bench"
+)
+
+func TestBenchUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"neither", []string{"bench"}, "exactly one of --model and --shape"},
+		{"both", []string{"bench", "--model", "x", "--shape", "gpt2"}, "exactly one of --model and --shape"},
+		{"unknown shape", []string{"bench", "--shape", "llama-70b"}, `unknown --shape "llama-70b"`},
+		{"unknown dtype", []string{"bench", "--shape", "gpt2", "--dtype", "int4"}, `unknown --dtype "int4"`},
+		{"dtype with model", []string{"bench", "--model", "x", "--dtype", "bf16"}, "--dtype goes with --shape"},
+		{"few tokens", []string{"bench", "--shape", "gpt2", "--new-tokens", "1"}, "--new-tokens at least 2"},
+		{"bad flag", []string{"bench", "--bogus"}, "flag provided but not defined"},
+		{"argument", []string{"bench", "--shape", "gpt2", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := tracer(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitUsage, tt.want)
+			}
+		})
+	}
+}
+
+func TestBenchHelp(t *testing.T) {
+	out, _, code := tracer(t, "", "bench", "--help")
+	if code != exitOK || !strings.Contains(out, "--shape") || !strings.Contains(out, "smollm2-135m") {
+		t.Errorf("exit %d, help %q", code, out)
+	}
+}
+
+// TestBenchModelJSON measures llama2.c's stories260K briefly and checks the
+// report's shape; the figures themselves depend on the machine.
+func TestBenchModelJSON(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "models", "stories260K", "stories260K.bin")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("stories260K not available: %v", err)
+	}
+	out, errOut, code := tracer(t, "", "bench", "--model", path, "--threads", "2", "--prompt-len", "4",
+		"--new-tokens", "6", "--reps", "2", "--record", "--probe-mib", "8", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if r.Model != "stories260K" || r.Threads != 2 || r.PromptLen != 4 || r.NewTokens != 6 || r.Reps != 2 {
+		t.Errorf("report header: %+v", r)
+	}
+	if r.DecodeTokensPerSec.Median <= 0 || r.BandwidthLimitGBps <= 0 || r.BytesPerToken <= 0 || r.Record == nil || r.Record.Ratio <= 0 {
+		t.Errorf("report figures: %+v", r)
+	}
+	if r.AllocsPerToken != 0 {
+		t.Errorf("%v allocations per decoded token, want 0", r.AllocsPerToken)
+	}
+}

@@ -1,0 +1,237 @@
+package arch
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+
+	"tracer/engine"
+	"tracer/engine/safetensors"
+	"tracer/engine/tensor"
+)
+
+// Shape is the architecture and sizes of a model built by NewRandom, named
+// after the config.json fields they stand for.
+type Shape struct {
+	Arch         string // "llama" or "gpt2"
+	VocabSize    int
+	Hidden       int // hidden_size / n_embd
+	Layers       int
+	Heads        int
+	KVHeads      int // num_key_value_heads; GPT-2: Heads
+	Intermediate int // MLP inner size
+	MaxPositions int
+	Tied         bool // the output head is the token embedding
+}
+
+// knownShapes are the shapes of real releases, by the names tracer bench
+// takes.
+func knownShapes() map[string]Shape {
+	return map[string]Shape{
+		"smollm2-135m": {Arch: "llama", VocabSize: 49152, Hidden: 576, Layers: 30, Heads: 9, KVHeads: 3, Intermediate: 1536, MaxPositions: 8192, Tied: true},
+		"gpt2":         {Arch: "gpt2", VocabSize: 50257, Hidden: 768, Layers: 12, Heads: 12, KVHeads: 12, Intermediate: 3072, MaxPositions: 1024, Tied: true},
+	}
+}
+
+// ShapeNames lists the names KnownShape accepts, sorted.
+func ShapeNames() []string {
+	var names []string
+	for n := range knownShapes() {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// KnownShape returns the shape of a released model: "smollm2-135m"
+// (Llama: 576 hidden, 30 layers, 9 heads sharing 3 kv heads of 64 dims,
+// 1536 MLP, 49152 vocab, tied head) or "gpt2" (768 hidden, 12 layers, 12
+// heads, 3072 MLP, 50257 vocab, 1024 positions).
+func KnownShape(name string) (Shape, bool) {
+	s, ok := knownShapes()[name]
+	return s, ok
+}
+
+// config is the config.json the shape stands for.
+func (s Shape) config() *hfConfig {
+	eps, theta, act := 1e-5, 10000.0, "silu"
+	tied := s.Tied
+	c := &hfConfig{ModelType: s.Arch, VocabSize: s.VocabSize, TieWordEmbeddings: &tied}
+	if s.Arch == "gpt2" {
+		gelu := "gelu_new"
+		c.NEmbd, c.NLayer, c.NHead, c.NPositions = s.Hidden, s.Layers, s.Heads, s.MaxPositions
+		c.NInner, c.LayerNormEpsilon, c.ActivationFunction = &s.Intermediate, &eps, &gelu
+		return c
+	}
+	kv := s.KVHeads
+	c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.NumKeyValueHeads = s.Hidden, s.Layers, s.Heads, &kv
+	c.IntermediateSize, c.MaxPositionEmbeddings = s.Intermediate, s.MaxPositions
+	c.RMSNormEps, c.RopeTheta, c.HiddenAct = &eps, &theta, &act
+	return c
+}
+
+// tensors lists the checkpoint's tensors in transformers' names.
+func (s Shape) tensors(dt safetensors.DType) []safetensors.Info {
+	var out []safetensors.Info
+	add := func(name string, shape ...int) {
+		out = append(out, safetensors.Info{Name: name, DType: dt, Shape: shape})
+	}
+	h, f := s.Hidden, s.Intermediate
+	if s.Arch == "gpt2" {
+		add("transformer.wte.weight", s.VocabSize, h)
+		add("transformer.wpe.weight", s.MaxPositions, h)
+		for l := 0; l < s.Layers; l++ {
+			p := fmt.Sprintf("transformer.h.%d.", l)
+			add(p+"ln_1.weight", h)
+			add(p+"ln_1.bias", h)
+			add(p+"attn.c_attn.weight", h, 3*h)
+			add(p+"attn.c_attn.bias", 3*h)
+			add(p+"attn.c_proj.weight", h, h)
+			add(p+"attn.c_proj.bias", h)
+			add(p+"ln_2.weight", h)
+			add(p+"ln_2.bias", h)
+			add(p+"mlp.c_fc.weight", h, f)
+			add(p+"mlp.c_fc.bias", f)
+			add(p+"mlp.c_proj.weight", f, h)
+			add(p+"mlp.c_proj.bias", h)
+		}
+		add("transformer.ln_f.weight", h)
+		add("transformer.ln_f.bias", h)
+	} else {
+		kv := s.KVHeads * (h / s.Heads)
+		add("model.embed_tokens.weight", s.VocabSize, h)
+		for l := 0; l < s.Layers; l++ {
+			p := fmt.Sprintf("model.layers.%d.", l)
+			add(p+"input_layernorm.weight", h)
+			add(p+"self_attn.q_proj.weight", h, h)
+			add(p+"self_attn.k_proj.weight", kv, h)
+			add(p+"self_attn.v_proj.weight", kv, h)
+			add(p+"self_attn.o_proj.weight", h, h)
+			add(p+"post_attention_layernorm.weight", h)
+			add(p+"mlp.gate_proj.weight", f, h)
+			add(p+"mlp.up_proj.weight", f, h)
+			add(p+"mlp.down_proj.weight", h, f)
+		}
+		add("model.norm.weight", h)
+	}
+	if !s.Tied {
+		add("lm_head.weight", s.VocabSize, h)
+	}
+	return out
+}
+
+// NewRandom builds a model of shape s with random weights stored at dtype:
+// the weights of a benchmark with no checkpoint on disk. They are laid out
+// as a safetensors file in one anonymous memory region, backed by
+// transparent huge pages where the kernel allows it (madvise
+// MADV_HUGEPAGE: fewer TLB misses when a decode step streams every weight),
+// and filled by a xorshift generator in about a second for SmolLM2-135M.
+// Matrices are uniform with the variance of N(0, 1/columns), norm weights
+// near 1, biases near 0. The same shape, dtype and seed give the same
+// weights. The model is named "random-"+name, of kind "hf"; its BOS and EOS ids are those
+// of the release's config (llama: 1 and 2; gpt2: 50256). Close frees the
+// memory.
+func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, error) {
+	var sdt safetensors.DType
+	switch dtype {
+	case tensor.F32:
+		sdt = safetensors.F32
+	case tensor.BF16:
+		sdt = safetensors.BF16
+	case tensor.F16:
+		sdt = safetensors.F16
+	default:
+		return nil, fmt.Errorf("arch: random model: dtype %v, want f32, bf16 or f16", dtype)
+	}
+	where := "random " + name
+	spec, err := checkConfig(s.config(), s.Arch, where+" config")
+	if err != nil {
+		return nil, err
+	}
+	infos := s.tensors(sdt)
+	var header bytes.Buffer
+	if err := safetensors.WriteHeader(&header, infos, map[string]string{"format": "pt"}); err != nil {
+		return nil, fmt.Errorf("arch: %s: %w", where, err)
+	}
+	// Start the header so that the tensor data begins on a cache line.
+	pad := (64 - header.Len()%64) % 64
+	size := pad + header.Len()
+	for _, in := range infos {
+		size += elements(in.Shape) * dtype.Size()
+	}
+	region, free, err := allocWeights(size)
+	if err != nil {
+		return nil, fmt.Errorf("arch: %s: %d bytes of weights: %w", where, size, err)
+	}
+	file := region[pad:]
+	off := copy(file, header.Bytes())
+	for i, in := range infos {
+		n := elements(in.Shape) * dtype.Size()
+		fillTensor(file[off:off+n], in, dtype, seed+uint64(i)*0x9e3779b97f4a7c15)
+		off += n
+	}
+	f, err := safetensors.Parse(where, file)
+	if err != nil {
+		free()
+		return nil, fmt.Errorf("arch: %w", err)
+	}
+	ld := newLoader(f, where, "in memory", where+" config")
+	net, cost, err := spec.load(ld)
+	if err != nil {
+		free()
+		return nil, err
+	}
+	d := spec.d
+	info := engine.Info{
+		Name: "random-" + name, Kind: "hf", Architecture: s.Arch,
+		VocabSize: d.vocab, MaxPositions: d.maxPos,
+		Layers: d.layers, Hidden: d.hidden, Heads: d.heads, KVHeads: d.kvHeads, HeadDim: d.headDim, Intermediate: d.ffn,
+		Params: ld.params, DType: dtype.String(), WeightBytes: ld.bytes, KVBytesPerToken: d.kvBytesPerToken(),
+		BOS: 1, EOS: []int{2}, PAD: -1,
+	}
+	if s.Arch == "gpt2" {
+		info.BOS, info.EOS = s.VocabSize-1, []int{s.VocabSize - 1}
+	}
+	return newModel(info, d, net, cost, closerFunc(free)), nil
+}
+
+func elements(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// fillTensor writes random values for one tensor: uniform ±sqrt(3/cols)
+// for matrices (the variance of N(0, 1/cols)), 1 ± 0.1 for norm weights,
+// ±0.02 for biases.
+func fillTensor(dst []byte, in safetensors.Info, dtype tensor.DType, seed uint64) {
+	if len(in.Shape) == 2 {
+		tensor.FillUniform(dst, dtype, float32(math.Sqrt(3/float64(in.Shape[1]))), seed)
+		return
+	}
+	scale, shift := float32(0.02), float32(0)
+	if len(in.Name) > 7 && in.Name[len(in.Name)-7:] == ".weight" {
+		scale, shift = 0.1, 1
+	}
+	v := make([]float32, len(dst)/dtype.Size())
+	raw := make([]byte, 4*len(v))
+	tensor.FillUniform(raw, tensor.F32, scale, seed)
+	tensor.Decode(v, raw, tensor.F32)
+	for i, x := range v {
+		x += shift
+		switch dtype {
+		case tensor.F32:
+			u := math.Float32bits(x)
+			dst[4*i], dst[4*i+1], dst[4*i+2], dst[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+		case tensor.BF16:
+			u := tensor.F32ToBF16(x)
+			dst[2*i], dst[2*i+1] = byte(u), byte(u>>8)
+		case tensor.F16:
+			u := tensor.F32ToF16(x)
+			dst[2*i], dst[2*i+1] = byte(u), byte(u>>8)
+		}
+	}
+}

@@ -1,0 +1,387 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"tracer/engine"
+	"tracer/engine/tensor"
+)
+
+// Options configure a Run. Zero fields take the defaults in brackets.
+type Options struct {
+	Threads   int  // goroutines the model's kernels run on [GOMAXPROCS]
+	PromptLen int  // prompt tokens, fed in one prefill step [64]
+	NewTokens int  // tokens generated per repetition [128]
+	Reps      int  // repetitions [3]
+	Record    bool // also generate with recording on and report the cost
+
+	ProbeBytes int64  // bandwidth probe array [max(4·L3, 512 MiB)]
+	ProbeReps  int    // passes per bandwidth measurement [10]
+	FMARounds  int    // rounds of the FMA kernel per thread [20 000 000, about 0.1 s]
+	Seed       uint64 // of the prompt's token ids and of sampling
+
+	Log io.Writer // progress lines; nil: none
+}
+
+func (o *Options) defaults() {
+	if o.Threads <= 0 {
+		o.Threads = runtime.GOMAXPROCS(0)
+	}
+	if o.PromptLen <= 0 {
+		o.PromptLen = 64
+	}
+	if o.NewTokens <= 0 {
+		o.NewTokens = 128
+	}
+	if o.Reps <= 0 {
+		o.Reps = 3
+	}
+	if o.ProbeBytes <= 0 {
+		o.ProbeBytes = max(4*l3Bytes(), 512<<20)
+	}
+	if o.ProbeReps <= 0 {
+		o.ProbeReps = 10
+	}
+	if o.FMARounds <= 0 {
+		o.FMARounds = 20_000_000
+	}
+}
+
+// Stat is a measurement over the repetitions.
+type Stat struct {
+	Min    float64 `json:"min"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+func statOf(v []float64) Stat {
+	if len(v) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return Stat{Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1]}
+}
+
+// Report is the result of a Run. Speeds are tokens per second, bandwidths
+// GB/s (1e9 bytes), FLOP rates GFLOP/s.
+type Report struct {
+	Model           string `json:"model"`
+	Architecture    string `json:"architecture"`
+	DType           string `json:"dtype"`
+	Params          int64  `json:"params"`
+	WeightBytes     int64  `json:"weight_bytes"`
+	KVBytesPerToken int64  `json:"kv_bytes_per_token"`
+	Kernels         string `json:"kernels"` // the matrix kernels in use (tensor.KernelName)
+	Threads         int    `json:"threads"`
+	PromptLen       int    `json:"prompt_len"`
+	NewTokens       int    `json:"new_tokens"`
+	Reps            int    `json:"reps"`
+
+	// Prefill is the first forward pass, the whole prompt at once.
+	PrefillTokensPerSec Stat    `json:"prefill_tokens_per_sec"`
+	PrefillGFLOPS       Stat    `json:"prefill_gflops"`
+	PrefillFMAFraction  float64 `json:"prefill_fma_fraction"` // best prefill GFLOP/s over the best FMA peak at Threads
+
+	// Decode is every later step of engine.Generate, greedy, recording
+	// off: one forward pass and the choice of a token.
+	DecodeTokensPerSec Stat  `json:"decode_tokens_per_sec"`
+	BytesPerToken      int64 `json:"bytes_per_token"` // read per decode step: weights at their dtype, the whole head, the KV cache (mean over the steps)
+	DecodeGBps         Stat  `json:"decode_gbps"`     // BytesPerToken × decode tokens/s
+
+	// The read bandwidth right before and after the timed runs, with one
+	// thread and with Threads; the limit is the best at Threads.
+	BandwidthBefore    []Bandwidth `json:"bandwidth_before"`
+	BandwidthAfter     []Bandwidth `json:"bandwidth_after"`
+	BandwidthLimitGBps float64     `json:"bandwidth_limit_gbps"`
+	BandwidthFraction  float64     `json:"bandwidth_fraction"`        // best decode GB/s over the limit
+	MedianFraction     float64     `json:"bandwidth_fraction_median"` // median decode GB/s over the limit
+	FMA                []FMAPeak   `json:"fma_peak"`
+	ProbeBytes         int64       `json:"probe_bytes"`
+	ProbeReps          int         `json:"probe_reps"`            // passes per bandwidth measurement, the best kept
+	ProbeHugeBytes     int64       `json:"probe_huge_page_bytes"` // of the probe array, in transparent huge pages (-1: unknown)
+	ProbeISA           string      `json:"probe_isa"`
+
+	AllocsPerToken float64 `json:"allocs_per_token"` // heap allocations per decode step, recording off
+	PeakRSSBytes   int64   `json:"peak_rss_bytes"`   // of the timed runs (-1: unknown)
+
+	// Record compares decoding with recording on and off, same options.
+	Record *RecordReport `json:"record,omitempty"`
+}
+
+// RecordReport is the cost of recording every step: decoding with the
+// sampling pipeline, recording off and on in turn.
+type RecordReport struct {
+	Generation      string  `json:"generation"` // the options of both runs
+	Top             int     `json:"top"`        // candidates per list
+	OffTokensPerSec Stat    `json:"off_decode_tokens_per_sec"`
+	OnTokensPerSec  Stat    `json:"on_decode_tokens_per_sec"`
+	Ratio           float64 `json:"ratio"` // median decode time per token, on over off
+}
+
+// Run measures m: the bandwidth and FMA probes, a warm-up, opts.Reps timed
+// greedy generations of opts.NewTokens tokens after a prompt of
+// opts.PromptLen random ids, and the bandwidth probe again. With
+// opts.Record each repetition also generates with the sampling pipeline
+// (repetition penalty 1.1, temperature 0.8, top-k 50, top-p 0.95: four
+// stages) with recording off and then on (the top 20 candidates of every
+// stage, the final distribution, KV cache and traffic). EOS is ignored, so
+// every run generates all its tokens. When m has a SetThreads(int) method
+// (an *arch.Model) it is set to opts.Threads.
+func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
+	opts.defaults()
+	if t, ok := m.(interface{ SetThreads(int) }); ok {
+		t.SetThreads(opts.Threads)
+	}
+	info := m.Info()
+	if info.MaxPositions > 0 && opts.PromptLen+opts.NewTokens > info.MaxPositions {
+		return nil, fmt.Errorf("bench: %d prompt + %d new tokens exceed the model's %d positions", opts.PromptLen, opts.NewTokens, info.MaxPositions)
+	}
+	r := &Report{
+		Model: info.Name, Architecture: info.Architecture, DType: info.DType, Params: info.Params,
+		WeightBytes: info.WeightBytes, KVBytesPerToken: info.KVBytesPerToken, Kernels: tensor.KernelName(),
+		Threads: opts.Threads, PromptLen: opts.PromptLen, NewTokens: opts.NewTokens, Reps: opts.Reps,
+		ProbeBytes: opts.ProbeBytes / 256 * 256, ProbeReps: opts.ProbeReps, ProbeISA: vectorISA(),
+	}
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", args...)
+		}
+	}
+
+	logf("probing read bandwidth (%d MiB) and the FMA peak", r.ProbeBytes>>20)
+	var err error
+	if r.BandwidthBefore, r.ProbeHugeBytes, err = probeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
+		return nil, err
+	}
+	r.FMA = append(r.FMA, MeasureFMA(1, 3, opts.FMARounds))
+	if opts.Threads > 1 {
+		r.FMA = append(r.FMA, MeasureFMA(opts.Threads, 3, opts.FMARounds))
+	}
+	runtime.GC()
+	peakOK := resetPeakRSS()
+
+	off, err := newRequest(m, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	var sampleOff, sampleOn engine.Request
+	if opts.Record {
+		if sampleOff, err = newRequest(m, opts, true); err != nil {
+			return nil, err
+		}
+		sampleOn = sampleOff
+		sampleOn.Record = true
+	}
+	logf("warming up")
+	warm := off
+	warm.Options.MaxNewTokens = 2
+	if _, err := generate(ctx, warm); err != nil {
+		return nil, err
+	}
+
+	var prefill, prefillFLOPs, decode, decodeOff, decodeOn []float64
+	var fewest uint64 // heap allocations of the leanest full run
+	flops := float64(m.Cost(1, 0, opts.PromptLen).FLOPs)
+	for rep := 0; rep < opts.Reps; rep++ {
+		logf("repetition %d of %d", rep+1, opts.Reps)
+		t, err := generate(ctx, off)
+		if err != nil {
+			return nil, err
+		}
+		if rep == 0 || t.mallocs < fewest {
+			fewest = t.mallocs
+		}
+		prefill = append(prefill, float64(opts.PromptLen)/t.prefill.Seconds())
+		prefillFLOPs = append(prefillFLOPs, flops/t.prefill.Seconds()/1e9)
+		decode = append(decode, float64(t.steps)/t.decode.Seconds())
+		if opts.Record {
+			for _, req := range []*engine.Request{&sampleOff, &sampleOn} {
+				t, err := generate(ctx, *req)
+				if err != nil {
+					return nil, err
+				}
+				rate := float64(t.steps) / t.decode.Seconds()
+				if req.Record {
+					decodeOn = append(decodeOn, rate)
+				} else {
+					decodeOff = append(decodeOff, rate)
+				}
+			}
+		}
+	}
+	r.PeakRSSBytes = -1
+	if peakOK {
+		r.PeakRSSBytes = peakRSSBytes()
+	}
+	// The same run for 2 tokens: the difference is what the other steps
+	// allocated (the count is the whole process's, so the leanest run is
+	// taken).
+	var shortest uint64
+	for i := range 2 {
+		short, err := generate(ctx, warm)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 || short.mallocs < shortest {
+			shortest = short.mallocs
+		}
+	}
+	// Another goroutine's allocation can make the difference negative:
+	// that is noise, and counts as none.
+	r.AllocsPerToken = max(0, float64(fewest)-float64(shortest)) / float64(opts.NewTokens-2)
+
+	logf("probing read bandwidth again")
+	if r.BandwidthAfter, _, err = probeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
+		return nil, err
+	}
+
+	r.PrefillTokensPerSec, r.PrefillGFLOPS = statOf(prefill), statOf(prefillFLOPs)
+	r.DecodeTokensPerSec = statOf(decode)
+	var bytes int64
+	for past := opts.PromptLen; past < opts.PromptLen+opts.NewTokens-1; past++ {
+		c := m.Cost(1, past, 1)
+		bytes += c.WeightBytes + c.KVReadBytes
+	}
+	r.BytesPerToken = bytes / int64(max(opts.NewTokens-1, 1))
+	perGB := float64(r.BytesPerToken) / 1e9
+	d := r.DecodeTokensPerSec
+	r.DecodeGBps = Stat{Min: d.Min * perGB, Median: d.Median * perGB, Max: d.Max * perGB}
+	for _, b := range append(slices.Clone(r.BandwidthBefore), r.BandwidthAfter...) {
+		if b.Threads == opts.Threads {
+			r.BandwidthLimitGBps = max(r.BandwidthLimitGBps, b.BestGBps)
+		}
+	}
+	if r.BandwidthLimitGBps > 0 {
+		r.BandwidthFraction = r.DecodeGBps.Max / r.BandwidthLimitGBps
+		r.MedianFraction = r.DecodeGBps.Median / r.BandwidthLimitGBps
+	}
+	if peak := r.FMA[len(r.FMA)-1].BestGFLOPS; peak > 0 {
+		r.PrefillFMAFraction = r.PrefillGFLOPS.Max / peak
+	}
+	if opts.Record {
+		r.Record = &RecordReport{
+			Top: sampleOn.Options.RecordTop, Generation: "sample: repetition_penalty 1.1, temperature 0.8, top_k 50, top_p 0.95",
+			OffTokensPerSec: statOf(decodeOff), OnTokensPerSec: statOf(decodeOn),
+		}
+		if on := r.Record.OnTokensPerSec.Median; on > 0 {
+			r.Record.Ratio = r.Record.OffTokensPerSec.Median / on
+		}
+	}
+	return r, nil
+}
+
+// probeBandwidth allocates the probe array (huge pages where possible),
+// touches it from every thread as membw.c does, and measures the read
+// bandwidth with one thread and with threads. It frees the array.
+func probeBandwidth(bytes int64, threads, reps int) ([]Bandwidth, int64, error) {
+	a, free, err := allocFloats(int(bytes / 4))
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench: probe array of %d bytes: %w", bytes, err)
+	}
+	defer free()
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := a[len(a)*t/threads : len(a)*(t+1)/threads]
+			for i := range part {
+				part[i] = 1 + float32(i&7)*1e-3
+			}
+		}()
+	}
+	wg.Wait()
+	huge := anonHugeBytes()
+	out := []Bandwidth{MeasureRead(a, 1, reps)}
+	if threads > 1 {
+		out = append(out, MeasureRead(a, threads, reps))
+	}
+	return out, huge, nil
+}
+
+// newRequest builds the generation request of the timed runs: a prompt of
+// random ids, no EOS, greedy or (sample) the sampling pipeline.
+func newRequest(m engine.Model, opts Options, sample bool) (engine.Request, error) {
+	info := m.Info()
+	maxNew := opts.NewTokens
+	user := &engine.Settings{MaxNewTokens: &maxNew, EOSTokenID: []int{}, Seed: &opts.Seed}
+	if sample {
+		doSample, rep, temp, topK, topP := true, 1.1, 0.8, 50, 0.95
+		user.DoSample, user.RepetitionPenalty, user.Temperature, user.TopK, user.TopP = &doSample, &rep, &temp, &topK, &topP
+	}
+	o, notices, err := engine.Resolve(info, nil, user)
+	if err != nil {
+		return engine.Request{}, fmt.Errorf("bench: %w", err)
+	}
+	prompt := make([]int, opts.PromptLen)
+	x := opts.Seed*0x9e3779b97f4a7c15 + 1
+	for i := range prompt {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		prompt[i] = int(x % uint64(info.VocabSize))
+	}
+	return engine.Request{Model: m, Prompts: [][]int{prompt}, Options: o, Notices: notices}, nil
+}
+
+// timing is what one generation measured.
+type timing struct {
+	prefill time.Duration // the first forward pass
+	decode  time.Duration // from its end to the end of the last one
+	steps   int           // forward passes after the first
+	forward time.Duration // of decode spent in Forward
+	mallocs uint64        // heap allocations of the whole engine.Generate call
+}
+
+// generate runs req through engine.Generate with its model wrapped in a
+// stopwatch.
+func generate(ctx context.Context, req engine.Request) (timing, error) {
+	tm := &timedModel{Model: req.Model}
+	req.Model = tm
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := engine.Generate(ctx, req)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		return timing{}, fmt.Errorf("bench: %w", err)
+	}
+	if tm.calls == 0 {
+		return timing{}, errors.New("bench: the model was never run")
+	}
+	return timing{
+		prefill: tm.prefillEnd.Sub(tm.start), decode: tm.lastEnd.Sub(tm.prefillEnd),
+		steps: tm.calls - 1, mallocs: after.Mallocs - before.Mallocs, forward: tm.forward,
+	}, nil
+}
+
+// timedModel times the Forward calls of the model it wraps.
+type timedModel struct {
+	engine.Model
+	calls                      int
+	start, prefillEnd, lastEnd time.Time
+	forward                    time.Duration // inside the decode steps' Forward calls
+}
+
+func (t *timedModel) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) error {
+	if t.calls == 0 {
+		t.start = time.Now()
+	}
+	begin := time.Now()
+	err := t.Model.Forward(c, b, logits)
+	t.lastEnd = time.Now()
+	if t.calls == 0 {
+		t.prefillEnd = t.lastEnd
+	} else {
+		t.forward += t.lastEnd.Sub(begin)
+	}
+	t.calls++
+	return err
+}

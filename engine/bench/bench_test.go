@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"tracer/engine/arch"
+	"tracer/engine/tensor"
+)
+
+// smolLM2 returns a random model of SmolLM2-135M's shape at dtype, built
+// once per test binary and dtype.
+var smolLM2 = sync.OnceValues(func() (map[tensor.DType]*arch.Model, *sync.Mutex) {
+	return map[tensor.DType]*arch.Model{}, &sync.Mutex{}
+})
+
+func smolModel(b testing.TB, dt tensor.DType) *arch.Model {
+	models, mu := smolLM2()
+	mu.Lock()
+	defer mu.Unlock()
+	if m := models[dt]; m != nil {
+		return m
+	}
+	s, _ := arch.KnownShape("smollm2-135m")
+	m, err := arch.NewRandom("smollm2-135m", s, dt, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	models[dt] = m
+	return m
+}
+
+// BenchmarkDecode generates 64 tokens after a 64-token prompt through
+// engine.Generate at SmolLM2-135M's shape, and reports decode tokens/s and
+// weight bandwidth.
+func BenchmarkDecode(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.F32, tensor.BF16} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", dt, threads), func(b *testing.B) {
+				m := smolModel(b, dt)
+				m.SetThreads(threads)
+				opts := Options{PromptLen: 64, NewTokens: 64, Seed: 1}
+				req, err := newRequest(m, opts, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var decode time.Duration
+				steps := 0
+				for b.Loop() {
+					t, err := generate(context.Background(), req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					decode += t.decode
+					steps += t.steps
+				}
+				b.ReportMetric(float64(steps)/decode.Seconds(), "tokens/s")
+				b.ReportMetric(float64(m.Info().WeightBytes)*float64(steps)/decode.Seconds()/1e9, "weightGB/s")
+			})
+		}
+	}
+}
+
+// BenchmarkRecording decodes at SmolLM2-135M's shape (f32, every CPU) with
+// recording off and on in turn (top 20 candidates, every stage, traffic),
+// greedy and with the sampling pipeline of tracer bench --record, and
+// reports the ratio of the decode times (goal ≤ 1.05).
+func BenchmarkRecording(b *testing.B) {
+	for _, sample := range []bool{false, true} {
+		name := map[bool]string{false: "greedy", true: "sample"}[sample]
+		b.Run(name, func(b *testing.B) {
+			m := smolModel(b, tensor.F32)
+			m.SetThreads(0)
+			off, err := newRequest(m, Options{PromptLen: 64, NewTokens: 64, Seed: 1}, sample)
+			if err != nil {
+				b.Fatal(err)
+			}
+			on := off
+			on.Record = true
+			var tOff, tOn, loopOff, loopOn time.Duration
+			steps := 0
+			for b.Loop() {
+				a, err := generate(context.Background(), off)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := generate(context.Background(), on)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tOff, tOn, steps = tOff+a.decode, tOn+c.decode, steps+a.steps
+				loopOff, loopOn = loopOff+a.decode-a.forward, loopOn+c.decode-c.forward
+			}
+			perStep := func(d time.Duration) float64 { return d.Seconds() / float64(steps) * 1e3 }
+			b.ReportMetric(tOn.Seconds()/tOff.Seconds(), "ratio")
+			b.ReportMetric(perStep(tOff), "ms/token-off")
+			b.ReportMetric(perStep(tOn), "ms/token-on")
+			// Outside Forward: processors, sampling and recording.
+			b.ReportMetric(perStep(loopOff), "loop-ms/token-off")
+			b.ReportMetric(perStep(loopOn), "loop-ms/token-on")
+		})
+	}
+}
+
+// BenchmarkHeadVsProbe reads a 226 MB f32 weight (twice SmolLM2-135M's
+// head) with Pool.MatVec and with the bandwidth probe, alternately, and
+// reports the best of each and their ratio: what the decode kernel gets of
+// the machine's read bandwidth, without the rest of a decode step.
+func BenchmarkHeadVsProbe(b *testing.B) {
+	rows, cols := 2*49152, 576
+	a, free, err := allocFloats(rows * cols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer free()
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*4)
+	tensor.FillUniform(raw, tensor.F32, 0.1, 1)
+	w, err := tensor.NewMatrix(raw, tensor.F32, rows, cols)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, dst := make([]float32, cols), make([]float32, rows)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			p := tensor.NewPool(threads)
+			defer p.Close()
+			kernel, probe := 0.0, 0.0
+			for b.Loop() {
+				start := time.Now()
+				p.MatVec(dst, w, x)
+				kernel = max(kernel, float64(len(raw))/time.Since(start).Seconds()/1e9)
+				probe = max(probe, MeasureRead(a, threads, 1).BestGBps)
+			}
+			b.ReportMetric(kernel, "kernel-GB/s")
+			b.ReportMetric(probe, "probe-GB/s")
+			b.ReportMetric(kernel/probe, "ratio")
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Bandwidth is the main-memory read bandwidth with some number of threads,
+// measured as tools/membw.c's read kernel does: every thread sums its
+// contiguous share of one large array with four independent 16-wide
+// vector accumulators, best and median of several passes (GB = 1e9 bytes).
+type Bandwidth struct {
+	Threads    int     `json:"threads"`
+	BestGBps   float64 `json:"best_gbps"`
+	MedianGBps float64 `json:"median_gbps"`
+}
+
+// FMAPeak is the FP32 fused multiply-add throughput with some number of
+// threads: each runs 16 independent vector accumulators (14 with AVX2,
+// which has 16 registers in all), acc = acc·x + y.
+type FMAPeak struct {
+	Threads      int     `json:"threads"`
+	BestGFLOPS   float64 `json:"best_gflops"`
+	MedianGFLOPS float64 `json:"median_gflops"`
+}
+
+// MeasureRead times reps passes of the read kernel over a (len a multiple
+// of 64 per thread) split in threads equal parts, after one warm-up pass.
+func MeasureRead(a []float32, threads, reps int) Bandwidth {
+	threads, reps = max(threads, 1), max(reps, 1)
+	chunks := len(a) / 64
+	share := func(t int) []float32 {
+		return a[chunks*t/threads*64 : chunks*(t+1)/threads*64]
+	}
+	pass := func() {
+		if threads == 1 {
+			readSum(a[:chunks*64])
+			return
+		}
+		var wg sync.WaitGroup
+		for t := range threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				readSum(share(t))
+			}()
+		}
+		wg.Wait()
+	}
+	pass()
+	secs := make([]float64, reps)
+	for r := range secs {
+		start := time.Now()
+		pass()
+		secs[r] = time.Since(start).Seconds()
+	}
+	slices.Sort(secs)
+	bytes := float64(chunks * 64 * 4)
+	return Bandwidth{Threads: threads, BestGBps: bytes / secs[0] / 1e9, MedianGBps: bytes / secs[reps/2] / 1e9}
+}
+
+// MeasureFMA times reps runs of the FMA kernel, iters rounds per thread.
+func MeasureFMA(threads, reps, iters int) FMAPeak {
+	threads, reps = max(threads, 1), max(reps, 1)
+	perRound, _ := fmaRounds(1)
+	run := func() {
+		var wg sync.WaitGroup
+		for range threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fmaRounds(iters)
+			}()
+		}
+		wg.Wait()
+	}
+	secs := make([]float64, reps)
+	for r := range secs {
+		start := time.Now()
+		run()
+		secs[r] = time.Since(start).Seconds()
+	}
+	slices.Sort(secs)
+	flops := float64(threads) * float64(iters) * float64(perRound)
+	return FMAPeak{Threads: threads, BestGFLOPS: flops / secs[0] / 1e9, MedianGFLOPS: flops / secs[reps/2] / 1e9}
+}
+
+// readSumGo is the read kernel in Go: four 16-wide accumulators.
+func readSumGo(a []float32) float32 {
+	var acc [64]float32
+	for i := 0; i+64 <= len(a); i += 64 {
+		c := a[i : i+64 : i+64]
+		for l := range acc {
+			acc[l] += c[l]
+		}
+	}
+	var s float32
+	for _, v := range acc {
+		s += v
+	}
+	return s
+}
+
+// fmaRoundsGo is the FMA kernel in Go: 16 independent 16-wide
+// accumulators, which the compiler keeps in memory, so it measures far
+// below the machine's peak.
+func fmaRoundsGo(iters int) (int, float32) {
+	var acc [16][16]float32
+	x, y := float32(0.999999), float32(1e-7)
+	for it := 0; it < iters; it++ {
+		for j := range acc {
+			for l := range acc[j] {
+				acc[j][l] = acc[j][l]*x + y
+			}
+		}
+	}
+	var s float32
+	for j := range acc {
+		s += acc[j][0]
+	}
+	return 16 * 16 * 2, s
+}

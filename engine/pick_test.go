@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// pickRef is the reference of picker.pick: every kept token sorted by
+// descending probability (ties by id), walked until the draw.
+func pickRef(probs []float32, u float64) (id int, lo, hi float64) {
+	var ids []int
+	var total float64
+	for i, p := range probs {
+		if p > 0 {
+			ids = append(ids, i)
+			total += float64(p)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int) int {
+		switch {
+		case probs[a] > probs[b]:
+			return -1
+		case probs[a] < probs[b]:
+			return 1
+		}
+		return a - b
+	})
+	target := u * total
+	for _, i := range ids {
+		lo, hi = hi, hi+float64(probs[i])
+		if target < hi {
+			return i, lo / total, hi / total
+		}
+	}
+	last := ids[len(ids)-1]
+	return last, (hi - float64(probs[last])) / total, 1
+}
+
+// testDists are distributions pick meets: sharp and flat softmaxes, ties,
+// top-k style removals, tiny tails and unnormalised weights.
+func testDists(r *rand.Rand) map[string][]float32 {
+	const vocab = 3000
+	soft := func(temp float64, keep int, dup bool) []float32 {
+		s := make([]float32, vocab)
+		for i := range s {
+			s[i] = float32(r.NormFloat64() * 3 / temp)
+			if dup {
+				s[i] = float32(math.Round(float64(s[i])))
+			}
+		}
+		if keep > 0 {
+			sorted := slices.Clone(s)
+			slices.Sort(sorted)
+			kth := sorted[len(sorted)-keep]
+			for i := range s {
+				if s[i] < kth {
+					s[i] = float32(math.Inf(-1))
+				}
+			}
+		}
+		p := make([]float32, vocab)
+		softmax(p, s)
+		return p
+	}
+	uniform := make([]float32, vocab)
+	for i := range uniform {
+		uniform[i] = 1.0 / vocab
+	}
+	weights := make([]float32, vocab)
+	for i := range weights {
+		weights[i] = float32(r.IntN(4))
+	}
+	return map[string][]float32{
+		"sharp": soft(0.3, 0, false), "flat": soft(5, 0, false), "normal": soft(1, 0, false),
+		"ties": soft(1, 0, true), "top50": soft(1, 50, false), "top5-ties": soft(0.5, 5, true),
+		"uniform": uniform, "weights": weights, "one": soft(0.01, 1, false),
+	}
+}
+
+func TestPickMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var pk picker
+	for name, probs := range testDists(r) {
+		us := []float64{0, 0.5, 1 - 1e-12, math.Nextafter(1, 0)}
+		for range 300 {
+			us = append(us, r.Float64())
+		}
+		for _, u := range us {
+			id, lo, hi := pk.pick(probs, u)
+			wid, wlo, whi := pickRef(probs, u)
+			if id != wid || lo != wlo || hi != whi {
+				t.Errorf("%s, u=%v: pick = (%d, %v, %v), reference (%d, %v, %v)", name, u, id, lo, hi, wid, wlo, whi)
+			}
+		}
+	}
+}
+
+func FuzzPick(f *testing.F) {
+	f.Add(uint64(1), 0.5, 1.0, uint16(100))
+	f.Add(uint64(2), 0.999999, 8.0, uint16(3))
+	f.Fuzz(func(t *testing.T, seed uint64, u, temp float64, n uint16) {
+		if !(u >= 0 && u < 1) || !(temp > 0.01 && temp < 100) {
+			return
+		}
+		r := rand.New(rand.NewPCG(seed, 3))
+		s := make([]float32, 1+int(n)%2000)
+		for i := range s {
+			s[i] = float32(math.Round(r.NormFloat64()*4)) / float32(temp)
+			if r.IntN(4) == 0 {
+				s[i] = float32(math.Inf(-1))
+			}
+		}
+		s[0] = 0 // at least one kept token
+		probs := make([]float32, len(s))
+		softmax(probs, s)
+		var pk picker
+		id, lo, hi := pk.pick(probs, u)
+		wid, wlo, whi := pickRef(probs, u)
+		if id != wid || lo != wlo || hi != whi {
+			t.Errorf("pick = (%d, %v, %v), reference (%d, %v, %v)", id, lo, hi, wid, wlo, whi)
+		}
+	})
+}
+
+func TestPickAllocatesNothing(t *testing.T) {
+	probs := testDists(rand.New(rand.NewPCG(3, 4)))["flat"]
+	var pk picker
+	pk.pick(probs, 0.5)
+	if n := testing.AllocsPerRun(20, func() { pk.pick(probs, 0.7) }); n != 0 {
+		t.Errorf("pick allocates %v times, want 0", n)
+	}
+}
+
+func BenchmarkPick(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	s := make([]float32, 49152)
+	for i := range s {
+		s[i] = float32(r.NormFloat64() * 2)
+	}
+	probs := make([]float32, len(s))
+	softmax(probs, s)
+	var pk picker
+	for _, u := range []float64{0.1, 0.5, 0.9} {
+		b.Run(fmt.Sprintf("u=%v", u), func(b *testing.B) {
+			for b.Loop() {
+				pk.pick(probs, u)
+			}
+		})
+		b.Run(fmt.Sprintf("ref/u=%v", u), func(b *testing.B) {
+			for b.Loop() {
+				pickRef(probs, u)
+			}
+		})
+	}
+}

@@ -1,0 +1,141 @@
+package tensor
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Benchmarks at the shapes of SmolLM2-135M (hidden 576, MLP 1536, vocab
+// 49152) and GPT-2 (768, 3072, 50257), with one and two threads. SetBytes
+// counts the weight bytes at their dtype, so MB/s reads as the weight
+// bandwidth a decode step gets; prefill reports GFLOP/s.
+
+// benchShapes are (out, in) weights as MatVec reads them.
+var benchShapes = [][2]int{
+	{576, 576}, {1536, 576}, {576, 1536}, {49152, 576},
+	{768, 768}, {3072, 768}, {768, 3072}, {50257, 768},
+}
+
+// benchMatrix returns a random (rows, cols) matrix of dtype, in huge pages
+// where possible (as arch.NewRandom's weights; never freed).
+func benchMatrix(dt DType, rows, cols int) Matrix {
+	data := benchBytes(rows * cols * dt.Size())
+	FillUniform(data, dt, 0.05, 1)
+	m, err := NewMatrix(data, dt, rows, cols)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func benchVec(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(i%17)/17 - 0.5
+	}
+	return v
+}
+
+func BenchmarkMatVec(b *testing.B) {
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, sh := range benchShapes {
+			w := benchMatrix(dt, sh[0], sh[1])
+			x, dst := benchVec(sh[1]), make([]float32, sh[0])
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%dx%d/threads=%d", dt, sh[0], sh[1], threads), func(b *testing.B) {
+					pool := NewPool(threads)
+					defer pool.Close()
+					b.SetBytes(w.Bytes())
+					b.ReportAllocs()
+					for b.Loop() {
+						pool.MatVec(dst, w, x)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMatMul is prefill: 64 rows of x against each layer weight.
+func BenchmarkMatMul(b *testing.B) {
+	const n = 64
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, sh := range benchShapes {
+			if sh[0] > 4096 {
+				continue // the head runs on one position only
+			}
+			w := benchMatrix(dt, sh[0], sh[1])
+			x, dst := benchVec(n*sh[1]), make([]float32, n*sh[0])
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%dx%dx%d/threads=%d", dt, sh[0], sh[1], n, threads), func(b *testing.B) {
+					pool := NewPool(threads)
+					defer pool.Close()
+					b.SetBytes(w.Bytes())
+					for b.Loop() {
+						pool.MatMul(dst, w, x)
+					}
+					flops := 2 * float64(sh[0]) * float64(sh[1]) * n * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMatMulT is GPT-2's Conv1D weights, stored (in, out): decode
+// (one row of x) and prefill (64 rows).
+func BenchmarkMatMulT(b *testing.B) {
+	for _, dt := range []DType{F32, BF16} {
+		for _, sh := range [][2]int{{768, 2304}, {768, 768}, {768, 3072}, {3072, 768}} {
+			w := benchMatrix(dt, sh[0], sh[1])
+			for _, n := range []int{1, 64} {
+				x, dst := benchVec(n*sh[0]), make([]float32, n*sh[1])
+				for _, threads := range []int{1, 2} {
+					b.Run(fmt.Sprintf("%s/%dx%dx%d/threads=%d", dt, sh[0], sh[1], n, threads), func(b *testing.B) {
+						pool := NewPool(threads)
+						defer pool.Close()
+						b.SetBytes(w.Bytes())
+						for b.Loop() {
+							pool.MatMulT(dst, w, x)
+						}
+						flops := 2 * float64(sh[0]) * float64(sh[1]) * float64(n) * float64(b.N)
+						b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					})
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPoolForkJoin is the cost of one parallel call that does no
+// work: publishing it, the workers claiming their pieces, and the join.
+// A decode step of SmolLM2-135M makes about 240 such calls.
+func BenchmarkPoolForkJoin(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			pool := NewPool(threads)
+			defer pool.Close()
+			var j nopJob
+			b.ReportAllocs()
+			for b.Loop() {
+				pool.Parallel(64, 1, &j)
+			}
+		})
+	}
+}
+
+type nopJob struct{}
+
+func (nopJob) Run(lo, hi int) {}
+
+func BenchmarkFillUniform(b *testing.B) {
+	for _, dt := range []DType{F32, BF16} {
+		b.Run(dt.String(), func(b *testing.B) {
+			buf := make([]byte, 64<<20)
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				FillUniform(buf, dt, 1, 1)
+			}
+		})
+	}
+}

@@ -1,0 +1,204 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// A vector exp in float64, four lanes, for kernels_amd64.go's expF64 and
+// siluF32. exp(x) = 2^k · e^r with k = round(x·log2 e) and
+// r = x - k·ln2 (ln2 split in a high part with trailing zeros and a low
+// part, so k·ln2hi is exact), |r| ≤ ln2/2; e^r is its Taylor polynomial to
+// degree 13 (truncation below 5e-18 relative) by Horner's rule with fused
+// multiply-adds, and 2^k is built in the exponent bits as 2^h · 2^(k-h),
+// h = k>>1, so that both factors are normal numbers from overflow down to
+// the subnormals. k comes from the 1.5·2^52 shifter: adding it leaves
+// round(x·log2 e) in the low mantissa bits. Inputs beyond math.Exp's
+// overflow and underflow thresholds give +Inf and 0, NaN gives NaN.
+
+DATA expLog2e<>+0(SB)/8, $0x3ff71547652b82fe
+DATA expLog2e<>+8(SB)/8, $0x3ff71547652b82fe
+DATA expLog2e<>+16(SB)/8, $0x3ff71547652b82fe
+DATA expLog2e<>+24(SB)/8, $0x3ff71547652b82fe
+GLOBL expLog2e<>(SB), RODATA|NOPTR, $32
+DATA expShift<>+0(SB)/8, $0x4338000000000000
+DATA expShift<>+8(SB)/8, $0x4338000000000000
+DATA expShift<>+16(SB)/8, $0x4338000000000000
+DATA expShift<>+24(SB)/8, $0x4338000000000000
+GLOBL expShift<>(SB), RODATA|NOPTR, $32
+DATA expLn2Hi<>+0(SB)/8, $0x3fe62e42fee00000
+DATA expLn2Hi<>+8(SB)/8, $0x3fe62e42fee00000
+DATA expLn2Hi<>+16(SB)/8, $0x3fe62e42fee00000
+DATA expLn2Hi<>+24(SB)/8, $0x3fe62e42fee00000
+GLOBL expLn2Hi<>(SB), RODATA|NOPTR, $32
+DATA expLn2Lo<>+0(SB)/8, $0x3dea39ef35793c76
+DATA expLn2Lo<>+8(SB)/8, $0x3dea39ef35793c76
+DATA expLn2Lo<>+16(SB)/8, $0x3dea39ef35793c76
+DATA expLn2Lo<>+24(SB)/8, $0x3dea39ef35793c76
+GLOBL expLn2Lo<>(SB), RODATA|NOPTR, $32
+DATA expHi<>+0(SB)/8, $0x40862e42fefa39ef
+DATA expHi<>+8(SB)/8, $0x40862e42fefa39ef
+DATA expHi<>+16(SB)/8, $0x40862e42fefa39ef
+DATA expHi<>+24(SB)/8, $0x40862e42fefa39ef
+GLOBL expHi<>(SB), RODATA|NOPTR, $32
+DATA expLo<>+0(SB)/8, $0xc0874910d52d3051
+DATA expLo<>+8(SB)/8, $0xc0874910d52d3051
+DATA expLo<>+16(SB)/8, $0xc0874910d52d3051
+DATA expLo<>+24(SB)/8, $0xc0874910d52d3051
+GLOBL expLo<>(SB), RODATA|NOPTR, $32
+DATA expOne<>+0(SB)/8, $0x3ff0000000000000
+DATA expOne<>+8(SB)/8, $0x3ff0000000000000
+DATA expOne<>+16(SB)/8, $0x3ff0000000000000
+DATA expOne<>+24(SB)/8, $0x3ff0000000000000
+GLOBL expOne<>(SB), RODATA|NOPTR, $32
+DATA expInf<>+0(SB)/8, $0x7ff0000000000000
+DATA expInf<>+8(SB)/8, $0x7ff0000000000000
+DATA expInf<>+16(SB)/8, $0x7ff0000000000000
+DATA expInf<>+24(SB)/8, $0x7ff0000000000000
+GLOBL expInf<>(SB), RODATA|NOPTR, $32
+DATA expC2<>+0(SB)/8, $0x3fe0000000000000
+DATA expC2<>+8(SB)/8, $0x3fe0000000000000
+DATA expC2<>+16(SB)/8, $0x3fe0000000000000
+DATA expC2<>+24(SB)/8, $0x3fe0000000000000
+GLOBL expC2<>(SB), RODATA|NOPTR, $32
+DATA expC3<>+0(SB)/8, $0x3fc5555555555555
+DATA expC3<>+8(SB)/8, $0x3fc5555555555555
+DATA expC3<>+16(SB)/8, $0x3fc5555555555555
+DATA expC3<>+24(SB)/8, $0x3fc5555555555555
+GLOBL expC3<>(SB), RODATA|NOPTR, $32
+DATA expC4<>+0(SB)/8, $0x3fa5555555555555
+DATA expC4<>+8(SB)/8, $0x3fa5555555555555
+DATA expC4<>+16(SB)/8, $0x3fa5555555555555
+DATA expC4<>+24(SB)/8, $0x3fa5555555555555
+GLOBL expC4<>(SB), RODATA|NOPTR, $32
+DATA expC5<>+0(SB)/8, $0x3f81111111111111
+DATA expC5<>+8(SB)/8, $0x3f81111111111111
+DATA expC5<>+16(SB)/8, $0x3f81111111111111
+DATA expC5<>+24(SB)/8, $0x3f81111111111111
+GLOBL expC5<>(SB), RODATA|NOPTR, $32
+DATA expC6<>+0(SB)/8, $0x3f56c16c16c16c17
+DATA expC6<>+8(SB)/8, $0x3f56c16c16c16c17
+DATA expC6<>+16(SB)/8, $0x3f56c16c16c16c17
+DATA expC6<>+24(SB)/8, $0x3f56c16c16c16c17
+GLOBL expC6<>(SB), RODATA|NOPTR, $32
+DATA expC7<>+0(SB)/8, $0x3f2a01a01a01a01a
+DATA expC7<>+8(SB)/8, $0x3f2a01a01a01a01a
+DATA expC7<>+16(SB)/8, $0x3f2a01a01a01a01a
+DATA expC7<>+24(SB)/8, $0x3f2a01a01a01a01a
+GLOBL expC7<>(SB), RODATA|NOPTR, $32
+DATA expC8<>+0(SB)/8, $0x3efa01a01a01a01a
+DATA expC8<>+8(SB)/8, $0x3efa01a01a01a01a
+DATA expC8<>+16(SB)/8, $0x3efa01a01a01a01a
+DATA expC8<>+24(SB)/8, $0x3efa01a01a01a01a
+GLOBL expC8<>(SB), RODATA|NOPTR, $32
+DATA expC9<>+0(SB)/8, $0x3ec71de3a556c734
+DATA expC9<>+8(SB)/8, $0x3ec71de3a556c734
+DATA expC9<>+16(SB)/8, $0x3ec71de3a556c734
+DATA expC9<>+24(SB)/8, $0x3ec71de3a556c734
+GLOBL expC9<>(SB), RODATA|NOPTR, $32
+DATA expC10<>+0(SB)/8, $0x3e927e4fb7789f5c
+DATA expC10<>+8(SB)/8, $0x3e927e4fb7789f5c
+DATA expC10<>+16(SB)/8, $0x3e927e4fb7789f5c
+DATA expC10<>+24(SB)/8, $0x3e927e4fb7789f5c
+GLOBL expC10<>(SB), RODATA|NOPTR, $32
+DATA expC11<>+0(SB)/8, $0x3e5ae64567f544e4
+DATA expC11<>+8(SB)/8, $0x3e5ae64567f544e4
+DATA expC11<>+16(SB)/8, $0x3e5ae64567f544e4
+DATA expC11<>+24(SB)/8, $0x3e5ae64567f544e4
+GLOBL expC11<>(SB), RODATA|NOPTR, $32
+DATA expC12<>+0(SB)/8, $0x3e21eed8eff8d898
+DATA expC12<>+8(SB)/8, $0x3e21eed8eff8d898
+DATA expC12<>+16(SB)/8, $0x3e21eed8eff8d898
+DATA expC12<>+24(SB)/8, $0x3e21eed8eff8d898
+GLOBL expC12<>(SB), RODATA|NOPTR, $32
+DATA expC13<>+0(SB)/8, $0x3de6124613a86d09
+DATA expC13<>+8(SB)/8, $0x3de6124613a86d09
+DATA expC13<>+16(SB)/8, $0x3de6124613a86d09
+DATA expC13<>+24(SB)/8, $0x3de6124613a86d09
+GLOBL expC13<>(SB), RODATA|NOPTR, $32
+DATA expBias<>+0(SB)/8, $1023
+DATA expBias<>+8(SB)/8, $1023
+DATA expBias<>+16(SB)/8, $1023
+DATA expBias<>+24(SB)/8, $1023
+GLOBL expBias<>(SB), RODATA|NOPTR, $32
+DATA expSign<>+0(SB)/8, $0x8000000000000000
+DATA expSign<>+8(SB)/8, $0x8000000000000000
+DATA expSign<>+16(SB)/8, $0x8000000000000000
+DATA expSign<>+24(SB)/8, $0x8000000000000000
+GLOBL expSign<>(SB), RODATA|NOPTR, $32
+
+// EXP4 sets Y1 = exp(Y0) (4 float64s); it clobbers Y2-Y6.
+#define EXP4 \
+	VMAXPD expLo<>(SB), Y0, Y2 \
+	VMINPD expHi<>(SB), Y2, Y2 \
+	VMOVUPD expShift<>(SB), Y3 \
+	VFMADD231PD expLog2e<>(SB), Y2, Y3 \
+	VSUBPD expShift<>(SB), Y3, Y4 \
+	VFNMADD231PD expLn2Hi<>(SB), Y4, Y2 \
+	VFNMADD231PD expLn2Lo<>(SB), Y4, Y2 \
+	VMOVUPD expC13<>(SB), Y1 \
+	VFMADD213PD expC12<>(SB), Y2, Y1 \
+	VFMADD213PD expC11<>(SB), Y2, Y1 \
+	VFMADD213PD expC10<>(SB), Y2, Y1 \
+	VFMADD213PD expC9<>(SB), Y2, Y1 \
+	VFMADD213PD expC8<>(SB), Y2, Y1 \
+	VFMADD213PD expC7<>(SB), Y2, Y1 \
+	VFMADD213PD expC6<>(SB), Y2, Y1 \
+	VFMADD213PD expC5<>(SB), Y2, Y1 \
+	VFMADD213PD expC4<>(SB), Y2, Y1 \
+	VFMADD213PD expC3<>(SB), Y2, Y1 \
+	VFMADD213PD expC2<>(SB), Y2, Y1 \
+	VFMADD213PD expOne<>(SB), Y2, Y1 \
+	VFMADD213PD expOne<>(SB), Y2, Y1 \
+	VPSUBQ expShift<>(SB), Y3, Y3 \
+	VPSRAD $1, Y3, Y5 \
+	VPSUBQ Y5, Y3, Y3 \
+	VPADDQ expBias<>(SB), Y5, Y5 \
+	VPSLLQ $52, Y5, Y5 \
+	VPADDQ expBias<>(SB), Y3, Y3 \
+	VPSLLQ $52, Y3, Y3 \
+	VMULPD Y5, Y1, Y1 \
+	VMULPD Y3, Y1, Y1 \
+	VCMPPD $0x1e, expHi<>(SB), Y0, Y5 \
+	VBLENDVPD Y5, expInf<>(SB), Y1, Y1 \
+	VCMPPD $0x11, expLo<>(SB), Y0, Y5 \
+	VXORPD Y6, Y6, Y6 \
+	VBLENDVPD Y5, Y6, Y1, Y1 \
+	VCMPPD $0x03, Y0, Y0, Y5 \
+	VBLENDVPD Y5, Y0, Y1, Y1
+
+// func expF64(dst, src *float64, n int)
+// dst[i] = exp(src[i]) for i < n, n a positive multiple of 4.
+TEXT ·expF64(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVUPD (SI)(AX*8), Y0
+	EXP4
+	VMOVUPD Y1, (DI)(AX*8)
+	ADDQ $4, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func siluF32(dst, src *float32, n int)
+// dst[i] = float32(x / (1 + exp(-x))) with x = float64(src[i]), for i < n,
+// n a positive multiple of 4.
+TEXT ·siluF32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+loop:
+	VCVTPS2PD (SI)(AX*4), Y7
+	VXORPD expSign<>(SB), Y7, Y0
+	EXP4
+	VADDPD expOne<>(SB), Y1, Y1
+	VDIVPD Y1, Y7, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS X1, (DI)(AX*4)
+	ADDQ $4, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET

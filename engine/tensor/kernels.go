@@ -1,0 +1,219 @@
+package tensor
+
+// The loops behind MatMul and MatMulT: pure Go (used everywhere without
+// the assembly, and for shapes it does not take), and bounds-checked
+// wrappers of the assembly kernels, which trust their arguments.
+
+// wideRow is the row length from which dot products keep sixteen lanes
+// instead of eight: two independent FMA chains per row, which a long row
+// needs to stream at memory speed. Short rows keep the eight lanes of one
+// register, nearer a plain loop's order, and lose no speed: the core
+// overlaps their chains from one row to the next.
+const wideRow = 256
+
+// dotF32 returns Σ w[j]·x[j] over len(w) in sixteen lanes (len(w) ≥
+// wideRow) or eight, lane l summing the terms j ≡ l (mod lanes) in order;
+// see lanes for the final sum.
+func dotF32(w, x []float32) float32 {
+	x = x[:len(w)]
+	var s [16]float32
+	if len(w) >= wideRow {
+		i := 0
+		for ; i+16 <= len(w); i += 16 {
+			ww := w[i : i+16 : i+16]
+			xx := x[i : i+16 : i+16]
+			for l := range s {
+				s[l] += ww[l] * xx[l]
+			}
+		}
+		for ; i < len(w); i++ {
+			s[i&15] += w[i] * x[i]
+		}
+		return lanes(&s)
+	}
+	for i, v := range w {
+		s[i&7] += v * x[i]
+	}
+	return lanes(&s)
+}
+
+// dotBF16 is dotF32 with bfloat16 weights widened as they are read.
+func dotBF16(w []uint16, x []float32) float32 {
+	x = x[:len(w)]
+	var s [16]float32
+	mask := 7
+	if len(w) >= wideRow {
+		mask = 15
+	}
+	for i, v := range w {
+		s[i&mask] += BF16ToF32(v) * x[i]
+	}
+	return lanes(&s)
+}
+
+// dotF16 is dotF32 with binary16 weights widened as they are read.
+func dotF16(w []uint16, x []float32) float32 {
+	x = x[:len(w)]
+	var s [16]float32
+	mask := 7
+	if len(w) >= wideRow {
+		mask = 15
+	}
+	for i, h := range w {
+		s[i&mask] += F16ToF32(h) * x[i]
+	}
+	return lanes(&s)
+}
+
+// lanes adds sixteen partial sums (the last eight zero for short rows) as
+// the assembly does: the two halves lane by lane, a[l] = s[l] + s[l+8],
+// then ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)), the order of AVX2 horizontal
+// adds. Adding +0 to a short row's lanes changes nothing.
+func lanes(s *[16]float32) float32 {
+	var a [8]float32
+	for l := range a {
+		a[l] = s[l] + s[l+8]
+	}
+	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+}
+
+// axpyF32 computes d[k] += a·w[k].
+func axpyF32(d []float32, a float32, w []float32) {
+	w = w[:len(d)]
+	for k := range d {
+		d[k] += a * w[k]
+	}
+}
+
+// axpyBF16 computes d[k] += a·w[k] for bfloat16 w.
+func axpyBF16(d []float32, a float32, w []uint16) {
+	w = w[:len(d)]
+	for k := range d {
+		d[k] += a * BF16ToF32(w[k])
+	}
+}
+
+// axpyF16 computes d[k] += a·w[k] for binary16 w.
+func axpyF16(d []float32, a float32, w []uint16) {
+	w = w[:len(d)]
+	for k := range d {
+		d[k] += a * F16ToF32(w[k])
+	}
+}
+
+// dotRows computes dst[r] = W[row+r]·x for r < len(dst), with the assembly
+// kernel of sixteen lanes (Cols ≥ wideRow, a multiple of 16) or eight
+// (a multiple of 8).
+func (m Matrix) dotRows(dst []float32, row int, x []float32) {
+	k, rows := m.Cols, len(dst)
+	if rows == 0 {
+		return
+	}
+	x = x[:k]
+	lo, hi := row*k, (row+rows)*k
+	wide := k >= wideRow
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		if wide {
+			dotRowsF32(&dst[0], &w[0], k, &x[0], k, rows)
+		} else {
+			dotRows8F32(&dst[0], &w[0], k, &x[0], k, rows)
+		}
+	case BF16:
+		w := m.u16[lo:hi]
+		if wide {
+			dotRowsBF16(&dst[0], &w[0], k, &x[0], k, rows)
+		} else {
+			dotRows8BF16(&dst[0], &w[0], k, &x[0], k, rows)
+		}
+	case F16:
+		w := m.u16[lo:hi]
+		if wide {
+			dotRowsF16(&dst[0], &w[0], k, &x[0], k, rows)
+		} else {
+			dotRows8F16(&dst[0], &w[0], k, &x[0], k, rows)
+		}
+	}
+}
+
+// dot2x3 computes dst[(3g+t)·ldd + r] = W[row+r]·x[3g+t] for g < groups,
+// t < 3, r < 2, with the sixteen-lane assembly kernel (Cols ≥ wideRow, a
+// multiple of 16).
+func (m Matrix) dot2x3(dst []float32, ldd, row int, x []float32, groups int) {
+	k := m.Cols
+	dst, x = dst[:(3*groups-1)*ldd+2], x[:3*groups*k]
+	lo, hi := row*k, (row+2)*k
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		dot2x3F32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	case BF16:
+		w := m.u16[lo:hi]
+		dot2x3BF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	case F16:
+		w := m.u16[lo:hi]
+		dot2x3F16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	}
+}
+
+// dot4x3 computes dst[(3g+t)·ldd + r] = W[row+r]·x[3g+t] for g < groups,
+// t < 3, r < 4, with the eight-lane assembly kernel (Cols < wideRow, a
+// multiple of 8).
+func (m Matrix) dot4x3(dst []float32, ldd, row int, x []float32, groups int) {
+	k := m.Cols
+	dst, x = dst[:(3*groups-1)*ldd+4], x[:3*groups*k]
+	lo, hi := row*k, (row+4)*k
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		dot4x3x8F32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	case BF16:
+		w := m.u16[lo:hi]
+		dot4x3x8BF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	case F16:
+		w := m.u16[lo:hi]
+		dot4x3x8F16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	}
+}
+
+// axpyRows adds a[i] times row row+i of W, columns col..col+len(d)-1, to
+// d for each i in order (len d a positive multiple of 8), with the
+// assembly kernel.
+func (m Matrix) axpyRows(d, a []float32, row, col int) {
+	ld, rows := m.Cols, len(a)
+	if rows == 0 {
+		return
+	}
+	lo, hi := row*ld+col, (row+rows-1)*ld+col+len(d)
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		axpyRowsF32(&d[0], &a[0], &w[0], ld, rows, len(d))
+	case BF16:
+		w := m.u16[lo:hi]
+		axpyRowsBF16(&d[0], &a[0], &w[0], ld, rows, len(d))
+	case F16:
+		w := m.u16[lo:hi]
+		axpyRowsF16(&d[0], &a[0], &w[0], ld, rows, len(d))
+	}
+}
+
+// panel computes the tile dst[t·ldd + c] = Σ_i x[t][i]·W[i][col+c] for
+// t < 6, c < 16, with the assembly kernel; x rows are Rows long.
+func (m Matrix) panel(dst []float32, ldd int, x []float32, col int) {
+	in, ld := m.Rows, m.Cols
+	dst, x = dst[:5*ldd+16], x[:6*in]
+	lo, hi := col, (in-1)*ld+col+16
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		panel6x16F32(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case BF16:
+		w := m.u16[lo:hi]
+		panel6x16BF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case F16:
+		w := m.u16[lo:hi]
+		panel6x16F16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	}
+}

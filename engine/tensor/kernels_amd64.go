@@ -1,0 +1,102 @@
+//go:build amd64 && !purego
+
+package tensor
+
+import "golang.org/x/sys/cpu"
+
+// useAsm reports whether the AVX2 + FMA + F16C kernels of kernels_amd64.s
+// run on this machine; without them the pure-Go loops of kernels.go do
+// the same sums in the same order (without fused multiply-adds).
+var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpuidECX1()&(1<<29) != 0
+
+// KernelName names the kernels in use: "avx2" or "go".
+func KernelName() string {
+	if useAsm {
+		return "avx2+fma"
+	}
+	return "go"
+}
+
+func cpuidECX1() uint32
+
+// dotRows*: dst[r] = Σ_{j<k} w[r·ldw + j]·x[j] for r < rows; k a positive
+// multiple of 16.
+//
+//go:noescape
+func dotRowsF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRowsBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRowsF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+// dotRows8*: dotRows* with eight lanes; k a positive multiple of 8.
+//
+//go:noescape
+func dotRows8F32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRows8BF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRows8F16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+// dot4x3x8*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j] for
+// g < groups, t < 3, r < 4, eight lanes; k a positive multiple of 8.
+//
+//go:noescape
+func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+
+//go:noescape
+func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+//go:noescape
+func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+// dot2x3*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j] for
+// g < groups, t < 3, r < 2; k a positive multiple of 16.
+//
+//go:noescape
+func dot2x3F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+
+//go:noescape
+func dot2x3BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+//go:noescape
+func dot2x3F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+// axpyRows*: for i < rows in order, dst[o] += a[i]·w[i·ldw + o] for o < m, m
+// a positive multiple of 8.
+//
+//go:noescape
+func axpyRowsF32(dst *float32, a *float32, w *float32, ldw int, rows int, m int)
+
+//go:noescape
+func axpyRowsBF16(dst *float32, a *float32, w *uint16, ldw int, rows int, m int)
+
+//go:noescape
+func axpyRowsF16(dst *float32, a *float32, w *uint16, ldw int, rows int, m int)
+
+// panel6x16*: dst[t·ldd + c] = Σ_{i<in} x[t·ldx + i]·w[i·ldw + c] for
+// t < 6, c < 16; in ≥ 1.
+//
+//go:noescape
+func panel6x16F32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+
+//go:noescape
+func panel6x16BF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+
+//go:noescape
+func panel6x16F16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+
+// expF64: dst[i] = exp(src[i]) for i < n, n a positive multiple of 4.
+//
+//go:noescape
+func expF64(dst, src *float64, n int)
+
+// siluF32: dst[i] = float32(x/(1+exp(-x))), x = float64(src[i]), for i < n,
+// n a positive multiple of 4.
+//
+//go:noescape
+func siluF32(dst, src *float32, n int)

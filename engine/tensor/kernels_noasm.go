@@ -1,0 +1,52 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// useAsm is false: without the amd64 assembly every product runs the
+// pure-Go loops of kernels.go.
+const useAsm = false
+
+// KernelName names the kernels in use: "avx2+fma" or "go".
+func KernelName() string { return "go" }
+
+// The assembly kernels' signatures, never called here: the dispatch in
+// matmul.go is compiled on every platform and tests useAsm first.
+
+func dotRowsF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int) { panic("no asm") }
+func dotRowsBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int) { panic("no asm") }
+func dotRowsF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)  { panic("no asm") }
+func dot2x3F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func dot2x3BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func dot2x3F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func axpyRowsF32(dst *float32, a *float32, w *float32, ldw int, rows int, m int) { panic("no asm") }
+func axpyRowsBF16(dst *float32, a *float32, w *uint16, ldw int, rows int, m int) { panic("no asm") }
+func axpyRowsF16(dst *float32, a *float32, w *uint16, ldw int, rows int, m int)  { panic("no asm") }
+func panel6x16F32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int) {
+	panic("no asm")
+}
+func panel6x16BF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int) {
+	panic("no asm")
+}
+func panel6x16F16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int) {
+	panic("no asm")
+}
+func expF64(dst, src *float64, n int)                                            { panic("no asm") }
+func siluF32(dst, src *float32, n int)                                           { panic("no asm") }
+func dotRows8F32(dst *float32, w *float32, ldw int, x *float32, k int, rows int) { panic("no asm") }
+func dotRows8BF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int) { panic("no asm") }
+func dotRows8F16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)  { panic("no asm") }
+func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
