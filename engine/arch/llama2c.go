@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/internal/mmap"
 	"tracer/engine/tensor"
 )
 
@@ -161,7 +162,7 @@ func addSafe(a, b uint64) (uint64, bool) {
 // result is a *Model with BOS 1, EOS [2] and no pad; Close it to unmap the
 // file.
 func OpenLlama2c(path string) (engine.Model, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %s: %w", path, err)
 	}

@@ -17,6 +17,8 @@ package safetensors
 import (
 	"fmt"
 	"slices"
+
+	"tracer/engine/internal/mmap"
 )
 
 // DType is an element type as the header spells it ("F32", "BF16", ...).
@@ -117,7 +119,7 @@ type File struct {
 // Open memory-maps path read-only and parses its header. Close releases the
 // mapping; tensors must not be used after that.
 func Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "open", Err: err}
 	}

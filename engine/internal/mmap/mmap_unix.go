@@ -1,6 +1,6 @@
 //go:build unix
 
-package arch
+package mmap
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// mapFile maps the regular file at path read-only. An empty file maps to an
+// File maps the regular file at path read-only. An empty file maps to an
 // empty slice.
-func mapFile(path string) (data []byte, unmap func() error, err error) {
+func File(path string) (data []byte, unmap func() error, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
