@@ -425,6 +425,13 @@ func TestValidateUI(t *testing.T) {
 		{"placeholder lost", broken(func(ui lessons.Strings) {
 			ui[lessons.KeyLessonN] = lessons.Text{"en": "Lesson {n}", "hi": "पाठ"}
 		}), "hi has placeholders [], English [{n}]"},
+		{"missing debugger key", broken(func(ui lessons.Strings) { delete(ui, lessons.KeyDbgGenerate) }), `no text for key "dbg-generate"`},
+		{"missing debugger Hindi", broken(func(ui lessons.Strings) {
+			ui[lessons.KeyDbgBreakpoints] = lessons.Text{"en": "Breakpoints"}
+		}), `ui "dbg-breakpoints": no Hindi (hi) text`},
+		{"debugger placeholder lost", broken(func(ui lessons.Strings) {
+			ui[lessons.KeyDbgStopReason] = lessons.Text{"en": "stop reason: {reason}", "hi": "रुकने का कारण"}
+		}), "hi has placeholders [], English [{reason}]"},
 		{"unknown key", broken(func(ui lessons.Strings) { ui["nxet"] = lessons.Text{"en": "Next", "hi": "आगे"} }), `ui "nxet": not a key`},
 	}
 	for _, c := range cases {

@@ -102,7 +102,7 @@ const (
 
 // uiKeys lists every Key constant, for Validate.
 func uiKeys() []string {
-	return []string{
+	return append([]string{
 		KeyLessons, KeyLesson, KeyLessonN, KeyStepNOfTotal, KeyMomentNOfTotal, KeyNext, KeyPrevious,
 		KeyStart, KeyBackToLessons, KeyLessonDone, KeyQuickCheck, KeyCheckAnswer, KeyCorrect,
 		KeyNotQuite, KeyTryAgain, KeyYourProgress, KeyProgressDone, KeyLanguage, KeyLangEnglish,
@@ -113,5 +113,5 @@ func uiKeys() []string {
 		KeyBytes, KeyTime, KeyTimePerStep, KeyBytesPerToken, KeyIntensity, KeyBandwidth, KeyPromptIDs,
 		KeyNewIDs, KeySequences, KeyJunk, KeyBatchPrompts, KeyPythonLoop, KeyBigramTable, KeyTokenList,
 		KeyOutput, KeyLastWord, KeyNextWord,
-	}
+	}, debuggerKeys()...)
 }

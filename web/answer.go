@@ -112,6 +112,7 @@ func (s *Server) apply(sess *session, m inbound) error {
 		if err != nil {
 			return err
 		}
+		b.w = s.words(sess.lang)
 		runUntil(sess, b)
 		return nil
 	case msgRow:
@@ -179,7 +180,7 @@ func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
 // preferences.
 func (s *Server) stepperFor(sess *session) (StepperView, bool, uint64) {
 	sess.mu.Lock()
-	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark}
+	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang)}
 	if sess.pair {
 		o.lesson = s.lesson
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"tracer/engine/tokenizer"
+	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -28,6 +29,7 @@ type breakpoints struct {
 	tokenID int    // -1: match tokenText instead
 	token   string // the token as typed; "" for none
 	topK    int
+	w       Words // the page's language, for what the breakpoints say
 }
 
 // parse checks the form. tok, when not nil, resolves a typed token to its
@@ -69,18 +71,18 @@ func (f untilForm) parse(tok tokenizer.Tokenizer, vocab int) (*breakpoints, erro
 func (b *breakpoints) describe() string {
 	var parts []string
 	if b.top1 != nil {
-		parts = append(parts, "top-1 probability < "+strconv.FormatFloat(*b.top1, 'g', -1, 64))
+		parts = append(parts, b.w.F(lessons.KeyDbgBpTop1, "p", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
 	}
 	if b.rank != nil {
-		parts = append(parts, "rank > "+strconv.Itoa(*b.rank))
+		parts = append(parts, b.w.F(lessons.KeyDbgBpRank, "n", strconv.Itoa(*b.rank)))
 	}
 	if b.entropy != nil {
-		parts = append(parts, "entropy > "+strconv.FormatFloat(*b.entropy, 'g', -1, 64))
+		parts = append(parts, b.w.F(lessons.KeyDbgBpEntropy, "e", strconv.FormatFloat(*b.entropy, 'g', -1, 64)))
 	}
 	if b.token != "" {
-		parts = append(parts, fmt.Sprintf("%q enters the top %d", b.token, b.topK))
+		parts = append(parts, b.w.F(lessons.KeyDbgBpEnters, "token", strconv.Quote(b.token), "k", strconv.Itoa(b.topK)))
 	}
-	return strings.Join(parts, " or ")
+	return strings.Join(parts, b.w.T(lessons.KeyDbgBpOr))
 }
 
 // check reports which breakpoints hit at step i of steps for a row, or "".
@@ -91,13 +93,14 @@ func (b *breakpoints) check(steps []trace.Step, i, row int) string {
 	sr := steps[i].Rows[min(row, len(steps[i].Rows)-1)]
 	var hits []string
 	if b.top1 != nil && len(sr.Candidates) > 0 && sr.Candidates[0].Prob < *b.top1 {
-		hits = append(hits, fmt.Sprintf("the top-1 probability is %s, below %g", probText(sr.Candidates[0].Prob), *b.top1))
+		hits = append(hits, b.w.F(lessons.KeyDbgHitTop1, "p", probText(sr.Candidates[0].Prob), "limit", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
 	}
 	if b.rank != nil && sr.Chosen.Rank > *b.rank {
-		hits = append(hits, fmt.Sprintf("the chosen token %q has rank %d, above %d", tokenText(sr.Chosen.Token, sr.Chosen.ID), sr.Chosen.Rank, *b.rank))
+		hits = append(hits, b.w.F(lessons.KeyDbgHitRank, "token", strconv.Quote(tokenText(sr.Chosen.Token, sr.Chosen.ID)),
+			"rank", strconv.Itoa(sr.Chosen.Rank), "limit", strconv.Itoa(*b.rank)))
 	}
 	if b.entropy != nil && sr.Entropy > *b.entropy {
-		hits = append(hits, fmt.Sprintf("the entropy is %.3f nats, above %g", sr.Entropy, *b.entropy))
+		hits = append(hits, b.w.F(lessons.KeyDbgHitEntropy, "e", strconv.FormatFloat(sr.Entropy, 'f', 3, 64), "limit", strconv.FormatFloat(*b.entropy, 'g', -1, 64)))
 	}
 	if b.token != "" {
 		rank := b.rankIn(sr)
@@ -107,13 +110,13 @@ func (b *breakpoints) check(steps []trace.Step, i, row int) string {
 			was = b.rankIn(prev)
 		}
 		if rank > 0 && was == 0 {
-			hits = append(hits, fmt.Sprintf("%q entered the top %d (rank %d)", b.token, b.topK, rank))
+			hits = append(hits, b.w.F(lessons.KeyDbgHitEntered, "token", strconv.Quote(b.token), "k", strconv.Itoa(b.topK), "rank", strconv.Itoa(rank)))
 		}
 	}
 	if len(hits) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Breakpoint at step %d: %s.", steps[i].Index+1, strings.Join(hits, "; "))
+	return b.w.F(lessons.KeyDbgHit, "n", strconv.Itoa(steps[i].Index+1), "hits", strings.Join(hits, "; "))
 }
 
 // rankIn is the 1-based rank of the breakpoint's token among a row's top-k
@@ -145,9 +148,9 @@ func runUntil(sess *session, b *breakpoints) {
 	r := d.runs[0]
 	if r.live && r.liveBranch == sess.cur.branch {
 		sess.cur.pos = max(0, len(steps)-1)
-		sess.cur.hit, sess.cur.pending, sess.until, sess.tail = "Playing until "+b.describe()+"…", true, b, false
+		sess.cur.hit, sess.cur.pending, sess.until, sess.tail = b.w.F(lessons.KeyDbgPlayingUntil, "what", b.describe()), true, b, false
 		return
 	}
 	sess.cur.pos = max(0, len(steps)-1)
-	sess.cur.hit, sess.cur.pending, sess.until = "No breakpoint hit before the end of the run ("+b.describe()+").", false, nil
+	sess.cur.hit, sess.cur.pending, sess.until = b.w.F(lessons.KeyDbgNoHit, "what", b.describe()), false, nil
 }

@@ -22,6 +22,7 @@ type buildOpts struct {
 	charts    bool      // build the charts panel
 	dark      bool      // charts in the dark palette
 	following string    // classroom state for the banner: "instructor", "detached" or ""
+	words     Words     // the recipient's language
 }
 
 // stepperView translates a document at a cursor into the stepper's view,
@@ -31,18 +32,20 @@ func stepperView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob)
 	var jobs []chartJob
 	switch {
 	case d.walk != nil:
-		v = walkView(d, cur.pos)
+		v = walkView(d, cur.pos, o.words)
 	case d.compare:
 		v, jobs = compareStepper(d, cur, o)
 	default:
 		v, jobs = runView(d, cur, o)
 	}
 	v.Following = o.following
+	v.W = o.words
 	return v, jobs
 }
 
-// walkView is a position of the lesson's walkthrough.
-func walkView(d *document, pos int) StepperView {
+// walkView is a position of the lesson's walkthrough, worded in w's
+// language (the walkthrough's own narration stays English).
+func walkView(d *document, pos int, w Words) StepperView {
 	t := d.runs[0].trace
 	n := len(d.walk.Moments)
 	pos = min(max(pos, 0), n-1)
@@ -51,16 +54,16 @@ func walkView(d *document, pos int) StepperView {
 		Source: d.source, ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		StopReason: t.Output.StopReason, ShowOutput: pos == n-1,
-		Position: fmt.Sprintf("Moment %d of %d", pos+1, n), Title: m.Title, Output: d.walk.Printed,
-		Status: StatusView{State: "done", Text: "the lesson: the toy run greedily"},
+		Position: w.F(lessons.KeyMomentNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Title: m.Title, Output: d.walk.Printed,
+		Status: StatusView{State: "done", Text: w.T(lessons.KeyDbgWalkStatus)},
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
 	}
 	if m.Step >= 0 {
-		v.Step = stepView(t, t.Steps, m.Step, 0, m.Tokens)
+		v.Step = stepView(t, t.Steps, m.Step, 0, m.Tokens, w)
 	} else {
-		v.Step = StepView{Label: "tokens", Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: "This line runs no forward pass: there is no step to show."}
+		v.Step = StepView{Label: w.T(lessons.KeyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(lessons.KeyDbgNoForward)}
 	}
 	v.Toy = toyView(d.walk, m)
 	return v
@@ -76,14 +79,15 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	row := min(max(cur.row, 0), rowCount(t)-1)
 	generating := r.live && r.liveBranch == cur.branch
 	out := pathOutput(t, cur.branch)
+	w := o.words
 	v := StepperView{
 		Source: d.source, ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
-		Position: fmt.Sprintf("Step %d of %d", pos+1, n), Hit: cur.hit,
-		Status: statusView(r, cur.branch, len(steps)), StopReason: out.StopReason,
+		Position: w.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Hit: cur.hit,
+		Status: statusView(r, cur.branch, len(steps), w), StopReason: out.StopReason,
 	}
 	if generating {
-		v.Position = fmt.Sprintf("Step %d of %d so far", pos+1, n)
+		v.Position = w.F(lessons.KeyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
@@ -94,20 +98,20 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		v.Output = out.NewTexts[row]
 	}
 	if pos < len(steps) {
-		v.Step = stepView(t, steps, pos, row, nil)
+		v.Step = stepView(t, steps, pos, row, nil, w)
 		v.Step.Branchable = r.model != nil && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
-		v.Panels = panelsView(r, steps, pos, row)
+		v.Panels = panelsView(r, steps, pos, row, w)
 	} else {
-		note := "This trace records no steps."
+		note := w.T(lessons.KeyDbgNoSteps)
 		if r.live {
-			note = "Waiting for the first step…"
+			note = w.T(lessons.KeyDbgWaiting)
 		}
-		v.Step = StepView{Label: "Prompt", Tokens: tokensBefore(t, steps, 0, row), Note: note}
+		v.Step = StepView{Label: w.T(lessons.KeyPrompt), Tokens: tokensBefore(t, steps, 0, row), Note: note}
 	}
-	v.Rows = rowTabs(t, row)
+	v.Rows = rowTabs(t, row, w)
 	v.Branches = branchTree(r, cur.branch)
 	if o.lesson != nil && t.Model.Kind != "toy" {
-		v.Pair = pairView(o.lesson, pos)
+		v.Pair = pairView(o.lesson, pos, w)
 	}
 	var jobs []chartJob
 	if o.charts && len(steps) > 0 {
@@ -116,55 +120,53 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	return v, jobs
 }
 
-// statusView says how a run stands.
-func statusView(r *run, branch, steps int) StatusView {
+// statusView says how a run stands, in w's language (an engine's error
+// stays as the engine wrote it).
+func statusView(r *run, branch, steps int, w Words) StatusView {
 	out := pathOutput(r.trace, branch)
+	n := w.F(lessons.KeyDbgNSteps, "n", strconv.Itoa(steps))
+	if steps == 1 {
+		n = w.T(lessons.KeyDbgOneStep)
+	}
 	switch {
 	case r.live && r.liveBranch == branch:
-		return StatusView{State: "running", Text: fmt.Sprintf("generating… %d %s so far", steps, plural(steps, "step"))}
+		return StatusView{State: "running", Text: w.F(lessons.KeyDbgStatusRunning, "steps", n)}
 	case r.err != "":
-		return StatusView{State: "failed", Text: "generation failed: " + r.err}
+		return StatusView{State: "failed", Text: w.F(lessons.KeyDbgStatusFailed, "error", r.err)}
 	case out.StopReason == trace.StopCancelled:
-		return StatusView{State: "stopped", Text: fmt.Sprintf("stopped (cancelled) after %d %s", steps, plural(steps, "step"))}
+		return StatusView{State: "stopped", Text: w.F(lessons.KeyDbgStatusStopped, "steps", n)}
 	case r.model == nil:
-		return StatusView{State: "imported", Text: fmt.Sprintf("%d %s, stop reason: %s", steps, plural(steps, "step"), out.StopReason)}
+		return StatusView{State: "imported", Text: w.F(lessons.KeyDbgStatusImported, "steps", n, "reason", out.StopReason)}
 	}
-	return StatusView{State: "done", Text: fmt.Sprintf("done: %d %s, stop reason: %s", steps, plural(steps, "step"), out.StopReason)}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
+	return StatusView{State: "done", Text: w.F(lessons.KeyDbgStatusDone, "steps", n, "reason", out.StopReason)}
 }
 
 // rowTabs lists a batch's rows (or a beam search's beams) to pick from.
-func rowTabs(t *trace.Trace, row int) []RowTabView {
+func rowTabs(t *trace.Trace, row int, w Words) []RowTabView {
 	n := rowCount(t)
 	if n < 2 {
 		return nil
 	}
-	name := "row"
+	name := lessons.KeyDbgRowN
 	if t.Options.NumBeams > 1 {
-		name = "beam"
+		name = lessons.KeyDbgBeamN
 	}
 	out := make([]RowTabView, n)
 	for i := range out {
-		out[i] = RowTabView{Index: i, Label: fmt.Sprintf("%s %d", name, i), Selected: i == row}
+		out[i] = RowTabView{Index: i, Label: w.F(name, "n", strconv.Itoa(i)), Selected: i == row}
 	}
 	return out
 }
 
-// stepView shows step i of steps for a row. words, when given, is the token
-// list to show instead of the context before the step.
-func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string) StepView {
+// stepView shows step i of steps for a row, labelled in w's language. words,
+// when given, is the token list to show instead of the context before the step.
+func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w Words) StepView {
 	s := steps[i]
 	row = min(row, len(s.Rows)-1)
 	r := s.Rows[row]
-	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: "Context"}
+	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(lessons.KeyDbgContext)}
 	if words != nil {
-		v.Label = "tokens"
+		v.Label = w.T(lessons.KeyDbgTokens)
 		v.Tokens = chips(words, specialWords(t)...)
 	} else {
 		v.Tokens = tokensBefore(t, steps, i, row)
@@ -206,10 +208,10 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string) St
 		v.Draw = fmt.Sprintf("u = %.3f fell in [%.3f, %.3f)", d.U, d.CumBefore, d.CumAfter)
 	}
 	if len(s.Rows) > 1 {
-		v.Note = fmt.Sprintf("A batch of %d rows: showing row %d.", len(s.Rows), row)
+		v.Note = w.F(lessons.KeyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))
 	}
 	if r.Finished {
-		v.Note = "This row had already finished: it is fed a pad token."
+		v.Note = w.T(lessons.KeyDbgFinishedNote)
 	}
 	return v
 }
@@ -331,13 +333,13 @@ func tableRows(w *lessons.Walkthrough, activeRow, activeCell string) []TableRowV
 }
 
 // pairView is the toy lesson's step at index pos, clamped to its steps.
-func pairView(lesson *document, pos int) *PairView {
+func pairView(lesson *document, pos int, w Words) *PairView {
 	t := lesson.runs[0].trace
 	if len(t.Steps) == 0 {
 		return nil
 	}
 	i := min(pos, len(t.Steps)-1)
-	v := &PairView{Position: fmt.Sprintf("Toy step %d of %d", i+1, len(t.Steps)), Step: stepView(t, t.Steps, i, 0, nil)}
+	v := &PairView{Position: w.F(lessons.KeyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
 	if lesson.walk != nil {
 		ctx := v.Step.Tokens
 		last := ""

@@ -1,12 +1,12 @@
 package web
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -20,10 +20,10 @@ func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJ
 	v := StepperView{
 		Source: d.source, ModelName: first.Model.Name, Notices: slices.Clone(first.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1, Hit: cur.hit,
-		Position: fmt.Sprintf("Step %d of %d", pos+1, n),
+		Position: o.words.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)),
 	}
-	v.Status = compareStatus(d)
-	v.Compare = compareView(d, pos, o.session)
+	v.Status = compareStatus(d, o.words)
+	v.Compare = compareView(d, pos, o.session, o.words)
 	var jobs []chartJob
 	if o.charts {
 		v.Charts, jobs = chartsFor(o.session, d.runs, 0, nil, pos, o.dark)
@@ -32,7 +32,7 @@ func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJ
 }
 
 // compareStatus sums up the runs' states.
-func compareStatus(d *document) StatusView {
+func compareStatus(d *document, w Words) StatusView {
 	done := 0
 	for _, r := range d.runs {
 		if !r.live {
@@ -40,13 +40,13 @@ func compareStatus(d *document) StatusView {
 		}
 	}
 	if done < len(d.runs) {
-		return StatusView{State: "running", Text: fmt.Sprintf("generating… %d of %d runs done", done, len(d.runs))}
+		return StatusView{State: "running", Text: w.F(lessons.KeyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
 	}
-	return StatusView{State: "done", Text: fmt.Sprintf("%d runs on one random stream (seed %d)", len(d.runs), d.runs[0].trace.Options.Seed)}
+	return StatusView{State: "done", Text: w.F(lessons.KeyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
 }
 
 // compareView lays the runs side by side at position pos.
-func compareView(d *document, pos int, session string) *CompareView {
+func compareView(d *document, pos int, session string, w Words) *CompareView {
 	n := d.count(0)
 	div := divergence(d.runs)
 	v := &CompareView{Current: pos, Divergence: div}
@@ -56,7 +56,7 @@ func compareView(d *document, pos int, session string) *CompareView {
 	base := d.runs[0].trace.Steps
 	for k, r := range d.runs {
 		t := r.trace
-		rv := CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps)).Text, Output: t.Output.NewText}
+		rv := CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps), w).Text, Output: t.Output.NewText}
 		rv.Export = "/export?session=" + session + "&run=" + strconv.Itoa(k)
 		for i := range n {
 			cell := CompareCellView{Current: i == pos, Diverged: i == div}
@@ -75,13 +75,13 @@ func compareView(d *document, pos int, session string) *CompareView {
 			rv.TV = append(rv.TV, tv)
 		}
 		if pos < len(t.Steps) {
-			rv.Step = stepView(t, t.Steps, pos, 0, nil)
+			rv.Step = stepView(t, t.Steps, pos, 0, nil, w)
 		} else {
-			rv.Step = StepView{Label: "Context", Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: "This run had already stopped."}
+			rv.Step = StepView{Label: w.T(lessons.KeyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(lessons.KeyDbgCmpStopped)}
 		}
 		v.Runs = append(v.Runs, rv)
 	}
-	v.Says = divergenceText(d.runs, div)
+	v.Says = divergenceText(d.runs, div, w)
 	return v
 }
 
@@ -110,20 +110,20 @@ func divergence(runs []*run) int {
 }
 
 // divergenceText says where and how the runs part.
-func divergenceText(runs []*run, div int) string {
+func divergenceText(runs []*run, div int, w Words) string {
 	if div < 0 {
-		return "The runs make the same choices at every step so far."
+		return w.T(lessons.KeyDbgCmpSame)
 	}
 	var picks []string
 	for _, r := range runs {
-		what := "stopped"
+		what := w.T(lessons.KeyDbgCmpStoppedPick)
 		if div < len(r.trace.Steps) {
 			c := r.trace.Steps[div].Rows[0].Chosen
 			what = strconv.Quote(tokenText(c.Token, c.ID))
 		}
-		picks = append(picks, r.label+" chose "+what)
+		picks = append(picks, w.F(lessons.KeyDbgCmpChose, "run", r.label, "what", what))
 	}
-	return fmt.Sprintf("The runs first differ at step %d: %s.", div+1, strings.Join(picks, ", "))
+	return w.F(lessons.KeyDbgCmpDiffer, "n", strconv.Itoa(div+1), "picks", strings.Join(picks, ", "))
 }
 
 // totalVariation is half the L1 distance between two steps' final

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,6 +102,12 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, sess *session, errText string) {
+	sess.mu.Lock()
+	if l := pageLang(r); l != "" || sess.lang == "" {
+		sess.lang = cmp.Or(l, lessons.English) // the WebSocket's views follow the page
+	}
+	words := s.words(sess.lang)
+	sess.mu.Unlock()
 	v, _, _ := s.stepperFor(sess)
 	q := "?session=" + sess.id
 	if sess.teach {
@@ -118,6 +125,8 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		ExportURL:     "/export?session=" + sess.id,
 		ImportURL:     "/import" + q,
 		WebSocketPath: "/ws" + q,
+		W:             words,
+		Langs:         langLinks(words, func(l string) string { return "/" + q + "&lang=" + l }),
 	}
 	switch {
 	case sess.teach:

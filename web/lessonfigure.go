@@ -120,7 +120,7 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 		if t.Options.Padding == "right" && left != nil {
 			ref = left
 		}
-		c := runColumn(t, ref, traces[0], st.At, label)
+		c := runColumn(t, ref, traces[0], st.At, label, Words{ui: ui, Lang: lang})
 		c.Command = run.Command(model)
 		f.Runs = append(f.Runs, c)
 	}
@@ -138,7 +138,7 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 // runColumn shows one run: its output, the step At points at, its steps
 // and its costs. ref, when not nil, is the run whose rows it is judged by;
 // first is the step's first run, whose choices each step is compared with.
-func runColumn(t, ref, first *trace.Trace, at lessons.At, label string) RunColumnView {
+func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w Words) RunColumnView {
 	c := RunColumnView{Label: label, Model: t.Model.Name, StopReason: t.Output.StopReason, Notices: t.Notices}
 	if len(t.Prompt.Rows) > 1 {
 		c.Rows = batchRows(t, ref)
@@ -151,7 +151,7 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string) RunColum
 	if at.Kind == lessons.AtStep && at.Index < len(t.Steps) {
 		active = at.Index
 		s := t.Steps[active]
-		sv := stepView(t, t.Steps, active, 0, nil)
+		sv := stepView(t, t.Steps, active, 0, nil, w)
 		c.At = &AtStepView{Title: "#" + strconv.Itoa(active+1), Candidates: sv.Candidates, Chosen: s.Rows[0].Chosen.Token}
 	}
 	for i, s := range t.Steps {

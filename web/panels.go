@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tracer/engine/tokenizer"
+	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -19,7 +20,7 @@ const (
 )
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
-func panelsView(r *run, steps []trace.Step, pos, row int) *PanelsView {
+func panelsView(r *run, steps []trace.Step, pos, row int, w Words) *PanelsView {
 	s := steps[pos]
 	sr := s.Rows[min(row, len(s.Rows)-1)]
 	var prev *trace.Step
@@ -27,22 +28,22 @@ func panelsView(r *run, steps []trace.Step, pos, row int) *PanelsView {
 		prev = &steps[pos-1]
 	}
 	return &PanelsView{
-		Funnel:    funnelView(sr, r.trace.Model.VocabSize),
+		Funnel:    funnelView(sr, r.trace.Model.VocabSize, w),
 		Draw:      drawView(sr),
-		Chosen:    chosenView(r.trace, sr),
-		KV:        kvView(s, prev),
-		Traffic:   trafficView(s),
-		Tokenizer: tokenizerView(r, steps, pos, row),
+		Chosen:    chosenView(r.trace, sr, w),
+		KV:        kvView(s, prev, w),
+		Traffic:   trafficView(s, w),
+		Tokenizer: tokenizerView(r, steps, pos, row, w),
 	}
 }
 
 // funnelView follows the leading raw candidates through the processors.
-func funnelView(sr trace.StepRow, vocab int) FunnelView {
+func funnelView(sr trace.StepRow, vocab int, w Words) FunnelView {
 	var v FunnelView
 	if len(sr.Stages) == 0 {
-		v.Empty = "No processor changed the scores: the token was chosen from the raw distribution."
+		v.Empty = w.T(lessons.KeyDbgFunnelRaw)
 		if sr.Chosen.By == trace.ByForced {
-			v.Empty = "No processor changed the scores; the token was forced."
+			v.Empty = w.T(lessons.KeyDbgFunnelForced)
 		}
 		return v
 	}
@@ -149,7 +150,7 @@ func candidateToken(sr trace.StepRow, id int) string {
 }
 
 // chosenView explains the step's choice.
-func chosenView(t *trace.Trace, sr trace.StepRow) ChosenView {
+func chosenView(t *trace.Trace, sr trace.StepRow, w Words) ChosenView {
 	c := sr.Chosen
 	v := ChosenView{
 		Token: TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
@@ -157,54 +158,54 @@ func chosenView(t *trace.Trace, sr trace.StepRow) ChosenView {
 	}
 	switch c.By {
 	case trace.ByGreedy:
-		v.Explain = "greedy: the most probable token after the processors"
+		v.Explain = w.T(lessons.KeyDbgExplainGreedy)
 	case trace.BySample:
-		v.Explain = "sampled: the uniform draw fell in this token's interval"
+		v.Explain = w.T(lessons.KeyDbgExplainSample)
 	case trace.ByForced:
-		v.Explain = "forced: picked by hand (a branch) or by teacher forcing; the distribution is still recorded"
+		v.Explain = w.T(lessons.KeyDbgExplainForced)
 	case trace.ByBeam:
-		v.Explain = "beam search: this beam's continuation among the best running scores"
+		v.Explain = w.T(lessons.KeyDbgExplainBeam)
 	}
 	return v
 }
 
 // kvView shows the cache after step s and how it grew since prev.
-func kvView(s trace.Step, prev *trace.Step) KVView {
+func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 	kv := s.KV
 	if kv == nil {
-		return KVView{Note: "No KV cache recorded: the toy keeps only its context, and a bigram looks at just the last word."}
+		return KVView{Note: w.T(lessons.KeyDbgKvNone)}
 	}
 	v := KVView{Present: true, Positions: kv.Positions, Total: bytesText(kv.Bytes)}
 	if prev != nil && prev.KV != nil {
 		g := kv.Bytes - prev.KV.Bytes
-		v.Growth = signedBytes(g) + " since the previous step"
+		v.Growth = w.F(lessons.KeyDbgKvSince, "bytes", signedBytes(g))
 	} else {
-		v.Growth = "the prompt's keys and values (prefill)"
+		v.Growth = w.T(lessons.KeyDbgKvPrefill)
 	}
 	var most int64
 	for _, b := range kv.BytesPerLayer {
 		most = max(most, b)
 	}
 	for i, b := range kv.BytesPerLayer {
-		w := "0%"
+		width := "0%"
 		if most > 0 {
-			w = percent(float64(b) / float64(most))
+			width = percent(float64(b) / float64(most))
 		}
-		v.Layers = append(v.Layers, LayerBytesView{Layer: i, Bytes: bytesText(b), Width: w})
+		v.Layers = append(v.Layers, LayerBytesView{Layer: i, Bytes: bytesText(b), Width: width})
 	}
 	if s.Phase == trace.PhaseFull {
-		v.Note = "Cache off: every step recomputes the keys and values of the whole sequence."
+		v.Note = w.T(lessons.KeyDbgKvOff)
 	}
 	return v
 }
 
 // trafficView shows the step's memory traffic and arithmetic. The
 // machine's bandwidth is not measured yet: "n/a".
-func trafficView(s trace.Step) TrafficView {
+func trafficView(s trace.Step, w Words) TrafficView {
 	v := TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
 	tr := s.Traffic
 	if tr == nil {
-		v.Note = "This model moves no weights: a table lookup costs no memory traffic worth counting."
+		v.Note = w.T(lessons.KeyDbgTrafficNone)
 		return v
 	}
 	v.Present = true
@@ -223,7 +224,7 @@ func trafficView(s trace.Step) TrafficView {
 // holds back after it. With the model's tokenizer it replays the last
 // tokens into tokenizer.Stream; without one it shows the bytes of the
 // token's text only.
-func tokenizerView(r *run, steps []trace.Step, pos, row int) TokenizerView {
+func tokenizerView(r *run, steps []trace.Step, pos, row int, w Words) TokenizerView {
 	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
 	c := sr.Chosen
 	v := TokenizerView{Token: tokenText(c.Token, c.ID)}
@@ -233,12 +234,12 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int) TokenizerView {
 	}
 	switch {
 	case tok == nil && c.Token == "":
-		v.Hex = "unknown"
-		v.Note = "this model comes without a tokenizer: only the token's id is known"
+		v.Hex = w.T(lessons.KeyDbgUnknown)
+		v.Note = w.T(lessons.KeyDbgTokNone)
 		return v
 	case tok == nil:
 		v.Hex = hexBytes([]byte(c.Token))
-		v.Note = "the bytes of the token's text: this trace comes without its tokenizer"
+		v.Note = w.T(lessons.KeyDbgTokBytesOnly)
 		return v
 	}
 	v.Hex = hexBytes(tok.TokenBytes(c.ID))
@@ -254,11 +255,15 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int) TokenizerView {
 	case len(held) > 0:
 		v.Partial = true
 		v.Held = hexBytes(held)
-		v.Text = fmt.Sprintf("holds back %d %s of an unfinished character: nothing to print yet", len(held), plural(len(held), "byte"))
+		n := w.F(lessons.KeyDbgNBytes, "n", strconv.Itoa(len(held)))
+		if len(held) == 1 {
+			n = w.T(lessons.KeyDbgOneByte)
+		}
+		v.Text = w.F(lessons.KeyDbgTokHeld, "bytes", n)
 	case text == "":
-		v.Text = "adds no text (a special token, skipped when printing)"
+		v.Text = w.T(lessons.KeyDbgTokSpecial)
 	default:
-		v.Text = "adds " + strconv.Quote(text)
+		v.Text = w.F(lessons.KeyDbgTokAdds, "text", strconv.Quote(text))
 	}
 	return v
 }

@@ -36,6 +36,7 @@ type session struct {
 	pair   bool         // show the toy's step beside a real run
 	charts bool         // render the charts panel
 	dark   bool         // the page is dark: charts in the dark palette
+	lang   string       // the page's language: "en" or "hi"
 	tail   bool         // follow the newest step while generating
 	until  *breakpoints // breakpoints waiting for steps still to come
 	job    *job         // the generation in progress, if any

@@ -16,6 +16,8 @@ type PageView struct {
 	Form          FormView
 	Role          string // classroom: "instructor" or "student"; "" outside a classroom
 	Stepper       StepperView
+	W             Words          // the page's wording
+	Langs         []LangLinkView // the language switch
 }
 
 // FormView is the run form: the models on offer and the defaults.
@@ -34,6 +36,7 @@ type ModelOptionView struct {
 // StepperView is the part of the page that changes as the learner steps:
 // the WebSocket sends it as a fragment.
 type StepperView struct {
+	W          Words  // the wording, in the page's language
 	Source     string // "run of toy, greedy", "imported trace.json"
 	ModelName  string
 	Notices    []string

@@ -20,6 +20,37 @@
   const playEvery = 900; // ms between steps while playing
   const darkScheme = window.matchMedia("(prefers-color-scheme: dark)");
 
+  // The language, shared with the lesson pages through their stored state
+  // ({lang, ...} under "tracer.lessons"): ?lang= wins and is remembered;
+  // without one, a remembered language other than the page's reloads the
+  // page in it. The session keeps the page's language for its views.
+  const langStore = "tracer.lessons";
+  const loadState = () => {
+    try { return JSON.parse(localStorage.getItem(langStore) || "{}") || {}; } catch { return {}; }
+  };
+  const saveLang = (lang) => {
+    const s = loadState();
+    s.lang = lang;
+    try { localStorage.setItem(langStore, JSON.stringify(s)); } catch { /* private mode */ }
+  };
+  const askedLang = new URLSearchParams(location.search).get("lang");
+  if (askedLang) {
+    saveLang(askedLang);
+  } else {
+    const stored = loadState().lang;
+    if (stored && stored !== body.dataset.lang) {
+      const u = new URL(location.href);
+      u.searchParams.set("lang", stored);
+      location.replace(u.toString());
+      return;
+    }
+  }
+  document.querySelectorAll("[data-testid=lang-switch] a").forEach((a) => {
+    a.addEventListener("click", () => saveLang(a.dataset.lang));
+  });
+  // msg fills a message of the page's language: msg("msgStatus", {status: "500"}).
+  const msg = (name, values) => String(body.dataset[name] || "").replace(/\{(\w+)\}/g, (_, k) => (values && k in values ? values[k] : ""));
+
   let ws = null;
   let queue = [];
   let timer = null;
@@ -79,7 +110,7 @@
       body.classList.toggle("running", !!m.running);
       sync();
     } else if (m.type === "error") {
-      showError(String(m.message || "Something went wrong."));
+      showError(String(m.message || msg("msgFailed")));
       stopPlay();
     }
   }
@@ -246,9 +277,9 @@
     let m = null;
     try {
       const r = await fetch(importForm.action, { method: "POST", body: data, headers: { Accept: "application/json" } });
-      m = await r.json().catch(() => ({ type: "error", message: "The server answered " + r.status + " " + r.statusText + "." }));
+      m = await r.json().catch(() => ({ type: "error", message: msg("msgStatus", { status: (r.status + " " + r.statusText).trim() }) }));
     } catch (err) {
-      m = { type: "error", message: "Could not reach the server: " + err.message };
+      m = { type: "error", message: msg("msgUnreachable", { error: err.message }) };
     }
     handle(m);
   });

@@ -1,0 +1,349 @@
+package lessons
+
+// The keys of the debugger page's wording (Catalog.UI), beside the lesson
+// page's own in ui.go. Load fails when data/ui.json lacks one of them or a
+// language lacks its text. Texts with {placeholders} go through Fill.
+const (
+	KeyDbgTagline           = "dbg-tagline"
+	KeyDbgImport            = "dbg-import"
+	KeyDbgImportTitle       = "dbg-import-title"
+	KeyDbgOpen              = "dbg-open"
+	KeyDbgExport            = "dbg-export"
+	KeyDbgStepping          = "dbg-stepping"
+	KeyDbgRunModel          = "dbg-run-model"
+	KeyDbgPromptAs          = "dbg-prompt-as"
+	KeyDbgAsText            = "dbg-as-text"
+	KeyDbgAsIds             = "dbg-as-ids"
+	KeyDbgAsChat            = "dbg-as-chat"
+	KeyDbgPadding           = "dbg-padding"
+	KeyDbgPaddingTitle      = "dbg-padding-title"
+	KeyDbgLeft              = "dbg-left"
+	KeyDbgRightPitfall      = "dbg-right-pitfall"
+	KeyDbgPromptHint        = "dbg-prompt-hint"
+	KeyDbgSystemPrompt      = "dbg-system-prompt"
+	KeyDbgChatOptional      = "dbg-chat-optional"
+	KeyDbgOptions           = "dbg-options"
+	KeyDbgOptionsHint       = "dbg-options-hint"
+	KeyDbgDecoding          = "dbg-decoding"
+	KeyDbgModelDefault      = "dbg-model-default"
+	KeyDbgGreedy            = "dbg-greedy"
+	KeyDbgSample            = "dbg-sample"
+	KeyDbgOnDefault         = "dbg-on-default"
+	KeyDbgOff               = "dbg-off"
+	KeyDbgGenerate          = "dbg-generate"
+	KeyDbgStop              = "dbg-stop"
+	KeyDbgStopTitle         = "dbg-stop-title"
+	KeyDbgCompareRuns       = "dbg-compare-runs"
+	KeyDbgCompare           = "dbg-compare"
+	KeyDbgFirst             = "dbg-first"
+	KeyDbgFirstTitle        = "dbg-first-title"
+	KeyDbgPrev              = "dbg-prev"
+	KeyDbgPrevTitle         = "dbg-prev-title"
+	KeyDbgPlay              = "dbg-play"
+	KeyDbgPlayTitle         = "dbg-play-title"
+	KeyDbgNext              = "dbg-next"
+	KeyDbgNextTitle         = "dbg-next-title"
+	KeyDbgLast              = "dbg-last"
+	KeyDbgLastTitle         = "dbg-last-title"
+	KeyDbgBranch            = "dbg-branch"
+	KeyDbgBranchPlaceholder = "dbg-branch-placeholder"
+	KeyDbgBranchTitle       = "dbg-branch-title"
+	KeyDbgBranchGoTitle     = "dbg-branch-go-title"
+	KeyDbgBranchCandidate   = "dbg-branch-candidate"
+	KeyDbgBreakpoints       = "dbg-breakpoints"
+	KeyDbgEntersTop         = "dbg-enters-top"
+	KeyDbgWordOrId          = "dbg-word-or-id"
+	KeyDbgRunToBreakpoint   = "dbg-run-to-breakpoint"
+	KeyDbgPair              = "dbg-pair"
+	KeyDbgPairTitle         = "dbg-pair-title"
+	KeyDbgCharts            = "dbg-charts"
+	KeyDbgChartsTitle       = "dbg-charts-title"
+	KeyDbgKeys              = "dbg-keys"
+	KeyDbgKeyPrev           = "dbg-key-prev"
+	KeyDbgKeyNext           = "dbg-key-next"
+	KeyDbgKeyPlay           = "dbg-key-play"
+	KeyDbgKeyFirst          = "dbg-key-first"
+	KeyDbgKeyLast           = "dbg-key-last"
+	KeyDbgKeyForm           = "dbg-key-form"
+	KeyDbgKeyStop           = "dbg-key-stop"
+	KeyDbgKeyBranch         = "dbg-key-branch"
+	KeyDbgKeyBreakpoints    = "dbg-key-breakpoints"
+	KeyDbgKeyPair           = "dbg-key-pair"
+	KeyDbgKeyCharts         = "dbg-key-charts"
+	KeyDbgKeyDetach         = "dbg-key-detach"
+	KeyDbgNoStep            = "dbg-no-step"
+	KeyDbgStopReason        = "dbg-stop-reason"
+	KeyDbgChosen            = "dbg-chosen"
+	KeyDbgLegendRaw         = "dbg-legend-raw"
+	KeyDbgLegendFinal       = "dbg-legend-final"
+	KeyDbgFollowing         = "dbg-following"
+	KeyDbgDetach            = "dbg-detach"
+	KeyDbgDetachRest        = "dbg-detach-rest"
+	KeyDbgExploring         = "dbg-exploring"
+	KeyDbgRejoin            = "dbg-rejoin"
+	KeyDbgRejoinRest        = "dbg-rejoin-rest"
+	KeyDbgWalkStatus        = "dbg-walk-status"
+	KeyDbgTokens            = "dbg-tokens"
+	KeyDbgNoForward         = "dbg-no-forward"
+	KeyDbgTheChoice         = "dbg-the-choice"
+	KeyDbgFunnel            = "dbg-funnel"
+	KeyDbgDraw              = "dbg-draw"
+	KeyDbgTokenizer         = "dbg-tokenizer"
+	KeyDbgKvCache           = "dbg-kv-cache"
+	KeyDbgTraffic           = "dbg-traffic"
+	KeyDbgToySide           = "dbg-toy-side"
+	KeyDbgBranches          = "dbg-branches"
+	KeyDbgChartsHeading     = "dbg-charts-heading"
+	KeyDbgCompareHeading    = "dbg-compare-heading"
+	KeyDbgStepSoFar         = "dbg-step-so-far"
+	KeyDbgNoSteps           = "dbg-no-steps"
+	KeyDbgWaiting           = "dbg-waiting"
+	KeyDbgNSteps            = "dbg-n-steps"
+	KeyDbgOneStep           = "dbg-one-step"
+	KeyDbgStatusRunning     = "dbg-status-running"
+	KeyDbgStatusFailed      = "dbg-status-failed"
+	KeyDbgStatusStopped     = "dbg-status-stopped"
+	KeyDbgStatusImported    = "dbg-status-imported"
+	KeyDbgStatusDone        = "dbg-status-done"
+	KeyDbgContext           = "dbg-context"
+	KeyDbgBatchNote         = "dbg-batch-note"
+	KeyDbgFinishedNote      = "dbg-finished-note"
+	KeyDbgToyStep           = "dbg-toy-step"
+	KeyDbgRank              = "dbg-rank"
+	KeyDbgToken             = "dbg-token"
+	KeyDbgDrawExplain       = "dbg-draw-explain"
+	KeyDbgBytes             = "dbg-bytes"
+	KeyDbgHeldBack          = "dbg-held-back"
+	KeyDbgPromptTokens      = "dbg-prompt-tokens"
+	KeyDbgPositions         = "dbg-positions"
+	KeyDbgLayer             = "dbg-layer"
+	KeyDbgTimeIs            = "dbg-time-is"
+	KeyDbgWeightsRead       = "dbg-weights-read"
+	KeyDbgKvReadWritten     = "dbg-kv-read-written"
+	KeyDbgArithmetic        = "dbg-arithmetic"
+	KeyDbgIntensity         = "dbg-intensity"
+	KeyDbgTime              = "dbg-time"
+	KeyDbgAchieved          = "dbg-achieved"
+	KeyDbgMachineBandwidth  = "dbg-machine-bandwidth"
+	KeyDbgRunning           = "dbg-running"
+	KeyDbgRun               = "dbg-run"
+	KeyDbgTvTitle           = "dbg-tv-title"
+	KeyDbgExportRun         = "dbg-export-run"
+	KeyDbgFunnelRaw         = "dbg-funnel-raw"
+	KeyDbgFunnelForced      = "dbg-funnel-forced"
+	KeyDbgExplainGreedy     = "dbg-explain-greedy"
+	KeyDbgExplainSample     = "dbg-explain-sample"
+	KeyDbgExplainForced     = "dbg-explain-forced"
+	KeyDbgExplainBeam       = "dbg-explain-beam"
+	KeyDbgKvNone            = "dbg-kv-none"
+	KeyDbgKvSince           = "dbg-kv-since"
+	KeyDbgKvPrefill         = "dbg-kv-prefill"
+	KeyDbgKvOff             = "dbg-kv-off"
+	KeyDbgTrafficNone       = "dbg-traffic-none"
+	KeyDbgUnknown           = "dbg-unknown"
+	KeyDbgTokNone           = "dbg-tok-none"
+	KeyDbgTokBytesOnly      = "dbg-tok-bytes-only"
+	KeyDbgOneByte           = "dbg-one-byte"
+	KeyDbgNBytes            = "dbg-n-bytes"
+	KeyDbgTokHeld           = "dbg-tok-held"
+	KeyDbgTokSpecial        = "dbg-tok-special"
+	KeyDbgTokAdds           = "dbg-tok-adds"
+	KeyDbgBpTop1            = "dbg-bp-top1"
+	KeyDbgBpRank            = "dbg-bp-rank"
+	KeyDbgBpEntropy         = "dbg-bp-entropy"
+	KeyDbgBpEnters          = "dbg-bp-enters"
+	KeyDbgBpOr              = "dbg-bp-or"
+	KeyDbgHitTop1           = "dbg-hit-top1"
+	KeyDbgHitRank           = "dbg-hit-rank"
+	KeyDbgHitEntropy        = "dbg-hit-entropy"
+	KeyDbgHitEntered        = "dbg-hit-entered"
+	KeyDbgHit               = "dbg-hit"
+	KeyDbgPlayingUntil      = "dbg-playing-until"
+	KeyDbgNoHit             = "dbg-no-hit"
+	KeyDbgCmpRunning        = "dbg-cmp-running"
+	KeyDbgCmpDone           = "dbg-cmp-done"
+	KeyDbgCmpStopped        = "dbg-cmp-stopped"
+	KeyDbgCmpSame           = "dbg-cmp-same"
+	KeyDbgCmpStoppedPick    = "dbg-cmp-stopped-pick"
+	KeyDbgCmpChose          = "dbg-cmp-chose"
+	KeyDbgCmpDiffer         = "dbg-cmp-differ"
+	KeyDbgRowN              = "dbg-row-n"
+	KeyDbgBeamN             = "dbg-beam-n"
+	KeyDbgMsgFailed         = "dbg-msg-failed"
+	KeyDbgMsgStatus         = "dbg-msg-status"
+	KeyDbgMsgUnreachable    = "dbg-msg-unreachable"
+)
+
+// debuggerKeys lists every debugger Key constant, for Validate.
+func debuggerKeys() []string {
+	return []string{
+		KeyDbgTagline,
+		KeyDbgImport,
+		KeyDbgImportTitle,
+		KeyDbgOpen,
+		KeyDbgExport,
+		KeyDbgStepping,
+		KeyDbgRunModel,
+		KeyDbgPromptAs,
+		KeyDbgAsText,
+		KeyDbgAsIds,
+		KeyDbgAsChat,
+		KeyDbgPadding,
+		KeyDbgPaddingTitle,
+		KeyDbgLeft,
+		KeyDbgRightPitfall,
+		KeyDbgPromptHint,
+		KeyDbgSystemPrompt,
+		KeyDbgChatOptional,
+		KeyDbgOptions,
+		KeyDbgOptionsHint,
+		KeyDbgDecoding,
+		KeyDbgModelDefault,
+		KeyDbgGreedy,
+		KeyDbgSample,
+		KeyDbgOnDefault,
+		KeyDbgOff,
+		KeyDbgGenerate,
+		KeyDbgStop,
+		KeyDbgStopTitle,
+		KeyDbgCompareRuns,
+		KeyDbgCompare,
+		KeyDbgFirst,
+		KeyDbgFirstTitle,
+		KeyDbgPrev,
+		KeyDbgPrevTitle,
+		KeyDbgPlay,
+		KeyDbgPlayTitle,
+		KeyDbgNext,
+		KeyDbgNextTitle,
+		KeyDbgLast,
+		KeyDbgLastTitle,
+		KeyDbgBranch,
+		KeyDbgBranchPlaceholder,
+		KeyDbgBranchTitle,
+		KeyDbgBranchGoTitle,
+		KeyDbgBranchCandidate,
+		KeyDbgBreakpoints,
+		KeyDbgEntersTop,
+		KeyDbgWordOrId,
+		KeyDbgRunToBreakpoint,
+		KeyDbgPair,
+		KeyDbgPairTitle,
+		KeyDbgCharts,
+		KeyDbgChartsTitle,
+		KeyDbgKeys,
+		KeyDbgKeyPrev,
+		KeyDbgKeyNext,
+		KeyDbgKeyPlay,
+		KeyDbgKeyFirst,
+		KeyDbgKeyLast,
+		KeyDbgKeyForm,
+		KeyDbgKeyStop,
+		KeyDbgKeyBranch,
+		KeyDbgKeyBreakpoints,
+		KeyDbgKeyPair,
+		KeyDbgKeyCharts,
+		KeyDbgKeyDetach,
+		KeyDbgNoStep,
+		KeyDbgStopReason,
+		KeyDbgChosen,
+		KeyDbgLegendRaw,
+		KeyDbgLegendFinal,
+		KeyDbgFollowing,
+		KeyDbgDetach,
+		KeyDbgDetachRest,
+		KeyDbgExploring,
+		KeyDbgRejoin,
+		KeyDbgRejoinRest,
+		KeyDbgWalkStatus,
+		KeyDbgTokens,
+		KeyDbgNoForward,
+		KeyDbgTheChoice,
+		KeyDbgFunnel,
+		KeyDbgDraw,
+		KeyDbgTokenizer,
+		KeyDbgKvCache,
+		KeyDbgTraffic,
+		KeyDbgToySide,
+		KeyDbgBranches,
+		KeyDbgChartsHeading,
+		KeyDbgCompareHeading,
+		KeyDbgStepSoFar,
+		KeyDbgNoSteps,
+		KeyDbgWaiting,
+		KeyDbgNSteps,
+		KeyDbgOneStep,
+		KeyDbgStatusRunning,
+		KeyDbgStatusFailed,
+		KeyDbgStatusStopped,
+		KeyDbgStatusImported,
+		KeyDbgStatusDone,
+		KeyDbgContext,
+		KeyDbgBatchNote,
+		KeyDbgFinishedNote,
+		KeyDbgToyStep,
+		KeyDbgRank,
+		KeyDbgToken,
+		KeyDbgDrawExplain,
+		KeyDbgBytes,
+		KeyDbgHeldBack,
+		KeyDbgPromptTokens,
+		KeyDbgPositions,
+		KeyDbgLayer,
+		KeyDbgTimeIs,
+		KeyDbgWeightsRead,
+		KeyDbgKvReadWritten,
+		KeyDbgArithmetic,
+		KeyDbgIntensity,
+		KeyDbgTime,
+		KeyDbgAchieved,
+		KeyDbgMachineBandwidth,
+		KeyDbgRunning,
+		KeyDbgRun,
+		KeyDbgTvTitle,
+		KeyDbgExportRun,
+		KeyDbgFunnelRaw,
+		KeyDbgFunnelForced,
+		KeyDbgExplainGreedy,
+		KeyDbgExplainSample,
+		KeyDbgExplainForced,
+		KeyDbgExplainBeam,
+		KeyDbgKvNone,
+		KeyDbgKvSince,
+		KeyDbgKvPrefill,
+		KeyDbgKvOff,
+		KeyDbgTrafficNone,
+		KeyDbgUnknown,
+		KeyDbgTokNone,
+		KeyDbgTokBytesOnly,
+		KeyDbgOneByte,
+		KeyDbgNBytes,
+		KeyDbgTokHeld,
+		KeyDbgTokSpecial,
+		KeyDbgTokAdds,
+		KeyDbgBpTop1,
+		KeyDbgBpRank,
+		KeyDbgBpEntropy,
+		KeyDbgBpEnters,
+		KeyDbgBpOr,
+		KeyDbgHitTop1,
+		KeyDbgHitRank,
+		KeyDbgHitEntropy,
+		KeyDbgHitEntered,
+		KeyDbgHit,
+		KeyDbgPlayingUntil,
+		KeyDbgNoHit,
+		KeyDbgCmpRunning,
+		KeyDbgCmpDone,
+		KeyDbgCmpStopped,
+		KeyDbgCmpSame,
+		KeyDbgCmpStoppedPick,
+		KeyDbgCmpChose,
+		KeyDbgCmpDiffer,
+		KeyDbgRowN,
+		KeyDbgBeamN,
+		KeyDbgMsgFailed,
+		KeyDbgMsgStatus,
+		KeyDbgMsgUnreachable,
+	}
+}
