@@ -180,7 +180,7 @@ func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
 // preferences.
 func (s *Server) stepperFor(sess *session) (StepperView, bool, uint64) {
 	sess.mu.Lock()
-	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang)}
+	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang), bandwidth: s.bandwidth()}
 	if sess.pair {
 		o.lesson = s.lesson
 	}

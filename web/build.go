@@ -23,6 +23,7 @@ type buildOpts struct {
 	dark      bool      // charts in the dark palette
 	following string    // classroom state for the banner: "instructor", "detached" or ""
 	words     Words     // the recipient's language
+	bandwidth float64   // the machine's read bandwidth in GB/s; 0 while unknown
 }
 
 // stepperView translates a document at a cursor into the stepper's view,
@@ -100,7 +101,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	if pos < len(steps) {
 		v.Step = stepView(t, steps, pos, row, nil, w)
 		v.Step.Branchable = r.model != nil && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
-		v.Panels = panelsView(r, steps, pos, row, w)
+		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth)
 	} else {
 		note := w.T(lessons.KeyDbgNoSteps)
 		if r.live {

@@ -58,7 +58,8 @@ func TestModelsFolderScan(t *testing.T) {
 
 func TestGenerateRealModels(t *testing.T) {
 	dir := realModels(t)
-	s, sess, c := liveServer(t, Config{ModelsDir: dir}, 0)
+	// The server's bandwidth probe is stood in for by a fixed figure.
+	s, sess, c := liveServer(t, Config{ModelsDir: dir, Bandwidth: func() float64 { return 40 }}, 0)
 	cases := []struct {
 		name string
 		form form
@@ -67,7 +68,7 @@ func TestGenerateRealModels(t *testing.T) {
 		{"tiny-gpt2", form{"model": "tiny-gpt2", "input": "ids", "prompt": "15496 11 616 1438 318", "max_new_tokens": "6", "do_sample": "true", "top_k": "20", "top_p": "0.9", "seed": "3"},
 			[]string{`data-stage="top_k"`, `data-stage="top_p"`, `data-testid="draw-marker"`, `data-testid="kv-total"`, `data-testid="traffic-achieved"`, `data-testid="chart-kv"`, `data-testid="chart-cost"`}},
 		{"stories260K", form{"model": "stories260K/stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "8"},
-			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, "GB/s", `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
+			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, `data-testid="machine-bandwidth">40.0 GB/s<`, "%)</dd>", `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

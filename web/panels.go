@@ -20,7 +20,7 @@ const (
 )
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
-func panelsView(r *run, steps []trace.Step, pos, row int, w Words) *PanelsView {
+func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth float64) *PanelsView {
 	s := steps[pos]
 	sr := s.Rows[min(row, len(s.Rows)-1)]
 	var prev *trace.Step
@@ -32,7 +32,7 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words) *PanelsView {
 		Draw:      drawView(sr),
 		Chosen:    chosenView(r.trace, sr, w),
 		KV:        kvView(s, prev, w),
-		Traffic:   trafficView(s, w),
+		Traffic:   trafficView(s, w, bandwidth),
 		Tokenizer: tokenizerView(r, steps, pos, row, w),
 	}
 }
@@ -199,10 +199,14 @@ func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 	return v
 }
 
-// trafficView shows the step's memory traffic and arithmetic. The
-// machine's bandwidth is not measured yet: "n/a".
-func trafficView(s trace.Step, w Words) TrafficView {
+// trafficView shows the step's memory traffic and arithmetic, and the
+// achieved bandwidth against the machine's (bandwidth GB/s; 0 while the
+// server has not measured it: "n/a").
+func trafficView(s trace.Step, w Words, bandwidth float64) TrafficView {
 	v := TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
+	if bandwidth > 0 {
+		v.Bandwidth = strconv.FormatFloat(bandwidth, 'f', 1, 64) + " GB/s"
+	}
 	tr := s.Traffic
 	if tr == nil {
 		v.Note = w.T(lessons.KeyDbgTrafficNone)
@@ -215,7 +219,11 @@ func trafficView(s trace.Step, w Words) TrafficView {
 	v.Achieved = "n/a"
 	if s.ElapsedNS > 0 {
 		moved := float64(tr.WeightBytes + tr.KVReadBytes + tr.KVWriteBytes)
-		v.Achieved = strconv.FormatFloat(moved/float64(s.ElapsedNS), 'f', 2, 64) + " GB/s"
+		gbps := moved / float64(s.ElapsedNS)
+		v.Achieved = strconv.FormatFloat(gbps, 'f', 2, 64) + " GB/s"
+		if bandwidth > 0 {
+			v.Achieved += " (" + strconv.FormatFloat(100*gbps/bandwidth, 'f', 0, 64) + "%)"
+		}
 	}
 	return v
 }

@@ -55,6 +55,11 @@ type Config struct {
 	MaxNewTokens int           // the most tokens a page may ask one run for; 0 means DefaultMaxNewTokens
 	Generations  int           // generations running at once, server-wide; 0 means the number of CPUs
 	Logger       *slog.Logger  // nil: no logging
+
+	// Bandwidth reports the machine's main-memory read bandwidth in GB/s,
+	// 0 while it is still being measured; the traffic panel sets each
+	// step's achieved bandwidth against it. nil: not measured ("n/a").
+	Bandwidth func() float64
 }
 
 // Server serves the debugger.
@@ -268,4 +273,12 @@ func securityHeaders(h http.Handler) http.Handler {
 		hd.Set("Referrer-Policy", "no-referrer")
 		h.ServeHTTP(w, r)
 	})
+}
+
+// bandwidth is the machine's read bandwidth in GB/s, 0 when unknown.
+func (s *Server) bandwidth() float64 {
+	if s.cfg.Bandwidth == nil {
+		return 0
+	}
+	return s.cfg.Bandwidth()
 }

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
+	"runtime"
+	"sync/atomic"
 
+	"tracer/engine/bench"
 	"tracer/engine/hub"
 	"tracer/web"
 )
@@ -52,7 +56,9 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *verbose {
 		level = slog.LevelInfo
 	}
+	bw := measureBandwidth(ctx)
 	srv, err := web.New(web.Config{
+		Bandwidth:    bw,
 		Model:        *model,
 		ModelsDir:    *modelsDir,
 		HFCache:      cache,
@@ -81,4 +87,24 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	fmt.Fprintln(stdout, "tracer: stopped")
 	return exitOK
+}
+
+// bandwidthProbeBytes is the array the server's bandwidth probe reads: far
+// larger than any cache, small enough to measure in well under a second.
+const bandwidthProbeBytes = 256 << 20
+
+// measureBandwidth measures the machine's main-memory read bandwidth (all
+// cores, best of a few passes) in the background and returns a function
+// that reports it in GB/s, 0 until the measurement is done.
+func measureBandwidth(ctx context.Context) func() float64 {
+	var bits atomic.Uint64
+	go func() {
+		a := make([]float32, bandwidthProbeBytes/4)
+		if ctx.Err() != nil {
+			return
+		}
+		b := bench.MeasureRead(a, runtime.NumCPU(), 5)
+		bits.Store(math.Float64bits(b.BestGBps))
+	}()
+	return func() float64 { return math.Float64frombits(bits.Load()) }
 }
