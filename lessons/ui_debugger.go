@@ -125,6 +125,10 @@ const (
 	KeyDbgTime              = "dbg-time"
 	KeyDbgAchieved          = "dbg-achieved"
 	KeyDbgMachineBandwidth  = "dbg-machine-bandwidth"
+	KeyDbgPullLabel         = "dbg-pull-label"
+	KeyDbgPullButton        = "dbg-pull-button"
+	KeyDbgPullStarted       = "dbg-pull-started"
+	KeyDbgPullDone          = "dbg-pull-done"
 	KeyDbgRunning           = "dbg-running"
 	KeyDbgRun               = "dbg-run"
 	KeyDbgTvTitle           = "dbg-tv-title"
@@ -298,6 +302,10 @@ func debuggerKeys() []string {
 		KeyDbgTime,
 		KeyDbgAchieved,
 		KeyDbgMachineBandwidth,
+		KeyDbgPullLabel,
+		KeyDbgPullButton,
+		KeyDbgPullStarted,
+		KeyDbgPullDone,
 		KeyDbgRunning,
 		KeyDbgRun,
 		KeyDbgTvTitle,

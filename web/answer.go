@@ -47,6 +47,8 @@ func (s *Server) apply(sess *session, m inbound) error {
 			}
 		}
 		return nil
+	case msgPull:
+		return s.startPull(sess, *m.Repo)
 	case msgDetach:
 		return s.detach(sess)
 	case msgRejoin:

@@ -100,6 +100,13 @@ func (c *catalog) add(name, label string, m *models.Loaded) {
 	c.entries = nil
 }
 
+// rescan makes the next list read the models folder and the cache again.
+func (c *catalog) rescan() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = nil
+}
+
 // close releases the opened models' weights.
 func (c *catalog) close() {
 	c.mu.Lock()

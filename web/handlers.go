@@ -144,7 +144,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 
 // formView lists the models on offer for the run form.
 func (s *Server) formView() FormView {
-	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2"}
+	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.cfg.Hub != nil && s.cfg.HFCache != ""}
 	for _, e := range s.catalog.list() {
 		v.Models = append(v.Models, ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
 	}

@@ -31,11 +31,14 @@ const (
 	msgCharts   = "charts"   // "on": render the charts panel; "dark": in the dark palette
 	msgDetach   = "detach"   // classroom: stop following the instructor
 	msgRejoin   = "rejoin"   // classroom: follow the instructor again
+	msgPull     = "pull"     // download "repo" (ORG/NAME[@REVISION]) into the Hugging Face cache
 )
 
 // Message types the server sends.
 const (
-	msgError = "error" // {"type": "error", "message": "..."}
+	msgError    = "error"    // {"type": "error", "message": "..."}
+	msgProgress = "progress" // a download's progress: {"type": "progress", "message": "config.json 12 kB of 12 kB"}
+	msgPulled   = "pulled"   // a download finished: {"type": "pulled", "message": "ORG/NAME"}
 	// msgView also answers: {"type": "view", "seq": 7, "index": 3, "count": 10,
 	// "running": false, "html": "..."}. seq grows with every view the server
 	// builds, so a page ignores a view older than the one it shows.
@@ -53,6 +56,7 @@ type inbound struct {
 	On     *bool      `json:"on,omitempty"`
 	Dark   *bool      `json:"dark,omitempty"`
 	Until  *untilForm `json:"until,omitempty"`
+	Repo   *string    `json:"repo,omitempty"`
 }
 
 // fields names the optional fields m carries.
@@ -64,7 +68,7 @@ func (m inbound) fields() []string {
 	}{
 		{"index", m.Index != nil}, {"form", m.Form != nil}, {"branch", m.Branch != nil},
 		{"step", m.Step != nil}, {"id", m.ID != nil}, {"token", m.Token != nil},
-		{"on", m.On != nil}, {"dark", m.Dark != nil}, {"until", m.Until != nil},
+		{"on", m.On != nil}, {"dark", m.Dark != nil}, {"until", m.Until != nil}, {"repo", m.Repo != nil},
 	} {
 		if x.set {
 			f = append(f, x.name)
@@ -97,6 +101,8 @@ func messageFields(typ string) (fieldSpec, bool) {
 		return fieldSpec{[]string{"on"}, []string{"on"}}, true
 	case msgCharts:
 		return fieldSpec{[]string{"on", "dark"}, []string{"on"}}, true
+	case msgPull:
+		return fieldSpec{[]string{"repo"}, []string{"repo"}}, true
 	}
 	return fieldSpec{}, false
 }
@@ -104,7 +110,7 @@ func messageFields(typ string) (fieldSpec, bool) {
 // knownTypes lists the message types, for error messages.
 func knownTypes() string {
 	return strings.Join([]string{msgBranch, msgCharts, msgCompare, msgDetach, msgFirst, msgGenerate, msgLast, msgNext,
-		msgPair, msgPrev, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, msgView}, ", ")
+		msgPair, msgPrev, msgPull, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, msgView}, ", ")
 }
 
 // parseInbound reads and checks one message from a page. It accepts exactly
@@ -161,6 +167,8 @@ func example(typ string) string {
 		return fmt.Sprintf(`{"type": %q, "on": true}`, typ)
 	case msgUntil:
 		return `{"type": "until", "until": {"top1_below": "0.5"}}`
+	case msgPull:
+		return `{"type": "pull", "repo": "HuggingFaceTB/SmolLM2-135M-Instruct"}`
 	}
 	return fmt.Sprintf(`{"type": %q, "form": {"model": "toy"}}`, typ)
 }

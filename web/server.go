@@ -28,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	modelhub "tracer/engine/hub"
 
 	"github.com/gorilla/websocket"
 
@@ -60,6 +61,10 @@ type Config struct {
 	// 0 while it is still being measured; the traffic panel sets each
 	// step's achieved bandwidth against it. nil: not measured ("n/a").
 	Bandwidth func() float64
+
+	// Hub, when set, lets pages download models from the Hugging Face Hub
+	// into HFCache (its CacheDir), with progress streamed to the page.
+	Hub *modelhub.Options
 }
 
 // Server serves the debugger.
@@ -76,6 +81,8 @@ type Server struct {
 	static   *staticFiles
 	lessons  *lessonPages // the /lessons pages and their runs
 	mux      *http.ServeMux
+
+	pulls pulls // downloads from the Hub in progress
 
 	seq    atomic.Uint64  // numbers views, so pages keep the newest
 	runIDs atomic.Uint64  // names runs in chart caches
@@ -225,6 +232,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	if werr := s.waitJobs(wait); err == nil {
 		err = werr
 	}
+	s.pulls.wg.Wait()
 	s.catalog.close()
 	return err
 }
@@ -237,6 +245,7 @@ func (s *Server) Close() {
 	s.jobMu.Unlock()
 	s.sessions.closeAll()
 	s.hub.closeAll()
+	s.pulls.cancelAll()
 }
 
 // addJob counts a generation's two goroutines, unless the server is

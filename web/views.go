@@ -25,6 +25,7 @@ type FormView struct {
 	Models   []ModelOptionView
 	MaxNew   string // the cap on max_new_tokens, as a hint
 	Variants string // the comparison's default lines
+	CanPull  bool   // the server downloads models from the Hugging Face Hub
 }
 
 // ModelOptionView is one model of the form's menu.

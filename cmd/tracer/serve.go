@@ -47,8 +47,12 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitUsage
 	}
 	var cache string
+	var pull *hub.Options // nil: pages cannot download (HF_HUB_OFFLINE=1)
 	if opts, err := hub.FromEnv(os.Getenv); err == nil {
 		cache = opts.CacheDir
+		if !opts.Offline {
+			pull = &opts
+		}
 	} else {
 		fmt.Fprintf(stderr, "tracer serve: note: the Hugging Face cache is not listed: %v\n", err)
 	}
@@ -59,6 +63,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	bw := measureBandwidth(ctx)
 	srv, err := web.New(web.Config{
 		Bandwidth:    bw,
+		Hub:          pull,
 		Model:        *model,
 		ModelsDir:    *modelsDir,
 		HFCache:      cache,

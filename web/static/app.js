@@ -112,6 +112,16 @@
     } else if (m.type === "error") {
       showError(String(m.message || msg("msgFailed")));
       stopPlay();
+    } else if (m.type === "progress" || m.type === "pulled") {
+      const p = document.getElementById("pull-progress");
+      if (p) p.textContent = String(m.message || "");
+      // The downloaded model joins the menu, which the page renders: load
+      // the page again on the same session.
+      if (m.type === "pulled") {
+        const u = new URL(location.href);
+        u.searchParams.set("session", body.dataset.session);
+        setTimeout(() => location.assign(u.toString()), 800);
+      }
     }
   }
 
@@ -177,6 +187,13 @@
     send({ type: "generate", form });
   });
   runForm.elements.input.addEventListener("change", syncRunForm);
+  const pullButton = document.getElementById("pull");
+  if (pullButton) {
+    pullButton.addEventListener("click", () => {
+      const repo = document.getElementById("pull-repo").value.trim();
+      if (repo !== "") send({ type: "pull", repo: repo });
+    });
+  }
   document.getElementById("compare").addEventListener("click", () => {
     stopPlay();
     send({ type: "compare", form: formObject(runForm) });
