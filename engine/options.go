@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,7 +61,7 @@ func (s *Settings) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*s = Settings(raw.plain)
-	if ids, err := intOrList(raw.EOS); err != nil {
+	if ids, err := TokenIDs(raw.EOS); err != nil {
 		return fmt.Errorf("eos_token_id: %w", err)
 	} else if ids != nil {
 		s.EOSTokenID = ids
@@ -86,8 +87,10 @@ func (s *Settings) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// intOrList parses null, an int or a list of ints.
-func intOrList(raw json.RawMessage) ([]int, error) {
+// TokenIDs parses a token-id entry of config.json or generation_config.json:
+// absent or null is none, else an id or a list of ids.
+func TokenIDs(raw json.RawMessage) ([]int, error) {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -97,7 +100,7 @@ func intOrList(raw json.RawMessage) ([]int, error) {
 	}
 	var list []int
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf("want an integer or a list of integers, got %s", raw)
+		return nil, fmt.Errorf("want an id or a list of ids, got %s", raw)
 	}
 	return list, nil
 }

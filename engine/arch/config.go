@@ -1,7 +1,6 @@
 package arch
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,24 +98,6 @@ func first(s []string) string {
 	return s[0]
 }
 
-// tokenIDs parses a special-token entry: absent or null → none, an id, or a
-// list of ids.
-func tokenIDs(raw json.RawMessage) ([]int, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var one int
-	if err := json.Unmarshal(raw, &one); err == nil {
-		return []int{one}, nil
-	}
-	var list []int
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf("want an id or a list of ids, got %s", raw)
-	}
-	return list, nil
-}
-
 // specials fills info's BOS, EOS and PAD from config.json, each overridden
 // by generation_config.json where that file has the key (transformers'
 // generate() reads the generation config). A list for bos or pad keeps its
@@ -145,7 +126,7 @@ func specials(info *engine.Info, dir string, c *hfConfig) error {
 		}
 	}
 	one := func(name string, raw json.RawMessage) (int, error) {
-		ids, err := tokenIDs(raw)
+		ids, err := engine.TokenIDs(raw)
 		if err != nil {
 			return -1, fmt.Errorf("arch: %s: %s: %w", dir, name, err)
 		}
@@ -160,7 +141,7 @@ func specials(info *engine.Info, dir string, c *hfConfig) error {
 	if info.PAD, err = one("pad_token_id", toks.PAD); err != nil {
 		return err
 	}
-	eos, err := tokenIDs(toks.EOS)
+	eos, err := engine.TokenIDs(toks.EOS)
 	if err != nil {
 		return fmt.Errorf("arch: %s: eos_token_id: %w", dir, err)
 	}

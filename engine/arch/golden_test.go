@@ -89,13 +89,13 @@ func readGolden(t *testing.T, dir string) *golden {
 	if err := json.NewDecoder(f).Decode(&g); err != nil {
 		t.Fatalf("golden.json: %v", err)
 	}
-	eos, err := tokenIDs(g.Special.EOS)
+	eos, err := engine.TokenIDs(g.Special.EOS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range g.Cases {
 		c := &g.Cases[i]
-		if c.EOS, err = tokenIDs(c.Kwargs.EOS); err != nil {
+		if c.EOS, err = engine.TokenIDs(c.Kwargs.EOS); err != nil {
 			t.Fatal(err)
 		}
 		if c.Kwargs.EOS == nil {
