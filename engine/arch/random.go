@@ -14,7 +14,7 @@ import (
 // Shape is the architecture and sizes of a model built by NewRandom, named
 // after the config.json fields they stand for.
 type Shape struct {
-	Arch         string // "llama" or "gpt2"
+	Arch         string // "llama", "qwen2" (q/k/v biases) or "gpt2"
 	VocabSize    int
 	Hidden       int // hidden_size / n_embd
 	Layers       int
@@ -107,6 +107,11 @@ func (s Shape) tensors(dt safetensors.DType) []safetensors.Info {
 			add(p+"self_attn.q_proj.weight", h, h)
 			add(p+"self_attn.k_proj.weight", kv, h)
 			add(p+"self_attn.v_proj.weight", kv, h)
+			if s.Arch == "qwen2" {
+				add(p+"self_attn.q_proj.bias", h)
+				add(p+"self_attn.k_proj.bias", kv)
+				add(p+"self_attn.v_proj.bias", kv)
+			}
 			add(p+"self_attn.o_proj.weight", h, h)
 			add(p+"post_attention_layernorm.weight", h)
 			add(p+"mlp.gate_proj.weight", f, h)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -62,64 +61,21 @@ func (s testShape) config() map[string]any {
 	}
 }
 
-// tensors lists the checkpoint's tensors in transformers' names.
+// tensors lists the checkpoint's tensors in transformers' names (those of
+// Shape, the shape NewRandom builds), less the one to omit and with the
+// one to store as I64.
 func (s testShape) tensors() []safetensors.Info {
+	sh := Shape{Arch: s.arch, VocabSize: s.vocab, Hidden: s.hidden, Layers: s.layers, Heads: s.heads,
+		KVHeads: s.kvHeads, Intermediate: s.ffn, MaxPositions: s.maxPos, Tied: s.tied}
 	var out []safetensors.Info
-	add := func(name string, shape ...int) {
-		if name == s.omit {
-			return
+	for _, in := range sh.tensors(s.dtype) {
+		switch in.Name {
+		case s.omit:
+			continue
+		case s.intTensor:
+			in.DType = "I64"
 		}
-		dt := s.dtype
-		if name == s.intTensor {
-			dt = "I64"
-		}
-		out = append(out, safetensors.Info{Name: name, DType: dt, Shape: shape})
-	}
-	h, f := s.hidden, s.ffn
-	if s.arch == "gpt2" {
-		add("transformer.wte.weight", s.vocab, h)
-		add("transformer.wpe.weight", s.maxPos, h)
-		for l := 0; l < s.layers; l++ {
-			p := fmt.Sprintf("transformer.h.%d.", l)
-			add(p+"ln_1.weight", h)
-			add(p+"ln_1.bias", h)
-			add(p+"attn.c_attn.weight", h, 3*h)
-			add(p+"attn.c_attn.bias", 3*h)
-			add(p+"attn.c_proj.weight", h, h)
-			add(p+"attn.c_proj.bias", h)
-			add(p+"ln_2.weight", h)
-			add(p+"ln_2.bias", h)
-			add(p+"mlp.c_fc.weight", h, f)
-			add(p+"mlp.c_fc.bias", f)
-			add(p+"mlp.c_proj.weight", f, h)
-			add(p+"mlp.c_proj.bias", h)
-		}
-		add("transformer.ln_f.weight", h)
-		add("transformer.ln_f.bias", h)
-	} else {
-		q, kv := h, s.kvHeads*(h/s.heads)
-		add("model.embed_tokens.weight", s.vocab, h)
-		for l := 0; l < s.layers; l++ {
-			p := fmt.Sprintf("model.layers.%d.", l)
-			add(p+"input_layernorm.weight", h)
-			add(p+"self_attn.q_proj.weight", q, h)
-			add(p+"self_attn.k_proj.weight", kv, h)
-			add(p+"self_attn.v_proj.weight", kv, h)
-			if s.arch == "qwen2" {
-				add(p+"self_attn.q_proj.bias", q)
-				add(p+"self_attn.k_proj.bias", kv)
-				add(p+"self_attn.v_proj.bias", kv)
-			}
-			add(p+"self_attn.o_proj.weight", h, q)
-			add(p+"post_attention_layernorm.weight", h)
-			add(p+"mlp.gate_proj.weight", f, h)
-			add(p+"mlp.up_proj.weight", f, h)
-			add(p+"mlp.down_proj.weight", h, f)
-		}
-		add("model.norm.weight", h)
-	}
-	if !s.tied {
-		add("lm_head.weight", s.vocab, h)
+		out = append(out, in)
 	}
 	return out
 }

@@ -2,67 +2,27 @@ package hub
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
+
+	"tracer/engine/safetensors"
 )
 
-// maxHeader bounds a safetensors JSON header (the format's own limit).
-const maxHeader = 100 << 20
-
 // countTensors adds the parameter count of each tensor in a safetensors
-// file to byDType, reading only the header: 8 bytes of little-endian
-// length N, then N bytes of JSON {"name": {"dtype", "shape", "data_offsets"}}.
+// file to byDType (by dtype name, "F32", "BF16", ...). The file is mapped,
+// not read: only its header is parsed.
 func countTensors(path string, byDType map[string]int64) error {
-	f, err := os.Open(path)
+	f, err := safetensors.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	var n uint64
-	if err := binary.Read(f, binary.LittleEndian, &n); err != nil {
-		return fmt.Errorf("%s: not a safetensors file: %v", path, err)
-	}
-	if n == 0 || n > maxHeader || n > uint64(fi.Size()-8) {
-		return fmt.Errorf("%s: not a safetensors file: header length %d in a file of %d bytes", path, n, fi.Size())
-	}
-	header := make([]byte, n)
-	if _, err := io.ReadFull(f, header); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
-	}
-	var tensors map[string]json.RawMessage
-	if err := json.Unmarshal(header, &tensors); err != nil {
-		return fmt.Errorf("%s: not a safetensors header: %v", path, err)
-	}
-	for _, name := range slices.Sorted(maps.Keys(tensors)) {
-		if name == "__metadata__" {
-			continue
-		}
-		var t struct {
-			DType string  `json:"dtype"`
-			Shape []int64 `json:"shape"`
-		}
-		if err := json.Unmarshal(tensors[name], &t); err != nil {
-			return fmt.Errorf("%s: tensor %q: %v", path, name, err)
-		}
-		count := int64(1)
-		for _, d := range t.Shape {
-			if d < 0 || d > 0 && count > math.MaxInt64/d {
-				return fmt.Errorf("%s: tensor %q has a bad shape %v", path, name, t.Shape)
-			}
-			count *= d
-		}
-		byDType[t.DType] += count
+	for _, name := range f.Names() {
+		t, _ := f.Tensor(name)
+		byDType[string(t.DType)] += t.Elements()
 	}
 	return nil
 }
