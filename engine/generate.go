@@ -239,6 +239,7 @@ type loop struct {
 	promptLen int
 	finished  []bool   // [rows]
 	stops     []string // [rows]: why each finished row stopped
+	newText   []string // [rows]: decoded new tokens, kept for stop strings
 
 	batch  Batch
 	pos    [][]int     // [rows][len]: position ids of every slot, reused by fillBatch
@@ -426,15 +427,20 @@ func (g *loop) checkStop(r, id int) {
 	if len(o.StopStrings) == 0 || g.req.Tokenizer == nil {
 		return
 	}
-	newIDs := g.rows[r][g.promptLen:]
-	before, err1 := g.req.Tokenizer.Decode(newIDs[:len(newIDs)-1], false)
-	text, err2 := g.req.Tokenizer.Decode(newIDs, false)
-	if err1 != nil || err2 != nil {
+	if g.newText == nil {
+		g.newText = make([]string, len(g.rows))
+	}
+	// Decoding the whole new text (not the token alone) lets a stop string
+	// span tokens and a token complete a multi-byte character.
+	text, err := g.req.Tokenizer.Decode(g.rows[r][g.promptLen:], false)
+	if err != nil {
 		return
 	}
+	before := len(g.newText[r])
+	g.newText[r] = text
 	for _, s := range o.StopStrings {
 		// The stop string must end inside the newest token's text.
-		if i := strings.LastIndex(text, s); i >= 0 && i+len(s) > len(before) {
+		if i := strings.LastIndex(text, s); i >= 0 && i+len(s) > before {
 			g.finished[r], g.stops[r] = true, trace.StopString
 			return
 		}
