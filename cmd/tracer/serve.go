@@ -98,18 +98,21 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 // larger than any cache, small enough to measure in well under a second.
 const bandwidthProbeBytes = 256 << 20
 
-// measureBandwidth measures the machine's main-memory read bandwidth (all
-// cores, best of a few passes) in the background and returns a function
-// that reports it in GB/s, 0 until the measurement is done.
+// measureBandwidth measures the machine's main-memory read bandwidth with
+// tracer bench's probe (all cores, best of a few passes) in the background
+// and returns a function that reports it in GB/s, 0 until the measurement
+// is done or when it failed.
 func measureBandwidth(ctx context.Context) func() float64 {
 	var bits atomic.Uint64
 	go func() {
-		a := make([]float32, bandwidthProbeBytes/4)
 		if ctx.Err() != nil {
 			return
 		}
-		b := bench.MeasureRead(a, runtime.NumCPU(), 5)
-		bits.Store(math.Float64bits(b.BestGBps))
+		bw, _, err := bench.ProbeBandwidth(bandwidthProbeBytes, runtime.NumCPU(), 5)
+		if err != nil || len(bw) == 0 {
+			return
+		}
+		bits.Store(math.Float64bits(bw[len(bw)-1].BestGBps))
 	}()
 	return func() float64 { return math.Float64frombits(bits.Load()) }
 }

@@ -158,7 +158,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 
 	logf("probing read bandwidth (%d MiB) and the FMA peak", r.ProbeBytes>>20)
 	var err error
-	if r.BandwidthBefore, r.ProbeHugeBytes, err = probeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
+	if r.BandwidthBefore, r.ProbeHugeBytes, err = ProbeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
 		return nil, err
 	}
 	r.FMA = append(r.FMA, MeasureFMA(1, 3, opts.FMARounds))
@@ -239,7 +239,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	r.AllocsPerToken = max(0, float64(fewest)-float64(shortest)) / float64(opts.NewTokens-2)
 
 	logf("probing read bandwidth again")
-	if r.BandwidthAfter, _, err = probeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
+	if r.BandwidthAfter, _, err = ProbeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
 		return nil, err
 	}
 
@@ -278,10 +278,14 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	return r, nil
 }
 
-// probeBandwidth allocates the probe array (huge pages where possible),
-// touches it from every thread as membw.c does, and measures the read
-// bandwidth with one thread and with threads. It frees the array.
-func probeBandwidth(bytes int64, threads, reps int) ([]Bandwidth, int64, error) {
+// ProbeBandwidth is the machine's one bandwidth probe, used by tracer bench
+// and by the server's traffic panel alike. It allocates the probe array
+// (huge pages where possible), writes it from every thread as membw.c
+// does (an array never written maps to the kernel's shared zero page and
+// reads several times faster than memory), and measures the read
+// bandwidth with one thread and, when threads > 1, with threads. It frees
+// the array and also returns the bytes the array had in huge pages.
+func ProbeBandwidth(bytes int64, threads, reps int) ([]Bandwidth, int64, error) {
 	a, free, err := allocFloats(int(bytes / 4))
 	if err != nil {
 		return nil, 0, fmt.Errorf("bench: probe array of %d bytes: %w", bytes, err)
