@@ -39,7 +39,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, terminalWriter{os.Stdout}, terminalWriter{os.Stderr}))
 }
 
 // command is one subcommand.
