@@ -210,24 +210,29 @@ func orderedObject(data json.RawMessage) ([]member, error) {
 type Model struct {
 	t     *Table
 	ids   map[string]int
-	logit [][]float32 // [words][words]: log p(next | last), -inf where unlisted; nil for words without a row
+	rows  [][]cell    // [words][cells of the row]: nil for words without a row
+}
+
+// cell is one listed successor of a word: its id and log-probability. A
+// row keeps only its listed cells (every other word is at −inf), so a
+// table's model takes memory in proportion to its file, not words².
+type cell struct {
+	id   int
+	logp float32
 }
 
 // New makes a model of a table.
 func New(t *Table) *Model {
-	m := &Model{t: t, ids: map[string]int{}, logit: make([][]float32, len(t.Words))}
+	m := &Model{t: t, ids: map[string]int{}, rows: make([][]cell, len(t.Words))}
 	for i, w := range t.Words {
 		m.ids[w] = i
 	}
 	for w, row := range t.Rows {
-		l := make([]float32, len(t.Words))
-		for i := range l {
-			l[i] = float32(math.Inf(-1))
+		cells := make([]cell, len(row))
+		for i, e := range row {
+			cells[i] = cell{m.ids[e.Word], float32(math.Log(e.P))}
 		}
-		for _, e := range row {
-			l[m.ids[e.Word]] = float32(math.Log(e.P))
-		}
-		m.logit[m.ids[w]] = l
+		m.rows[m.ids[w]] = cells
 	}
 	return m
 }
@@ -306,14 +311,20 @@ func (m *Model) Forward(ec engine.Cache, b *engine.Batch, logits [][]float32) er
 				break
 			}
 		}
-		if last < 0 || last >= len(m.logit) || m.logit[last] == nil {
+		if last < 0 || last >= len(m.rows) || m.rows[last] == nil {
 			word := "(nothing)"
 			if last >= 0 && last < len(m.t.Words) {
 				word = m.t.Words[last]
 			}
 			return &engine.StopError{Reason: trace.StopNoRow, Msg: fmt.Sprintf("the table has no row for %q: the toy cannot predict what follows it", word)}
 		}
-		copy(logits[r], m.logit[last])
+		l := logits[r]
+		for i := range l {
+			l[i] = float32(math.Inf(-1))
+		}
+		for _, c := range m.rows[last] {
+			l[c.id] = c.logp
+		}
 	}
 	return nil
 }
