@@ -208,9 +208,9 @@ func orderedObject(data json.RawMessage) ([]member, error) {
 // Model is a table ready to run; it is both the engine.Model and the
 // tokenizer.Tokenizer of the toy.
 type Model struct {
-	t     *Table
-	ids   map[string]int
-	rows  [][]cell    // [words][cells of the row]: nil for words without a row
+	t    *Table
+	ids  map[string]int
+	rows [][]cell // [words][cells of the row]: nil for words without a row
 }
 
 // cell is one listed successor of a word: its id and log-probability. A
