@@ -3,33 +3,29 @@ package lessons_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"tracer/engine"
 	"tracer/engine/models"
+	"tracer/engine/refdata"
 	"tracer/lessons"
 	"tracer/trace"
 )
 
 // The shared reference models: stories260K (a llama2.c checkpoint with its
 // tokenizer) and tiny-gpt2 (Hugging Face layout, no tokenizer).
-var (
-	stories260K = filepath.Join("..", "..", "shared", "models", "stories260K", "stories260K.bin")
-	tinyGPT2    = filepath.Join("..", "..", "shared", "golden", "tiny-gpt2")
+const (
+	stories260K = "models/stories260K/stories260K.bin"
+	tinyGPT2    = "golden/tiny-gpt2"
 )
 
-// openShared opens a shared model, or skips the test when the shared data
-// is absent.
-func openShared(t *testing.T, path string) *models.Loaded {
+// openShared opens a shared model (a path under shared/), found through
+// refdata: a skip when it is absent, a failure in CI.
+func openShared(t *testing.T, rel string) *models.Loaded {
 	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("%s is absent (%v): the real-model checks of the lessons need /work/shared", path, err)
-	}
-	l, err := models.Open(path)
+	l, err := models.Open(refdata.Need(t, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

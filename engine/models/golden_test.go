@@ -13,6 +13,7 @@ import (
 
 	"tracer/engine"
 	"tracer/engine/models"
+	"tracer/engine/refdata"
 	"tracer/trace"
 )
 
@@ -20,8 +21,6 @@ import (
 // generate(); see its README. These tests drive the real generation loop
 // (processors, batching, padding, EOS, beams) on the real architectures and
 // compare with them.
-
-const goldenDir = "../../../shared/golden"
 
 type goldenFile struct {
 	Cases []goldenCase `json:"cases"`
@@ -76,9 +75,9 @@ func loadGolden(t *testing.T, dir string) *goldenFile {
 
 func goldenModels(t *testing.T) []string {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "tiny-*"))
+	dirs, _ := filepath.Glob(filepath.Join(refdata.Need(t, "golden"), "tiny-*"))
 	if len(dirs) == 0 {
-		t.Skipf("no golden models at %s (the shared reference data is absent)", goldenDir)
+		t.Fatal("no golden models tiny-* in the shared golden folder")
 	}
 	return dirs
 }
