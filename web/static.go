@@ -30,14 +30,29 @@ func loadStatic() (*staticFiles, error) {
 		return nil, err
 	}
 	s := &staticFiles{files: map[string][]byte{}, hash: map[string]string{}}
+	add := func(name string, b []byte) {
+		sum := sha256.Sum256(b)
+		s.files[name] = b
+		s.hash[name] = hex.EncodeToString(sum[:6])
+	}
 	for _, e := range entries {
 		b, err := assets.ReadFile("static/" + e.Name())
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(b)
-		s.files[e.Name()] = b
-		s.hash[e.Name()] = hex.EncodeToString(sum[:6])
+		add(e.Name(), b)
+	}
+	for name, b := range chartFonts {
+		add(name, b)
+	}
+	// Stylesheets last: their url(...)s name the other assets' versions.
+	for name, b := range s.files {
+		if path.Ext(name) == ".css" {
+			add(name, versionCSSURLs(b, func(n string) (string, bool) {
+				_, ok := s.files[n]
+				return s.url(n), ok
+			}))
+		}
 	}
 	return s, nil
 }
@@ -54,7 +69,7 @@ func (s *staticFiles) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+	if ct := contentType(name); ct != "" {
 		w.Header().Set("Content-Type", ct)
 	}
 	if r.URL.Query().Get("v") == s.hash[name] {
@@ -64,4 +79,16 @@ func (s *staticFiles) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", `"`+s.hash[name]+`"`)
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+}
+
+// contentType is the asset's media type; fonts are named here because the
+// system's MIME tables often lack them.
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".woff2":
+		return "font/woff2"
+	case ".ttf":
+		return "font/ttf"
+	}
+	return mime.TypeByExtension(path.Ext(name))
 }
