@@ -89,7 +89,7 @@ func TestPickMatchesReference(t *testing.T) {
 			us = append(us, r.Float64())
 		}
 		for _, u := range us {
-			id, lo, hi := pk.pick(probs, u)
+			id, lo, hi, _ := pk.pick(probs, u)
 			wid, wlo, whi := pickRef(probs, u)
 			if id != wid || lo != wlo || hi != whi {
 				t.Errorf("%s, u=%v: pick = (%d, %v, %v), reference (%d, %v, %v)", name, u, id, lo, hi, wid, wlo, whi)
@@ -117,7 +117,7 @@ func FuzzPick(f *testing.F) {
 		probs := make([]float32, len(s))
 		softmax(probs, s)
 		var pk picker
-		id, lo, hi := pk.pick(probs, u)
+		id, lo, hi, _ := pk.pick(probs, u)
 		wid, wlo, whi := pickRef(probs, u)
 		if id != wid || lo != wlo || hi != whi {
 			t.Errorf("pick = (%d, %v, %v), reference (%d, %v, %v)", id, lo, hi, wid, wlo, whi)
