@@ -26,7 +26,7 @@ var negInf = float32(math.Inf(-1))
 func Pipeline(o trace.Options, promptLen int) []Processor {
 	var ps []Processor
 	if o.RepetitionPenalty != 1 {
-		ps = append(ps, &RepetitionPenalty{Penalty: float32(o.RepetitionPenalty)})
+		ps = append(ps, &RepetitionPenalty{Penalty: o.RepetitionPenalty})
 	}
 	if o.MinNewTokens > 0 && len(o.EOSTokenID) > 0 {
 		ps = append(ps, &MinNewTokens{PromptLen: promptLen, Min: o.MinNewTokens, EOS: o.EOSTokenID})
@@ -67,8 +67,8 @@ func Pipeline(o trace.Options, promptLen int) []Processor {
 // softmax stays defined. transformers instead produces ±inf and NaN there,
 // and torch.multinomial then refuses the distribution.
 type RepetitionPenalty struct {
-	Penalty float32
-	seen    []bool // [vocab] scratch
+	Penalty float64 // applied in float32, as torch does with a float32 tensor
+	seen    []bool  // [vocab] scratch
 }
 
 // Name is "repetition_penalty".
@@ -76,7 +76,7 @@ func (p *RepetitionPenalty) Name() string { return "repetition_penalty" }
 
 // Params holds the penalty.
 func (p *RepetitionPenalty) Params() map[string]float64 {
-	return map[string]float64{"penalty": float64(p.Penalty)}
+	return map[string]float64{"penalty": p.Penalty}
 }
 
 // Apply penalises the scores of the ids in place.
@@ -84,6 +84,7 @@ func (p *RepetitionPenalty) Apply(s []float32, ids []int) {
 	if len(p.seen) != len(s) {
 		p.seen = make([]bool, len(s))
 	}
+	pen := float32(p.Penalty)
 	for _, id := range ids {
 		if id < 0 || id >= len(s) || p.seen[id] {
 			continue
@@ -93,9 +94,9 @@ func (p *RepetitionPenalty) Apply(s []float32, ids []int) {
 		case isInf32(v) || v != v || v == 0:
 			// Removed stays removed, NaN stops the run later, 0 stays 0.
 		case v < 0:
-			s[id] = clampInf(v * p.Penalty)
+			s[id] = clampInf(v * pen)
 		default:
-			s[id] = clampInf(v / p.Penalty)
+			s[id] = clampInf(v / pen)
 		}
 	}
 	for _, id := range ids {
