@@ -120,10 +120,15 @@ type MinNewTokens struct {
 	EOS            []int
 }
 
+// Name is "min_new_tokens".
 func (p *MinNewTokens) Name() string { return "min_new_tokens" }
+
+// Params holds the minimum.
 func (p *MinNewTokens) Params() map[string]float64 {
 	return map[string]float64{"min_new_tokens": float64(p.Min)}
 }
+
+// Apply removes the EOS ids while too few tokens are new.
 func (p *MinNewTokens) Apply(s []float32, ids []int) {
 	if len(ids)-p.PromptLen >= p.Min {
 		return
@@ -188,8 +193,13 @@ type TopK struct {
 	buf        []float32 // [vocab] scratch
 }
 
-func (p *TopK) Name() string               { return "top_k" }
+// Name is "top_k".
+func (p *TopK) Name() string { return "top_k" }
+
+// Params holds k.
 func (p *TopK) Params() map[string]float64 { return map[string]float64{"k": float64(p.K)} }
+
+// Apply removes the scores below the k-th largest in place.
 func (p *TopK) Apply(s []float32, _ []int) {
 	k := min(max(p.K, p.MinKeep), len(s))
 	p.buf = append(p.buf[:0], s...)
@@ -243,8 +253,13 @@ type TopP struct {
 	probs   []float32 // [vocab] scratch
 }
 
-func (p *TopP) Name() string               { return "top_p" }
+// Name is "top_p".
+func (p *TopP) Name() string { return "top_p" }
+
+// Params holds p.
 func (p *TopP) Params() map[string]float64 { return map[string]float64{"p": p.P} }
+
+// Apply removes the tail outside the top-p mass in place.
 func (p *TopP) Apply(s []float32, _ []int) {
 	n := len(s)
 	p.order = p.order[:0]
@@ -303,8 +318,13 @@ type MinP struct {
 	probs   []float32 // [vocab] scratch
 }
 
-func (p *MinP) Name() string               { return "min_p" }
+// Name is "min_p".
+func (p *MinP) Name() string { return "min_p" }
+
+// Params holds min_p.
 func (p *MinP) Params() map[string]float64 { return map[string]float64{"min_p": float64(p.P)} }
+
+// Apply removes the tokens below min_p times the top probability in place.
 func (p *MinP) Apply(s []float32, _ []int) {
 	n := len(s)
 	if cap(p.probs) < n {
