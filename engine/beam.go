@@ -38,7 +38,7 @@ type nBest struct {
 
 // add offers h to the list and reports whether it was kept.
 func (b *nBest) add(h hypothesis) bool {
-	h.score = float64(h.sumLogprobs) / math.Pow(float64(h.generatedLen), b.lengthPenalty)
+	h.score = hypScore(h.sumLogprobs, h.generatedLen, b.lengthPenalty)
 	if len(b.hyps) >= b.size && !(h.score > b.worst) {
 		return false
 	}
@@ -56,6 +56,16 @@ func (b *nBest) add(h hypothesis) bool {
 	b.worst = b.hyps[order[1]].score
 	b.hyps = slices.Delete(b.hyps, order[0], order[0]+1)
 	return true
+}
+
+// hypScore is sumLogprobs / generatedLen^lengthPenalty. A run stopped
+// before its first token (a NaN at step 0) leaves hypotheses of length 0:
+// their score is sumLogprobs, not 0/0.
+func hypScore(sum float32, n int, lengthPenalty float64) float64 {
+	if n <= 0 {
+		return float64(sum)
+	}
+	return float64(sum) / math.Pow(float64(n), lengthPenalty)
 }
 
 func cmpFloat(a, b float64) int {
@@ -116,12 +126,16 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 			}
 			return "", err
 		}
+		var nan *nanStop
+		if err := g.checkLogits(step, past); err != nil {
+			nan = err.(*nanStop)
+		}
 		var rec *trace.Step
 		if g.rec != nil {
 			rec = &trace.Step{Index: step, Phase: phase, Rows: make([]trace.StepRow, nb),
 				Beams: &trace.BeamStep{ScoresIn: slices.Clone(scores)}}
 		}
-		for r := range nb {
+		for r := 0; r < nb && nan == nil; r++ {
 			s := next[r*vocab : (r+1)*vocab]
 			logSoftmax(s, g.logits[r])
 			if rec != nil {
@@ -133,9 +147,22 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 					rec.Rows[r].Stages = append(rec.Rows[r].Stages, g.rec.stage(p, s))
 				}
 			}
+			if bad, empty := scanScores(s); bad >= 0 || empty {
+				n := trace.NaN{Step: step, Row: r, Where: trace.NaNNoMass, Layer: -1}
+				if bad >= 0 {
+					n.Where, n.Stage = trace.NaNStage, firstBadStage(g.procs, logSoftmaxCopy(g.logits[r]), g.rows[r])
+				}
+				nan = newNaNStop(n, g.info.Layers)
+				break
+			}
 			for i := range s {
 				s[i] += scores[r]
 			}
+		}
+		if nan != nil {
+			t.Notices = append(t.Notices, nan.Error())
+			stop, t.Output.NaN = trace.StopNaN, &nan.nan
+			break
 		}
 		cands := topIDs(next, nKeep)
 		curLen := len(g.rows[0]) + 1
@@ -153,7 +180,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 				if rec != nil {
 					rec.Beams.Finished = append(rec.Beams.Finished, trace.Hypothesis{
 						Tokens: h.tokens, SumLogprobs: h.sumLogprobs, GeneratedLen: h.generatedLen,
-						Score: float64(h.sumLogprobs) / math.Pow(float64(h.generatedLen), o.LengthPenalty), Kept: kept})
+						Score: hypScore(h.sumLogprobs, h.generatedLen, o.LengthPenalty), Kept: kept})
 				}
 				continue
 			}
@@ -243,6 +270,13 @@ func (g *loop) beamOutput(t *trace.Trace, best *nBest) {
 	t.Output.IDs = slices.Clone(t.Output.Sequences[0])
 	t.Output.NewIDs = slices.Clone(t.Output.IDs[g.promptLen:])
 	t.Output.Text, t.Output.NewText = g.decode(t.Output.IDs), g.decode(t.Output.NewIDs)
+}
+
+// logSoftmaxCopy returns log_softmax(x) in a new slice.
+func logSoftmaxCopy(x []float32) []float32 {
+	dst := make([]float32, len(x))
+	logSoftmax(dst, x)
+	return dst
 }
 
 // logSoftmax writes log_softmax(x) to dst in float32.

@@ -186,6 +186,7 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 		return t, nil
 	}
 	stop := lengthStop
+	var nan *trace.NaN
 	for step := firstStep; len(g.rows[0]) < maxLen && slices.Contains(g.finished, false); step++ {
 		if ctx.Err() != nil {
 			stop = trace.StopCancelled
@@ -197,6 +198,12 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 			if errors.As(err, &se) {
 				stop = se.Reason
 				t.Notices = append(t.Notices, se.Msg)
+				break
+			}
+			var ns *nanStop
+			if errors.As(err, &ns) {
+				stop, nan = trace.StopNaN, &ns.nan
+				t.Notices = append(t.Notices, ns.Error())
 				break
 			}
 			return nil, err
@@ -223,6 +230,7 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 		}
 	}
 	t.Output = g.output(stop)
+	t.Output.NaN = nan
 	return t, nil
 }
 
@@ -247,6 +255,7 @@ type loop struct {
 	logits [][]float32 // [rows][vocab]: raw logits of the last forward
 	scores []float32   // [vocab]: one row's processed scores
 	probs  []float32   // [vocab]: one row's final distribution
+	next   []int       // [rows]: the tokens a step chose, appended once every row has chosen
 }
 
 // forward feeds the rows to the model: with the cache, the whole prompt at
@@ -305,12 +314,22 @@ func (g *loop) step(step int) (*trace.Step, error) {
 		return nil, err
 	}
 
+	if err := g.checkLogits(step, past); err != nil {
+		return nil, err
+	}
 	var rec *trace.Step
 	if g.rec != nil {
 		rec = &trace.Step{Index: step, Phase: phase, Rows: make([]trace.StepRow, len(g.rows))}
 	}
-	for r := range g.rows {
-		id := g.choose(step, r, rec)
+	if len(g.next) != len(g.rows) {
+		g.next = make([]int, len(g.rows))
+	}
+	for r := range g.rows { // every row chooses before any grows, so a NaN stop leaves them even
+		if g.next[r], err = g.choose(step, r, rec); err != nil {
+			return nil, err
+		}
+	}
+	for r, id := range g.next {
 		if g.finished[r] {
 			id = g.req.Options.PadTokenID
 			if rec != nil {
@@ -366,8 +385,9 @@ func positions(dst []int, mask []bool) []int {
 }
 
 // choose runs the processors on row r's logits and picks its token,
-// recording the step when recording is on.
-func (g *loop) choose(step, r int, rec *trace.Step) int {
+// recording the step when recording is on. It returns a *nanStop when the
+// processors leave a NaN or +Inf, or no token with positive probability.
+func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
 	o := &g.req.Options
 	logits := g.logits[r]
 	s := g.scores
@@ -387,6 +407,11 @@ func (g *loop) choose(step, r int, rec *trace.Step) int {
 			g.rec.stageAsync(i, p, s)
 		}
 	}
+	if len(g.procs) > 0 {
+		if bad, empty := scanScores(s); bad >= 0 || empty {
+			return 0, g.processorNaN(step, r)
+		}
+	}
 	u := g.rnd.Uniform(step, r) // drawn at every step, so streams stay aligned
 	var id int
 	by := trace.ByGreedy
@@ -404,7 +429,10 @@ func (g *loop) choose(step, r int, rec *trace.Step) int {
 		kept := softmax(g.probs, s)
 		if by == trace.BySample {
 			var lo, hi float64
-			id, lo, hi = g.picker.pick(g.probs, u)
+			var ok bool
+			if id, lo, hi, ok = g.picker.pick(g.probs, u); !ok {
+				return 0, newNaNStop(trace.NaN{Step: step, Row: r, Where: trace.NaNNoMass, Layer: -1}, g.info.Layers)
+			}
 			if row != nil {
 				row.Draw = &trace.Draw{U: u, CumBefore: lo, CumAfter: hi}
 			}
@@ -414,7 +442,7 @@ func (g *loop) choose(step, r int, rec *trace.Step) int {
 			row.Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), Prob: float64(g.probs[id]), Rank: rank(g.probs, id), By: by}
 		}
 	}
-	return id
+	return id, nil
 }
 
 // checkStop marks row r finished when id is an EOS or completes a stop string.

@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // picker chooses sampled tokens; it keeps scratch space between steps so
 // that a step allocates nothing.
@@ -28,7 +31,11 @@ const exactMin = 0x1p-29
 // the order that holds u·total by partitioning around pivots, quickselect
 // fashion, without sorting. A draw that lands among the tiny probabilities
 // (or a distribution summing to 1.5 or more) falls back to the sort.
-func (pk *picker) pick(probs []float32, u float64) (id int, lo, hi float64) {
+//
+// NaN and negative entries count as 0. When nothing is left, no positive
+// finite mass (every probability 0 or NaN, or one +Inf), pick returns
+// ok = false: the caller stops the run rather than choose at random.
+func (pk *picker) pick(probs []float32, u float64) (id int, lo, hi float64, ok bool) {
 	var total float64
 	pk.ids = pk.ids[:0]
 	for i, p := range probs {
@@ -39,13 +46,18 @@ func (pk *picker) pick(probs []float32, u float64) (id int, lo, hi float64) {
 			}
 		}
 	}
+	if !(total > 0 && total <= math.MaxFloat64) {
+		return 0, 0, 0, false
+	}
+	u = min(max(u, 0), 1) // a NaN u stays NaN and lands on the last token
 	target := u * total
 	if total < 1.5 {
 		if id, lo, hi, ok := selectPrefix(pk.ids, probs, target); ok {
-			return id, lo / total, hi / total
+			return id, lo / total, hi / total, true
 		}
 	}
-	return pk.pickSorted(probs, target, total)
+	id, lo, hi = pk.pickSorted(probs, target, total)
+	return id, lo, hi, true
 }
 
 // selectPrefix finds, among ids (probabilities ≥ exactMin, summing below
@@ -144,7 +156,8 @@ func kthSmallest(ids []int32, k int) int32 {
 }
 
 // pickSorted is the reference walk over every kept token in sorted order,
-// for draws past the exact range.
+// for draws past the exact range. total must be positive: then some
+// probability is positive and the list is not empty.
 func (pk *picker) pickSorted(probs []float32, target, total float64) (int, float64, float64) {
 	pk.ids = pk.ids[:0]
 	for i, p := range probs {

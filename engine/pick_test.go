@@ -89,7 +89,7 @@ func TestPickMatchesReference(t *testing.T) {
 			us = append(us, r.Float64())
 		}
 		for _, u := range us {
-			id, lo, hi := pk.pick(probs, u)
+			id, lo, hi, _ := pk.pick(probs, u)
 			wid, wlo, whi := pickRef(probs, u)
 			if id != wid || lo != wlo || hi != whi {
 				t.Errorf("%s, u=%v: pick = (%d, %v, %v), reference (%d, %v, %v)", name, u, id, lo, hi, wid, wlo, whi)
@@ -98,26 +98,47 @@ func TestPickMatchesReference(t *testing.T) {
 	}
 }
 
+// FuzzPick compares pick with its reference on softmaxes of scores divided
+// by any temperature from 5e-324 to 1e30 (through the Temperature
+// processor, so a tiny one tends to greedy rather than to NaN), with some
+// tokens removed.
 func FuzzPick(f *testing.F) {
 	f.Add(uint64(1), 0.5, 1.0, uint16(100))
 	f.Add(uint64(2), 0.999999, 8.0, uint16(3))
+	f.Add(uint64(3), 0.25, 5e-324, uint16(40))
+	f.Add(uint64(4), 0.75, 1e-45, uint16(500))
+	f.Add(uint64(5), 0.1, 1e30, uint16(1999))
 	f.Fuzz(func(t *testing.T, seed uint64, u, temp float64, n uint16) {
-		if !(u >= 0 && u < 1) || !(temp > 0.01 && temp < 100) {
+		if !(u >= 0 && u < 1) || !(temp > 0 && temp <= 1e30) {
 			return
 		}
 		r := rand.New(rand.NewPCG(seed, 3))
 		s := make([]float32, 1+int(n)%2000)
 		for i := range s {
-			s[i] = float32(math.Round(r.NormFloat64()*4)) / float32(temp)
+			s[i] = float32(math.Round(r.NormFloat64() * 4))
 			if r.IntN(4) == 0 {
 				s[i] = float32(math.Inf(-1))
 			}
 		}
 		s[0] = 0 // at least one kept token
+		(&Temperature{T: temp}).Apply(s, nil)
 		probs := make([]float32, len(s))
 		softmax(probs, s)
+		var sum float64
+		for _, p := range probs {
+			if !(p >= 0 && p <= 1) {
+				t.Fatalf("temperature %v: probability %v", temp, p)
+			}
+			sum += float64(p)
+		}
+		if math.Abs(sum-1) > 1e-4 {
+			t.Fatalf("temperature %v: probabilities sum to %v, want 1", temp, sum)
+		}
 		var pk picker
-		id, lo, hi := pk.pick(probs, u)
+		id, lo, hi, ok := pk.pick(probs, u)
+		if !ok {
+			t.Fatalf("temperature %v: pick found no mass in a distribution summing to %v", temp, sum)
+		}
 		wid, wlo, whi := pickRef(probs, u)
 		if id != wid || lo != wlo || hi != whi {
 			t.Errorf("pick = (%d, %v, %v), reference (%d, %v, %v)", id, lo, hi, wid, wlo, whi)

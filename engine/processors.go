@@ -26,7 +26,7 @@ var negInf = float32(math.Inf(-1))
 func Pipeline(o trace.Options, promptLen int) []Processor {
 	var ps []Processor
 	if o.RepetitionPenalty != 1 {
-		ps = append(ps, &RepetitionPenalty{Penalty: float32(o.RepetitionPenalty)})
+		ps = append(ps, &RepetitionPenalty{Penalty: o.RepetitionPenalty})
 	}
 	if o.MinNewTokens > 0 && len(o.EOSTokenID) > 0 {
 		ps = append(ps, &MinNewTokens{PromptLen: promptLen, Min: o.MinNewTokens, EOS: o.EOSTokenID})
@@ -40,7 +40,7 @@ func Pipeline(o trace.Options, promptLen int) []Processor {
 		keep = 2
 	}
 	if o.Temperature != 1 {
-		ps = append(ps, &Temperature{T: float32(o.Temperature)})
+		ps = append(ps, &Temperature{T: o.Temperature})
 	}
 	if o.TopK != 0 {
 		ps = append(ps, &TopK{K: o.TopK, MinKeep: keep})
@@ -59,28 +59,44 @@ func Pipeline(o trace.Options, promptLen int) []Processor {
 // per distinct id:
 //
 //	for id in set(ids): s[id] = s[id] < 0 ? s[id]*p : s[id]/p
+//
+// in float32, as transformers does. Where that would overflow (a penalty
+// near 0 or huge, or one that float32 rounds to 0 or +Inf), the score is held
+// at ±MaxFloat32, the limit it tends to, and a score of 0 stays 0 (0/0 would
+// be NaN): the penalised tokens keep their order against the others, and
+// softmax stays defined. transformers instead produces ±inf and NaN there,
+// and torch.multinomial then refuses the distribution.
 type RepetitionPenalty struct {
-	Penalty float32
-	seen    []bool // [vocab] scratch
+	Penalty float64 // applied in float32, as torch does with a float32 tensor
+	seen    []bool  // [vocab] scratch
 }
 
+// Name is "repetition_penalty".
 func (p *RepetitionPenalty) Name() string { return "repetition_penalty" }
+
+// Params holds the penalty.
 func (p *RepetitionPenalty) Params() map[string]float64 {
-	return map[string]float64{"penalty": float64(p.Penalty)}
+	return map[string]float64{"penalty": p.Penalty}
 }
+
+// Apply penalises the scores of the ids in place.
 func (p *RepetitionPenalty) Apply(s []float32, ids []int) {
 	if len(p.seen) != len(s) {
 		p.seen = make([]bool, len(s))
 	}
+	pen := float32(p.Penalty)
 	for _, id := range ids {
 		if id < 0 || id >= len(s) || p.seen[id] {
 			continue
 		}
 		p.seen[id] = true
-		if s[id] < 0 {
-			s[id] *= p.Penalty
-		} else {
-			s[id] /= p.Penalty
+		switch v := s[id]; {
+		case isInf32(v) || v != v || v == 0:
+			// Removed stays removed, NaN stops the run later, 0 stays 0.
+		case v < 0:
+			s[id] = clampInf(v * pen)
+		default:
+			s[id] = clampInf(v / pen)
 		}
 	}
 	for _, id := range ids {
@@ -90,16 +106,29 @@ func (p *RepetitionPenalty) Apply(s []float32, ids []int) {
 	}
 }
 
+// isInf32 reports whether v is ±Inf.
+func isInf32(v float32) bool { return v > math.MaxFloat32 || v < -math.MaxFloat32 }
+
+// clampInf holds an overflowed score at ±MaxFloat32, the limit it tends to.
+func clampInf(v float32) float32 {
+	return min(max(v, -math.MaxFloat32), math.MaxFloat32)
+}
+
 // MinNewTokens removes every EOS id until Min new tokens have been generated.
 type MinNewTokens struct {
 	PromptLen, Min int
 	EOS            []int
 }
 
+// Name is "min_new_tokens".
 func (p *MinNewTokens) Name() string { return "min_new_tokens" }
+
+// Params holds the minimum.
 func (p *MinNewTokens) Params() map[string]float64 {
 	return map[string]float64{"min_new_tokens": float64(p.Min)}
 }
+
+// Apply removes the EOS ids while too few tokens are new.
 func (p *MinNewTokens) Apply(s []float32, ids []int) {
 	if len(ids)-p.PromptLen >= p.Min {
 		return
@@ -109,16 +138,51 @@ func (p *MinNewTokens) Apply(s []float32, ids []int) {
 	}
 }
 
-// Temperature divides every score by T: s[i] /= T.
-type Temperature struct{ T float32 }
+// Temperature divides every score by T: s[i] /= T, in float32 as
+// transformers does, as long as the quotients stay finite.
+//
+// As T tends to 0, softmax(s/T) tends to greedy decoding: all the mass on
+// the highest score (shared evenly by ties). transformers computes s/T
+// regardless, so a tiny T (1e-45, or one float32 rounds to 0) overflows to
+// ±inf, inf-inf makes NaN and sampling fails. Here, when some |s|/T would
+// overflow float32, the scores are shifted by their maximum m first:
+//
+//	s[i] = (s[i] - m) / T    (in float64, then rounded to float32)
+//
+// which softmax cannot tell from s/T (it subtracts the maximum itself) but
+// which stays finite: the top scores become 0 and the others tend to -inf,
+// so the limit is greedy. Removed tokens (-inf) stay removed.
+type Temperature struct{ T float64 }
 
+// Name is "temperature".
 func (p *Temperature) Name() string { return "temperature" }
+
+// Params holds the temperature.
 func (p *Temperature) Params() map[string]float64 {
-	return map[string]float64{"temperature": float64(p.T)}
+	return map[string]float64{"temperature": p.T}
 }
+
+// Apply divides the scores by T in place.
 func (p *Temperature) Apply(s []float32, _ []int) {
-	for i := range s {
-		s[i] /= p.T
+	m, big := negInf, float32(0) // the largest finite score, the largest finite magnitude
+	for _, v := range s {
+		if !isInf32(v) && v == v {
+			m = max(m, v)
+			big = max(big, v, -v)
+		}
+	}
+	t := float32(p.T)
+	if t > 0 && !isInf32(t) && float64(big)/p.T <= math.MaxFloat32 {
+		for i := range s {
+			s[i] /= t
+		}
+		return
+	}
+	for i, v := range s {
+		if isInf32(v) || v != v {
+			continue // removed stays removed; +Inf and NaN stop the run later
+		}
+		s[i] = float32(float64(v-m) / p.T)
 	}
 }
 
@@ -129,8 +193,13 @@ type TopK struct {
 	buf        []float32 // [vocab] scratch
 }
 
-func (p *TopK) Name() string               { return "top_k" }
+// Name is "top_k".
+func (p *TopK) Name() string { return "top_k" }
+
+// Params holds k.
 func (p *TopK) Params() map[string]float64 { return map[string]float64{"k": float64(p.K)} }
+
+// Apply removes the scores below the k-th largest in place.
 func (p *TopK) Apply(s []float32, _ []int) {
 	k := min(max(p.K, p.MinKeep), len(s))
 	p.buf = append(p.buf[:0], s...)
@@ -184,8 +253,13 @@ type TopP struct {
 	probs   []float32 // [vocab] scratch
 }
 
-func (p *TopP) Name() string               { return "top_p" }
+// Name is "top_p".
+func (p *TopP) Name() string { return "top_p" }
+
+// Params holds p.
 func (p *TopP) Params() map[string]float64 { return map[string]float64{"p": p.P} }
+
+// Apply removes the tail outside the top-p mass in place.
 func (p *TopP) Apply(s []float32, _ []int) {
 	n := len(s)
 	p.order = p.order[:0]
@@ -244,8 +318,13 @@ type MinP struct {
 	probs   []float32 // [vocab] scratch
 }
 
-func (p *MinP) Name() string               { return "min_p" }
+// Name is "min_p".
+func (p *MinP) Name() string { return "min_p" }
+
+// Params holds min_p.
 func (p *MinP) Params() map[string]float64 { return map[string]float64{"min_p": float64(p.P)} }
+
+// Apply removes the tokens below min_p times the top probability in place.
 func (p *MinP) Apply(s []float32, _ []int) {
 	n := len(s)
 	if cap(p.probs) < n {

@@ -229,8 +229,16 @@ func (t *Trace) validateSteps(name string, steps []Step, first int, inVocab idCh
 // validateOutput checks an output: a known stop reason, ids in the
 // vocabulary, and ids that are the prompt followed by the new ids.
 func (t *Trace) validateOutput(name string, o Output, inVocab idCheck, bad badFunc) error {
-	if !slices.Contains([]string{StopEOS, StopMaxNewTokens, StopMaxLength, StopString, StopNoRow, StopCancelled}, o.StopReason) {
-		return bad("%s.stop_reason is %q: want eos, max_new_tokens, max_length, stop_string, no_row or cancelled", name, o.StopReason)
+	if !slices.Contains(StopReasons(), o.StopReason) {
+		return bad("%s.stop_reason is %q: want eos, max_new_tokens, max_length, stop_string, no_row, cancelled or nan", name, o.StopReason)
+	}
+	if n := o.NaN; n != nil {
+		if !slices.Contains([]string{NaNEmbedding, NaNLayer, NaNHead, NaNLogits, NaNStage, NaNNoMass}, n.Where) {
+			return bad("%s.nan.where is %q: want embedding, layer, head, logits, processors or no_mass", name, n.Where)
+		}
+		if n.Step < 0 || n.Row < 0 || n.Layer < -1 || (n.Where == NaNLayer) != (n.Layer >= 0) {
+			return bad("%s.nan is step %d, row %d, layer %d: want a step and row of 0 or more, and a layer of 0 or more exactly when where is \"layer\"", name, n.Step, n.Row, n.Layer)
+		}
 	}
 	for i, id := range o.IDs {
 		if err := inVocab(fmt.Sprintf("%s.ids[%d]", name, i), id); err != nil {

@@ -33,6 +33,23 @@ const (
 	StopString       = "stop_string"
 	StopNoRow        = "no_row"    // the toy's table has no row for the context
 	StopCancelled    = "cancelled" // the caller stopped the run
+	StopNaN          = "nan"       // a NaN (or +Inf) appeared in the logits or the scores: see Output.NaN
+)
+
+// StopReasons lists every stop reason, in the order the documentation gives
+// them.
+func StopReasons() []string {
+	return []string{StopEOS, StopMaxNewTokens, StopMaxLength, StopString, StopNoRow, StopCancelled, StopNaN}
+}
+
+// Where a NaN was first found (NaN.Where).
+const (
+	NaNEmbedding = "embedding"  // the input embeddings already held it
+	NaNLayer     = "layer"      // the output of layer NaN.Layer
+	NaNHead      = "head"       // the final norm or the output projection
+	NaNLogits    = "logits"     // the logits; the model cannot say where it began
+	NaNStage     = "processors" // a logits processor produced it (NaN.Stage)
+	NaNNoMass    = "no_mass"    // the processors left no token with positive probability
 )
 
 // Step phases.
@@ -263,6 +280,18 @@ type Output struct {
 	StopReason      string    `json:"stop_reason"`
 	NewTexts        []string  `json:"new_texts,omitempty"`        // batches: each row's new text
 	RowStops        []string  `json:"row_stop_reasons,omitempty"` // batches: why each row stopped
+	NaN             *NaN      `json:"nan,omitempty"`              // stop reason "nan": where it was found
+}
+
+// NaN says where a run that stopped with StopNaN met its first NaN (or +Inf,
+// which softmax cannot handle either). The step that met it is not recorded:
+// Steps end before Step.
+type NaN struct {
+	Step  int    `json:"step"`            // the step whose forward pass or processors produced it
+	Row   int    `json:"row"`             // the first row (or beam) that held it
+	Where string `json:"where"`           // NaNEmbedding, NaNLayer, NaNHead, NaNLogits, NaNStage or NaNNoMass
+	Layer int    `json:"layer"`           // Where == NaNLayer: the first layer (0-based) whose output held it; else -1
+	Stage string `json:"stage,omitempty"` // Where == NaNStage: the processor, e.g. "temperature"
 }
 
 // Logits is a full row of logits. Removed or impossible tokens (-inf, as the

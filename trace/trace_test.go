@@ -161,12 +161,54 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2},"steps":[],"output":{"stop_reason":"eos"}}`))
 	f.Add([]byte(`{"format":"tracer/v1"`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2},"steps":[],"output":{"stop_reason":"nan","nan":{"step":0,"row":0,"where":"layer","layer":1}}}`))
+	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2},"steps":[],"output":{"stop_reason":"nan","nan":{"step":3,"row":1,"where":"processors","layer":-1,"stage":"temperature"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := trace.Read(bytes.NewReader(data), 1<<20)
-		if err == nil && tr.Format != trace.Format {
+		if err != nil {
+			return
+		}
+		if tr.Format != trace.Format {
 			t.Errorf("accepted format %q", tr.Format)
 		}
+		// What is accepted writes back, and reads back again.
+		var buf bytes.Buffer
+		if err := trace.Write(&buf, tr); err != nil {
+			t.Fatalf("an accepted trace does not write: %v", err)
+		}
+		if _, err := trace.Read(&buf, 1<<30); err != nil {
+			t.Fatalf("an accepted trace, written back, does not read: %v", err)
+		}
 	})
+}
+
+// TestNaNOutput: stop reason nan and its output.nan are accepted, and a
+// malformed output.nan is refused with the field named.
+func TestNaNOutput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		nan  *trace.NaN
+		want string // "" = valid
+	}{
+		{"layer", &trace.NaN{Step: 2, Row: 0, Where: trace.NaNLayer, Layer: 1}, ""},
+		{"processor", &trace.NaN{Step: 0, Row: 1, Where: trace.NaNStage, Layer: -1, Stage: "temperature"}, ""},
+		{"no nan field", nil, ""},
+		{"unknown where", &trace.NaN{Where: "somewhere", Layer: -1}, "output.nan.where"},
+		{"layer without where layer", &trace.NaN{Where: trace.NaNHead, Layer: 3}, "output.nan"},
+		{"negative step", &trace.NaN{Step: -1, Where: trace.NaNLogits, Layer: -1}, "output.nan"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := toyTrace(t, nil, [][]int{{0}})
+			tr.Output.StopReason, tr.Output.NaN = trace.StopNaN, tc.nan
+			_, err := trace.Decode(encode(t, tr))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("got %v, want a valid trace", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
 }
 
 func TestBranches(t *testing.T) {

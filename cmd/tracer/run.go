@@ -210,13 +210,33 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			fmt.Fprintf(stderr, "tracer run: %v\n", err)
 			return exitError
 		}
+		if t.Output.StopReason == trace.StopNaN {
+			// The trace holds the stop and where it happened: a result, not a failure.
+			fmt.Fprintf(stderr, "tracer run: %s\n", nanMessage(t))
+		}
 		return exitOK
 	}
 	for _, n := range t.Notices {
+		if t.Output.StopReason == trace.StopNaN && n == nanMessage(t) {
+			continue // printed below as the error it is
+		}
 		fmt.Fprintf(stderr, "tracer: note: %s\n", n)
 	}
 	printText(stdout, t, req.Tokenizer != nil)
+	if t.Output.StopReason == trace.StopNaN {
+		// The text is cut short by a broken model or setting: say so, and fail.
+		fmt.Fprintf(stderr, "tracer run: %s\n", nanMessage(t))
+		return exitError
+	}
 	return exitOK
+}
+
+// nanMessage is the engine's explanation of a nan stop: the last notice.
+func nanMessage(t *trace.Trace) string {
+	if len(t.Notices) == 0 {
+		return "generation stopped: the logits hold a NaN (stop reason nan)"
+	}
+	return t.Notices[len(t.Notices)-1]
 }
 
 // printText prints the new text of every row (the new ids when the model has

@@ -40,7 +40,7 @@ type hfConfig struct {
 	NumKeyValueHeads      *int            `json:"num_key_value_heads"`
 	HeadDim               *int            `json:"head_dim"`
 	IntermediateSize      int             `json:"intermediate_size"`
-	MaxPositionEmbeddings int             `json:"max_position_embeddings"`
+	MaxPositionEmbeddings *int            `json:"max_position_embeddings"`
 	RMSNormEps            *float64        `json:"rms_norm_eps"`
 	RopeTheta             *float64        `json:"rope_theta"`
 	RopeScaling           json.RawMessage `json:"rope_scaling"`

@@ -55,6 +55,11 @@ func gpt2Config(c *hfConfig, path string) (dims, float32, error) {
 	if c.LayerNormEpsilon != nil {
 		eps = *c.LayerNormEpsilon
 	}
+	if err := checkLimits(path, limit{"vocab_size", d.vocab, maxWidth}, limit{"n_embd", d.hidden, maxWidth},
+		limit{"n_layer", d.layers, maxLayers}, limit{"n_head", d.heads, maxHeads},
+		limit{"n_positions", d.maxPos, maxPositions}, limit{"n_inner", d.ffn, maxWidth}); err != nil {
+		return d, 0, err
+	}
 	switch {
 	case d.vocab <= 0 || d.hidden <= 0 || d.layers <= 0 || d.heads <= 0 || d.maxPos <= 0 || d.ffn <= 0:
 		return d, 0, fmt.Errorf("arch: %s: vocab_size %d, n_embd %d, n_layer %d, n_head %d, n_positions %d and n_inner %d must all be positive",
@@ -67,6 +72,8 @@ func gpt2Config(c *hfConfig, path string) (dims, float32, error) {
 		return d, 0, fmt.Errorf("arch: %s: scale_attn_weights false not supported", path)
 	case c.ScaleAttnByInverseLayerIdx:
 		return d, 0, fmt.Errorf("arch: %s: scale_attn_by_inverse_layer_idx true not supported", path)
+	case !(eps >= 0) || eps > 1:
+		return d, 0, fmt.Errorf("arch: %s: layer_norm_epsilon %v must be in [0, 1] (it is added to the variance; typically 1e-5)", path, eps)
 	}
 	return d, float32(eps), nil
 }

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 
 	"tracer/engine/tensor"
 )
@@ -53,8 +54,7 @@ type llamaBiases struct {
 // (model.embed_tokens, model.layers.N.{self_attn,mlp}.*, model.norm,
 // lm_head).
 func loadLlamaHF(ld *loader, d dims, eps float32, theta float64, tied bool, bias llamaBiases) (*llama, error) {
-	n := &llama{d: d, eps: eps, invFreq: make([]float32, d.headDim/2)}
-	tensor.RopeInvFreq(n.invFreq, d.headDim, theta)
+	n := &llama{d: d, eps: eps}
 	var err error
 	if n.embedW, err = ld.matrix("model.embed_tokens.weight", d.vocab, d.hidden); err != nil {
 		return nil, err
@@ -75,6 +75,9 @@ func loadLlamaHF(ld *loader, d dims, eps float32, theta float64, tied bool, bias
 			return nil, fmt.Errorf("%w (tie_word_embeddings is false)", err)
 		}
 	}
+	// Allocated from head_dim only now that q_proj's shape has vouched for it.
+	n.invFreq = make([]float32, d.headDim/2)
+	tensor.RopeInvFreq(n.invFreq, d.headDim, theta)
 	return n, nil
 }
 
@@ -238,8 +241,9 @@ func linear(p *pass, dst []float32, w tensor.Matrix, b []float32, x []float32) {
 
 // llamaHFOptions are the Llama-family settings beyond dims and epsilon.
 type llamaHFOptions struct {
-	theta float64 // rope_theta
-	bias  llamaBiases
+	theta      float64 // rope_theta
+	bias       llamaBiases
+	headDimSet bool // config.json gives head_dim
 }
 
 // llamaConfig checks a Llama config.json and returns its sizes. Defaults
@@ -251,24 +255,48 @@ func llamaConfig(c *hfConfig, path string) (dims, float32, llamaHFOptions, error
 	return d, eps, opts, err
 }
 
-// llamaFamilyConfig reads what Llama and Qwen2 configs share.
+// llamaFamilyConfig reads what Llama and Qwen2 configs share. Every size is
+// checked to be positive and within the limits (limits.go) before anything
+// is allocated from it; checkWeights then holds it to the tensors.
+// max_position_embeddings defaults as in LlamaConfig (2048) and Qwen2Config
+// (32768) when absent, and must be positive when given.
 func llamaFamilyConfig(c *hfConfig, path string) (dims, float32, llamaHFOptions, error) {
 	d := dims{
 		vocab: c.VocabSize, hidden: c.HiddenSize, layers: c.NumHiddenLayers, heads: c.NumAttentionHeads,
-		kvHeads: c.NumAttentionHeads, ffn: c.IntermediateSize, maxPos: c.MaxPositionEmbeddings,
+		kvHeads: c.NumAttentionHeads, ffn: c.IntermediateSize, maxPos: 2048,
+	}
+	if c.ModelType == "qwen2" {
+		d.maxPos = 32768
+	}
+	eps, opts := 1e-6, llamaHFOptions{theta: 10000}
+	if c.MaxPositionEmbeddings != nil {
+		d.maxPos = *c.MaxPositionEmbeddings
+		if d.maxPos <= 0 {
+			return d, 0, opts, fmt.Errorf("arch: %s: max_position_embeddings %d must be positive: it is how many positions the model was trained for (leave it out for the default %d)", path, d.maxPos, map[bool]int{true: 32768, false: 2048}[c.ModelType == "qwen2"])
+		}
 	}
 	if c.NumKeyValueHeads != nil {
 		d.kvHeads = *c.NumKeyValueHeads
 	}
-	if c.HeadDim != nil {
-		d.headDim = *c.HeadDim
-	} else if d.heads > 0 {
-		if d.hidden%d.heads != 0 {
-			return d, 0, llamaHFOptions{}, fmt.Errorf("arch: %s: num_attention_heads %d does not divide hidden_size %d", path, d.heads, d.hidden)
-		}
+	if err := checkLimits(path, limit{"vocab_size", d.vocab, maxWidth}, limit{"hidden_size", d.hidden, maxWidth},
+		limit{"num_hidden_layers", d.layers, maxLayers}, limit{"num_attention_heads", d.heads, maxHeads},
+		limit{"num_key_value_heads", d.kvHeads, maxHeads}, limit{"intermediate_size", d.ffn, maxWidth},
+		limit{"max_position_embeddings", d.maxPos, maxPositions}); err != nil {
+		return d, 0, opts, err
+	}
+	if d.heads > 0 && d.hidden > 0 {
 		d.headDim = d.hidden / d.heads
 	}
-	eps, opts := 1e-6, llamaHFOptions{theta: 10000}
+	if c.HeadDim != nil {
+		opts.headDimSet = true
+		if *c.HeadDim > maxHeadDim || *c.HeadDim > 0 && *c.HeadDim*d.heads > maxWidth {
+			return d, 0, opts, fmt.Errorf("arch: %s: head_dim %d is not hidden_size/num_attention_heads (%d), and num_attention_heads·head_dim exceeds tracer's limit of %d: fix head_dim or leave it out",
+				path, *c.HeadDim, d.headDim, maxWidth)
+		}
+		d.headDim = *c.HeadDim
+	} else if d.heads > 0 && d.hidden%d.heads != 0 {
+		return d, 0, opts, fmt.Errorf("arch: %s: num_attention_heads %d does not divide hidden_size %d", path, d.heads, d.hidden)
+	}
 	if c.RMSNormEps != nil {
 		eps = *c.RMSNormEps
 	}
@@ -286,9 +314,11 @@ func llamaFamilyConfig(c *hfConfig, path string) (dims, float32, llamaHFOptions,
 	case c.HiddenAct != nil && *c.HiddenAct != "silu":
 		return d, 0, opts, fmt.Errorf("arch: %s: hidden_act %q not supported (want silu)", path, *c.HiddenAct)
 	case len(c.RopeScaling) > 0 && string(c.RopeScaling) != "null":
-		return d, 0, opts, fmt.Errorf("arch: %s: rope_scaling %s not supported", path, c.RopeScaling)
-	case opts.theta <= 0:
-		return d, 0, opts, fmt.Errorf("arch: %s: rope_theta %v must be positive", path, opts.theta)
+		return d, 0, opts, fmt.Errorf("arch: %s: rope_scaling %s not supported (tracer implements plain rotary embeddings only)", path, c.RopeScaling)
+	case !(opts.theta > 0) || math.IsInf(opts.theta, 0):
+		return d, 0, opts, fmt.Errorf("arch: %s: rope_theta %v must be a positive number", path, opts.theta)
+	case !(eps >= 0) || eps > 1:
+		return d, 0, opts, fmt.Errorf("arch: %s: rms_norm_eps %v must be in [0, 1] (it is added to the variance; typically 1e-5 or 1e-6)", path, eps)
 	}
 	return d, float32(eps), opts, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"tracer/engine"
 	"tracer/engine/tensor"
@@ -123,6 +124,18 @@ func (m *Model) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) err
 		}
 	}
 	m.run(p, nil)
+	out := m.lastLogits(p)
+	v := m.d.vocab
+	for r := range logits {
+		copy(logits[r], out[r*v:(r+1)*v])
+	}
+	p.c.n += p.n
+	return nil
+}
+
+// lastLogits applies the final norm and the head to each row's last
+// position and returns the logits (rows, vocab), in the pass's scratch.
+func (m *Model) lastLogits(p *pass) []float32 {
 	h, v := m.d.hidden, m.d.vocab
 	last := p.s.last[:p.rows*h]
 	for r := 0; r < p.rows; r++ {
@@ -131,11 +144,58 @@ func (m *Model) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) err
 	}
 	out := p.s.logits[:p.rows*v]
 	m.pool.MatMul(out, m.net.head(), last)
-	for r := range logits {
-		copy(logits[r], out[r*v:(r+1)*v])
+	return out
+}
+
+// FindNaN implements engine.NaNFinder: it feeds b again on c truncated to
+// past positions, checking the residual stream after the embedding and
+// after every layer, then the logits, and reports the first stage whose
+// output held a NaN or an infinity, and the first row that held it there.
+// It costs one more forward pass, and runs only once a Forward's logits
+// held a NaN, so the normal path checks nothing.
+func (m *Model) FindNaN(c engine.Cache, b *engine.Batch, past int) (row int, where string, layer int, ok bool) {
+	cache, isOurs := c.(*Cache)
+	if !isOurs || cache == nil || past < 0 || past > cache.n {
+		return 0, "", 0, false
+	}
+	cache.Truncate(past)
+	p, err := m.begin(c, b)
+	if err != nil {
+		return 0, "", 0, false
+	}
+	stage := -1 // -1: the embedding, then each layer
+	found := false
+	m.run(p, func(x []float32) {
+		if r := nonFiniteRow(x, p.rows); r >= 0 && !found {
+			found, row = true, r
+			where, layer = trace.NaNEmbedding, -1
+			if stage >= 0 {
+				where, layer = trace.NaNLayer, stage
+			}
+		}
+		stage++
+	})
+	if !found {
+		if r := nonFiniteRow(m.lastLogits(p), p.rows); r >= 0 {
+			found, row, where, layer = true, r, trace.NaNHead, -1
+		}
 	}
 	p.c.n += p.n
-	return nil
+	return row, where, layer, found
+}
+
+// nonFiniteRow splits x into rows equal parts and returns the first that
+// holds a NaN or an infinity, or -1.
+func nonFiniteRow(x []float32, rows int) int {
+	per := len(x) / rows
+	for r := 0; r < rows; r++ {
+		for _, v := range x[r*per : (r+1)*per] {
+			if v != v || v > math.MaxFloat32 || v < -math.MaxFloat32 {
+				return r
+			}
+		}
+	}
+	return -1
 }
 
 // Outputs are the per-position results of ForwardAll, the counterparts of

@@ -85,8 +85,12 @@ func checkConfig(c *hfConfig, arch, path string) (hfSpec, error) {
 	return s, err
 }
 
-// load reads the network's weights.
+// load reads the network's weights, once their shapes agree with the
+// config.
 func (s hfSpec) load(ld *loader) (network, costModel, error) {
+	if err := s.checkWeights(ld); err != nil {
+		return nil, costModel{}, err
+	}
 	if s.arch == "gpt2" {
 		g, err := loadGPT2(ld, s.d, s.eps, s.tied)
 		if err != nil {

@@ -66,7 +66,10 @@ func (s Shape) config() *hfConfig {
 	}
 	kv := s.KVHeads
 	c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads, c.NumKeyValueHeads = s.Hidden, s.Layers, s.Heads, &kv
-	c.IntermediateSize, c.MaxPositionEmbeddings = s.Intermediate, s.MaxPositions
+	c.IntermediateSize = s.Intermediate
+	if s.MaxPositions != 0 {
+		c.MaxPositionEmbeddings = &s.MaxPositions
+	}
 	c.RMSNormEps, c.RopeTheta, c.HiddenAct = &eps, &theta, &act
 	return c
 }

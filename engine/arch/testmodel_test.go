@@ -23,6 +23,7 @@ type testShape struct {
 	dtype                                 safetensors.DType // F32, BF16 or F16
 	omit                                  string            // a tensor to leave out
 	intTensor                             string            // a tensor to store as I64
+	nan                                   map[string]int    // tensor name -> the element written as NaN
 }
 
 // smolLM2 is the shape of SmolLM2-135M, stored in bf16 like the release.
@@ -111,10 +112,14 @@ func writeTestModel(t testing.TB, dir string, s testShape, seed uint64) {
 		}
 		scale := 1 / math.Sqrt(float64(in.Shape[len(in.Shape)-1]))
 		isNorm := len(in.Shape) == 1
+		nanAt, poisoned := s.nan[in.Name]
 		for i := 0; i < n; i++ {
 			v := float32(r.NormFloat64() * scale)
 			if isNorm {
 				v = 1 + float32(r.NormFloat64()*0.1)
+			}
+			if poisoned && i == nanAt {
+				v = float32(math.NaN())
 			}
 			switch in.DType {
 			case safetensors.F32:

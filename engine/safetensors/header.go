@@ -48,10 +48,10 @@ func parseHeader(file string, data []byte) (*header, error) {
 	n := binary.LittleEndian.Uint64(data[:8])
 	rest := uint64(len(data) - 8)
 	switch {
+	case n > rest:
+		return nil, errorf(file, "", "header length %d is larger than the file (%d bytes): truncated file, or not a safetensors file?", n, len(data))
 	case n > maxHeaderLen:
 		return nil, errorf(file, "", "header length %d exceeds the %d-byte limit (not a safetensors file?)", n, maxHeaderLen)
-	case n > rest:
-		return nil, errorf(file, "", "header length %d runs past the end of the file (%d bytes after the length field; truncated file?)", n, rest)
 	case n < 2:
 		return nil, errorf(file, "", "header length %d is too short for a JSON object", n)
 	}
@@ -112,8 +112,11 @@ func (h *header) decode(file string, js []byte) error {
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return bad(err)
 	}
+	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
-		return bad(errors.New("trailing data after the JSON object"))
+		// Only spaces may pad the header; anything else means the length
+		// field reaches past the JSON, into the data.
+		return errorf(file, "", "header length %d is larger than its JSON object, which ends at byte %d of the header: the length field is wrong or the header is corrupt", len(js), end)
 	}
 	return nil
 }

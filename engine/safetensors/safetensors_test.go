@@ -22,6 +22,13 @@ func rawFile(header string, data []byte) []byte {
 	return b.Bytes()
 }
 
+// lengthPlus adds extra to a file's header length field.
+func lengthPlus(file []byte, extra uint64) []byte {
+	out := slices.Clone(file)
+	binary.LittleEndian.PutUint64(out, binary.LittleEndian.Uint64(out)+extra)
+	return out
+}
+
 func f32Bytes(v ...float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {
@@ -128,13 +135,15 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", nil, "", "too short"},
 		{"short length field", []byte{1, 2, 3}, "", "too short"},
-		{"header past end", rawFile(`{}`, nil)[:9], "", "runs past the end"},
-		{"header length absurd", hugeLen, "", "exceeds"},
+		{"header past end", rawFile(`{}`, nil)[:9], "", "header length 2 is larger than the file (9 bytes)"},
+		{"header length absurd", hugeLen, "", "header length 1099511627776 is larger than the file (16 bytes)"},
+		{"header length one past the end", lengthPlus(rawFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)), 5), "", "header length 59 is larger than the file (66 bytes)"},
+		{"header length reaches into the data", lengthPlus(rawFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, []byte("abcd")), 4), "", "header length 58 is larger than its JSON object, which ends at byte 54"},
 		{"truncated data", valid[:len(valid)-3], "b", "run past the end of the file"},
 		{"not JSON", rawFile(`{"a":`, nil), "a", "bad header entry"},
 		{"bad JSON", rawFile(`{1: 2}`, nil), "", "bad JSON header"},
 		{"not an object", rawFile(`[1, 2]`, nil), "", "bad JSON header"},
-		{"trailing junk", rawFile(`{} {}`, nil), "", "trailing data"},
+		{"trailing junk", rawFile(`{} {}`, nil), "", "header length 5 is larger than its JSON object, which ends at byte 2"},
 		{"entry not an object", rawFile(`{"w": 3}`, nil), "w", "bad header entry"},
 		{"missing offsets", rawFile(`{"w":{"dtype":"F32","shape":[1]}}`, make([]byte, 4)), "w", "needs dtype, shape and data_offsets"},
 		{"unknown dtype", rawFile(`{"w":{"dtype":"Q4_K","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)), "w", `unknown dtype "Q4_K"`},
@@ -326,8 +335,19 @@ func FuzzParse(f *testing.F) {
 	f.Add(rawFile(`{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}`, make([]byte, 16)))
 	f.Add(rawFile(`{"w":{"dtype":"BF16","shape":[2,2],"data_offsets":[0,8]}}`, make([]byte, 8)))
 	f.Add([]byte{})
+	f.Add(lengthPlus(sampleFile(f), 1))
+	f.Add(lengthPlus(sampleFile(f), 1<<20))
+	f.Add(lengthPlus(rawFile(`{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)), 4))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.safetensors", data)
+		if len(data) >= 8 {
+			// A length field past the end of the file is reported as such.
+			if n := binary.LittleEndian.Uint64(data); n > uint64(len(data)-8) {
+				if err == nil || !strings.Contains(err.Error(), "is larger than the file") {
+					t.Fatalf("header length %d in a %d-byte file: got error %v, want \"is larger than the file\"", n, len(data), err)
+				}
+			}
+		}
 		if err != nil {
 			return
 		}

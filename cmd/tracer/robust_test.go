@@ -1,0 +1,157 @@
+package main
+
+import (
+	le "encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tracer/engine/safetensors"
+	"tracer/trace"
+)
+
+// TestRobustSamplingLimits runs settings whose arithmetic used to overflow
+// to ±Inf and NaN and panic in the pick (index -1). A temperature tending
+// to 0 samples greedily, so the toy says what greedy decoding says.
+func TestRobustSamplingLimits(t *testing.T) {
+	greedy, _, code := tracer(t, "", "run", "--model", "toy")
+	if code != 0 {
+		t.Fatalf("greedy run: exit %d", code)
+	}
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		wantGreedy bool
+	}{
+		{"temperature 1e-45", []string{"--temperature", "1e-45"}, true},
+		{"temperature 1e-300", []string{"--temperature", "1e-300"}, true},
+		{"temperature 5e-324", []string{"--temperature", "5e-324"}, true},
+		{"temperature 1e30", []string{"--temperature", "1e30"}, false},
+		{"repetition penalty 1e-300", []string{"--repetition-penalty", "1e-300"}, false},
+		{"repetition penalty 1e300", []string{"--repetition-penalty", "1e300"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "--model", "toy", "--do-sample", "--seed", "3"}, tc.args...)
+			out, errOut, code := tracer(t, "", args...)
+			if code != 0 || strings.Contains(errOut, "panic") {
+				t.Fatalf("exit %d, stderr %q; want a run", code, errOut)
+			}
+			if tc.wantGreedy && out != greedy {
+				t.Errorf("got %q, want greedy decoding's %q", out, greedy)
+			}
+			js, errOut, code := tracer(t, "", append(args, "--json")...)
+			if code != 0 {
+				t.Fatalf("--json: exit %d, stderr %q", code, errOut)
+			}
+			if _, err := trace.Decode([]byte(js)); err != nil {
+				t.Errorf("--json wrote a trace that does not read back: %v", err)
+			}
+		})
+	}
+}
+
+// writeNaNModel writes a tiny Llama model (2 layers, vocab 32, hidden 16)
+// into a new folder, with a NaN in one weight of layer nanLayer's MLP.
+func writeNaNModel(t *testing.T, nanLayer int) string {
+	t.Helper()
+	const vocab, hidden, layers, heads, ffn = 32, 16, 2, 4, 24
+	dir := t.TempDir()
+	cfg := map[string]any{
+		"architectures": []string{"LlamaForCausalLM"}, "model_type": "llama",
+		"vocab_size": vocab, "hidden_size": hidden, "num_hidden_layers": layers,
+		"num_attention_heads": heads, "num_key_value_heads": heads, "intermediate_size": ffn,
+		"max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+		"hidden_act": "silu", "tie_word_embeddings": true, "bos_token_id": 1, "eos_token_id": 2,
+	}
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var ts []safetensors.Tensor
+	add := func(name string, shape ...int) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		data := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			v := float32(r.NormFloat64() / math.Sqrt(float64(shape[len(shape)-1])))
+			if len(shape) == 1 {
+				v = 1 // norm weights
+			}
+			le.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+		}
+		ts = append(ts, safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: shape, Data: data})
+	}
+	add("model.embed_tokens.weight", vocab, hidden)
+	for l := 0; l < layers; l++ {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		add(p+"input_layernorm.weight", hidden)
+		add(p+"self_attn.q_proj.weight", hidden, hidden)
+		add(p+"self_attn.k_proj.weight", hidden, hidden)
+		add(p+"self_attn.v_proj.weight", hidden, hidden)
+		add(p+"self_attn.o_proj.weight", hidden, hidden)
+		add(p+"post_attention_layernorm.weight", hidden)
+		add(p+"mlp.gate_proj.weight", ffn, hidden)
+		add(p+"mlp.up_proj.weight", ffn, hidden)
+		add(p+"mlp.down_proj.weight", hidden, ffn)
+		if l == nanLayer {
+			le.LittleEndian.PutUint32(ts[len(ts)-1].Data[4*5:], math.Float32bits(float32(math.NaN())))
+		}
+	}
+	add("model.norm.weight", hidden)
+	f, err := os.Create(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := safetensors.Write(f, ts, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRobustNaNWeights: a model with a NaN in layer 1's weights stops
+// greedy decoding, sampling and beam search with stop reason nan, naming
+// layer 1; without --json it says so and fails, with --json it writes the
+// trace.
+func TestRobustNaNWeights(t *testing.T) {
+	dir := writeNaNModel(t, 1)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"greedy", nil},
+		{"sample", []string{"--do-sample", "--temperature", "0.7"}},
+		{"beam", []string{"--num-beams", "2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "--model", dir, "--prompt-ids", "1,5,9", "--max-new-tokens", "4"}, tc.args...)
+			out, errOut, code := tracer(t, "", args...)
+			if code != 1 || !strings.Contains(errOut, "stop reason nan") || !strings.Contains(errOut, "layer 1") {
+				t.Errorf("text: exit %d, stdout %q, stderr %q; want exit 1 and a message naming layer 1 and stop reason nan", code, out, errOut)
+			}
+			js, errOut, code := tracer(t, "", append(args, "--json")...)
+			if code != 0 {
+				t.Fatalf("--json: exit %d, stderr %q; want the trace written", code, errOut)
+			}
+			tr, err := trace.Decode([]byte(js))
+			if err != nil {
+				t.Fatalf("--json wrote a trace that does not read back: %v", err)
+			}
+			want := trace.NaN{Step: 0, Row: 0, Where: trace.NaNLayer, Layer: 1}
+			if tr.Output.StopReason != trace.StopNaN || tr.Output.NaN == nil || *tr.Output.NaN != want {
+				t.Errorf("--json: got stop %q, nan %+v; want stop nan, nan %+v", tr.Output.StopReason, tr.Output.NaN, want)
+			}
+		})
+	}
+}
