@@ -11,18 +11,19 @@ import (
 )
 
 // TestServeBandwidthMatchesBench compares the machine bandwidth that serve's
-// traffic panel shows with tracer bench's probe, measured one after the
-// other in this process. A probe that reads memory it never wrote reads the
-// kernel's zero page and reports several times the real figure; the two
-// must agree within 15 %. Other tests running beside this one disturb a
-// bandwidth figure, so the pair is measured up to three times and one
-// agreeing pair is enough.
+// traffic panel shows with tracer bench's probe, measured back to back in
+// this process. A probe that reads memory it never wrote reads the kernel's
+// zero page and reports several times the real figure, in every try; the
+// two must agree within 15 %. Other tests running beside this one (go test
+// runs packages in parallel on a 2-core machine) move a bandwidth figure by
+// more than that from one second to the next, so the pair is measured up to
+// ten times and one agreeing pair is enough.
 func TestServeBandwidthMatchesBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures memory bandwidth")
 	}
 	var pairs [][2]float64
-	for range 3 {
+	for try := range 10 {
 		ctx, cancel := context.WithCancel(context.Background())
 		served := measureBandwidth(ctx)
 		deadline := time.Now().Add(time.Minute)
@@ -39,9 +40,9 @@ func TestServeBandwidthMatchesBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		probe := bw[len(bw)-1].BestGBps
-		pairs = append(pairs, [2]float64{page, probe})
+		pairs = append(pairs, [2]float64{math.Round(page*10) / 10, math.Round(probe*10) / 10})
 		if math.Abs(page-probe) <= 0.15*probe {
-			t.Logf("serve %.1f GB/s, bench %.1f GB/s (%.1f %% apart)", page, probe, 100*math.Abs(page-probe)/probe)
+			t.Logf("try %d: serve %.1f GB/s, bench %.1f GB/s (%.1f %% apart)", try+1, page, probe, 100*math.Abs(page-probe)/probe)
 			return
 		}
 	}
