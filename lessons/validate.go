@@ -334,10 +334,8 @@ func (r *Run) validate(p *problems, where string) {
 	case r.Padding != "" && len(r.Prompts) < 2:
 		p.add(where, "padding %q: only a batch of prompts is padded", r.Padding)
 	}
-	switch r.ExpectStop {
-	case "", trace.StopEOS, trace.StopMaxNewTokens, trace.StopMaxLength, trace.StopString, trace.StopNoRow:
-	default:
-		p.add(where, "expect_stop %q is not a stop reason", r.ExpectStop)
+	if r.ExpectStop != "" && !slices.Contains(trace.StopReasons(), r.ExpectStop) {
+		p.add(where, "expect_stop %q is not a stop reason (want one of %s)", r.ExpectStop, strings.Join(trace.StopReasons(), ", "))
 	}
 	user, err := r.Settings()
 	if err != nil {
