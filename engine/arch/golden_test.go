@@ -7,14 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"tracer/engine/refdata"
 
 	"tracer/engine"
 	"tracer/engine/tensor"
 )
 
-// goldenRoot holds transformers' reference generations (shared/golden next
-// to the repository).
-var goldenRoot = filepath.Join("..", "..", "..", "shared", "golden")
+// goldenDir returns the folder of a reference model with transformers'
+// generations (shared/golden), found through refdata.
+func goldenDir(t *testing.T, name string) string {
+	t.Helper()
+	return refdata.Need(t, "golden/"+name)
+}
 
 // goldenModels are the reference models, each checked on its own golden.json.
 var goldenModels = []string{"tiny-gpt2", "tiny-gpt2-v512", "tiny-llama", "tiny-llama-bf16", "tiny-llama-v512", "tiny-qwen2"}
@@ -105,12 +109,11 @@ func readGolden(t *testing.T, dir string) *golden {
 	return &g
 }
 
-// skipWithoutGolden skips the test when shared/golden is not there.
+// skipWithoutGolden ends the test when shared/golden is absent: a skip on a
+// developer's machine, a failure in CI.
 func skipWithoutGolden(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(goldenRoot); err != nil {
-		t.Skipf("transformers goldens not available (%v): they live in shared/golden next to the repository", err)
-	}
+	refdata.Need(t, "golden")
 }
 
 // worst tracks the largest difference seen and where.
@@ -129,7 +132,7 @@ func TestGolden(t *testing.T) {
 	skipWithoutGolden(t)
 	for _, name := range goldenModels {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join(goldenRoot, name)
+			dir := goldenDir(t, name)
 			g := readGolden(t, dir)
 			em, err := OpenHF(dir)
 			if err != nil {

@@ -10,20 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"tracer/engine/refdata"
 
 	"tracer/engine"
 	"tracer/engine/tensor"
 )
 
-var stories260K = filepath.Join("..", "..", "..", "shared", "models", "stories260K")
-
 func openStories(t *testing.T) *Model {
 	t.Helper()
-	path := filepath.Join(stories260K, "stories260K.bin")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("stories260K not available (%v): it lives in shared/models next to the repository", err)
-	}
-	m, err := OpenLlama2c(path)
+	m, err := OpenLlama2c(refdata.Need(t, "models/stories260K/stories260K.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +44,7 @@ func TestStories260K(t *testing.T) {
 	var want struct {
 		GeneratedIDs []int `json:"generated_ids"`
 	}
-	readJSON(t, filepath.Join(stories260K, "greedy-256.json"), &want)
+	readJSON(t, refdata.Need(t, "models/stories260K/greedy-256.json"), &want)
 	var first4 struct {
 		Steps []struct {
 			Pos    int       `json:"pos"`
@@ -57,7 +52,7 @@ func TestStories260K(t *testing.T) {
 			Logits []float32 `json:"logits"`
 		} `json:"steps"`
 	}
-	readJSON(t, filepath.Join(stories260K, "logits-first4.json"), &first4)
+	readJSON(t, refdata.Need(t, "models/stories260K/logits-first4.json"), &first4)
 
 	info := m.Info()
 	if info.VocabSize != 512 || info.Layers != 5 || info.Heads != 8 || info.KVHeads != 4 || info.HeadDim != 8 || info.BOS != 1 || !slices.Equal(info.EOS, []int{2}) || info.PAD != -1 {

@@ -32,7 +32,7 @@ func TestOpenHFInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {
-			m, err := OpenHF(filepath.Join(goldenRoot, tt.model))
+			m, err := OpenHF(goldenDir(t, tt.model))
 			if err != nil {
 				t.Fatal(err)
 			}

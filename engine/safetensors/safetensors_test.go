@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"tracer/engine/refdata"
 )
 
 // rawFile builds a file from a literal JSON header and data, without the
@@ -315,11 +316,7 @@ func TestOpenDir(t *testing.T) {
 }
 
 func TestGoldenCheckpoint(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "shared", "golden", "tiny-gpt2")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("golden models not available (%v): they live in shared/golden next to the repository", err)
-	}
-	c, err := OpenDir(dir)
+	c, err := OpenDir(refdata.Need(t, "golden/tiny-gpt2"))
 	if err != nil {
 		t.Fatal(err)
 	}
