@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -10,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"tracer/engine/refdata"
 )
 
 // FuzzLoadJSON checks that no tokenizer.json, however broken, panics the
@@ -68,8 +71,8 @@ func FuzzEncode(f *testing.F) {
 		{[]string{"tokenizers", "llama-sp"}, nil},
 		{[]string{"models", "stories260K", "tok512.bin"}, same},
 	} {
-		path := filepath.Join(append([]string{sharedDir}, c.parts...)...)
-		if _, err := os.Stat(path); err != nil {
+		where, err := refdata.Path(path.Join(c.parts...))
+		if err != nil {
 			continue
 		}
 		tok := load(f, c.parts...)
@@ -77,7 +80,7 @@ func FuzzEncode(f *testing.F) {
 		if hf, ok := tok.(*HF); ok && want != nil {
 			want = func(s string) string { return withoutMissingBytes(hf, c.want(s)) }
 		}
-		subjects = append(subjects, subject{path, tok, want})
+		subjects = append(subjects, subject{where, tok, want})
 	}
 	if len(subjects) == 0 {
 		f.Skip("no shared tokenizers")

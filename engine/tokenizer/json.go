@@ -150,12 +150,11 @@ func parseHF(data []byte) (*HF, error) {
 	return t, nil
 }
 
-// setAdded installs the added tokens, the vocabulary size and the set of
-// ids Decode skips. An added token already in the model's vocabulary keeps
-// the model's id, as Hugging Face does.
+// setAdded installs the added tokens and the vocabulary size. An added
+// token already in the model's vocabulary keeps the model's id, as Hugging
+// Face does.
 func (t *HF) setAdded(tokens []addedToken) error {
 	t.vocabSize = len(t.model.tokens)
-	t.skip = make(map[int]bool)
 	for i := range tokens {
 		a := &tokens[i]
 		if id, ok := t.model.vocab[a.content]; ok {
@@ -165,17 +164,6 @@ func (t *HF) setAdded(tokens []addedToken) error {
 			return fmt.Errorf("added token %q has id %d", a.content, a.id)
 		}
 		t.vocabSize = max(t.vocabSize, a.id+1)
-		if !a.special {
-			continue
-		}
-		skip := true
-		if a.normalized && t.normalizer != nil {
-			n, err := t.normalizer.normalize(a.content)
-			skip = err == nil && n == a.content
-		}
-		if skip {
-			t.skip[a.id] = true
-		}
 	}
 	var err error
 	t.added, err = newAddedVocab(tokens, t.normalizer)
