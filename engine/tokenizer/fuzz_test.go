@@ -21,10 +21,10 @@ func FuzzLoadJSON(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"model":{"vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]}}`))
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":[["a","b"]],"unk_token":"<unk>"}}`))
-	f.Add([]byte(tinyJSON(`"pre_tokenizer":{"type":"ByteLevel"},"decoder":{"type":"ByteLevel"}`, `[{"id":1,"content":"<s>","special":true,"lstrip":true}]`)))
+	f.Add([]byte(tinyJSON(`"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true},"decoder":{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true}`, `[{"id":1,"content":"<s>","single_word":false,"lstrip":true,"rstrip":false,"normalized":false,"special":true}]`)))
 	f.Add([]byte(tinyJSON(`"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+(?!\\S)|a+?"},"behavior":"MergedWithNext","invert":true}`, "")))
-	f.Add([]byte(tinyJSON(`"normalizer":{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"▁"}]},"pre_tokenizer":{"type":"Metaspace","prepend_scheme":"first"}`, "")))
-	f.Add([]byte(tinyJSON(`"post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}}`, "")))
+	f.Add([]byte(tinyJSON(`"normalizer":{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"▁"}]},"pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"first"}`, "")))
+	f.Add([]byte(tinyJSON(`"post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"pair":"$A $B","special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}}`, "")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tok, err := ParseHF(data)
 		if err != nil {

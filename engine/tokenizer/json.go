@@ -29,13 +29,15 @@ func ParseHF(data []byte) (*HF, error) {
 	return t, nil
 }
 
+// hfFile is tokenizer.json's top level. Keys are matched exactly and
+// unknown ones ignored, as Hugging Face reads it (see decodeExact).
 type hfFile struct {
-	AddedTokens   []hfAddedToken  `json:"added_tokens"`
-	Normalizer    json.RawMessage `json:"normalizer"`
-	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage `json:"post_processor"`
-	Decoder       json.RawMessage `json:"decoder"`
-	Model         json.RawMessage `json:"model"`
+	AddedTokens   []json.RawMessage `json:"added_tokens"`
+	Normalizer    json.RawMessage   `json:"normalizer"`
+	PreTokenizer  json.RawMessage   `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage   `json:"post_processor"`
+	Decoder       json.RawMessage   `json:"decoder"`
+	Model         json.RawMessage   `json:"model"`
 }
 
 type hfAddedToken struct {
@@ -81,20 +83,15 @@ type hfComponent struct {
 	Start            int    `json:"start"`
 	Stop             int    `json:"stop"`
 
-	Single        json.RawMessage              `json:"single"`
-	SpecialTokens map[string]hfTemplateSpecial `json:"special_tokens"`
-	Sep           []json.RawMessage            `json:"sep"`
-	Cls           []json.RawMessage            `json:"cls"`
+	Single        json.RawMessage            `json:"single"`
+	SpecialTokens map[string]json.RawMessage `json:"special_tokens"`
+	Sep           []json.RawMessage          `json:"sep"`
+	Cls           []json.RawMessage          `json:"cls"`
 }
 
 type hfPattern struct {
 	String *string `json:"String"`
 	Regex  *string `json:"Regex"`
-}
-
-type hfTemplateSpecial struct {
-	ID  string `json:"id"`
-	IDs []int  `json:"ids"`
 }
 
 type hfModel struct {
@@ -117,7 +114,7 @@ func isNull(raw json.RawMessage) bool {
 
 func parseHF(data []byte) (*HF, error) {
 	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := decodeExact(data, &f); err != nil {
 		return nil, fmt.Errorf("not a tokenizer.json: %w", err)
 	}
 	if isNull(f.Model) {
@@ -138,7 +135,15 @@ func parseHF(data []byte) (*HF, error) {
 		return nil, err
 	}
 	tokens := make([]addedToken, len(f.AddedTokens))
-	for i, a := range f.AddedTokens {
+	for i, raw := range f.AddedTokens {
+		what := fmt.Sprintf("added_tokens[%d]", i)
+		if err := requireFields(raw, what, addedTokenFields()...); err != nil {
+			return nil, err
+		}
+		var a hfAddedToken
+		if err := decodeExact(raw, &a); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 		tokens[i] = a.token()
 	}
 	if err := t.setAdded(tokens); err != nil {
@@ -174,15 +179,24 @@ func parseModel(raw json.RawMessage) (*bpe, error) {
 	var typ struct {
 		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(raw, &typ); err != nil {
+	if err := decodeExact(raw, &typ); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	if typ.Type != "" && typ.Type != "BPE" {
 		return nil, fmt.Errorf("model type %q is not supported", typ.Type)
 	}
 	var mj hfModel
-	if err := json.Unmarshal(raw, &mj); err != nil {
+	if err := decodeExact(raw, &mj); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
+	}
+	if typ.Type == "BPE" {
+		// The old format (no "type") is told apart by its merges below.
+		if err := requireFields(raw, "model BPE", "vocab", "merges"); err != nil {
+			return nil, err
+		}
+		if isNull(mj.Merges) {
+			return nil, errors.New("model BPE: merges is null; want a list")
+		}
 	}
 	switch {
 	case mj.Type == "BPE":
