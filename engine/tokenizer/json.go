@@ -165,8 +165,11 @@ func (t *HF) setAdded(tokens []addedToken) error {
 		if id, ok := t.model.vocab[a.content]; ok {
 			a.id = id
 		}
-		if a.id < 0 || a.id > 1<<30 {
-			return fmt.Errorf("added token %q has id %d", a.content, a.id)
+		// Hugging Face numbers added tokens from the end of the vocabulary;
+		// a far larger id would make every user of VocabSize allocate for it.
+		if limit := len(t.model.tokens) + len(tokens) + 1<<16; a.id < 0 || a.id > limit {
+			return fmt.Errorf("added token %q has id %d, outside 0..%d (the model has %d ids and there are %d added tokens)",
+				a.content, a.id, limit, len(t.model.tokens), len(tokens))
 		}
 		t.vocabSize = max(t.vocabSize, a.id+1)
 	}

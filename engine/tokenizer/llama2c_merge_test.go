@@ -32,8 +32,9 @@ func refMerge(t *Llama2C, ids []int) (out []int, work int) {
 	}
 }
 
-// refEncode is Llama2C.Encode with refMerge in place of merge.
-func refEncode(t *testing.T, tok *Llama2C, text string) []int {
+// refEncode is Llama2C.Encode with refMerge in place of merge. As in run.c,
+// BOS is in the list the merge loop runs over.
+func refEncode(t *testing.T, tok *Llama2C, text string, bos bool) []int {
 	t.Helper()
 	// Encode's character loop, then the reference merge on its input: merge
 	// of an unmergeable list is the identity, so split with a vocabulary
@@ -42,7 +43,7 @@ func refEncode(t *testing.T, tok *Llama2C, text string) []int {
 	for i := range chars.scores {
 		chars.scores[i] = float32(math.Inf(-1))
 	}
-	ids, err := chars.Encode(text, false)
+	ids, err := chars.Encode(text, bos)
 	if err != nil {
 		t.Fatalf("Encode(%q): %v", text, err)
 	}
@@ -115,7 +116,7 @@ func TestLlama2CMergeMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Encode(%.20q): %v", in, err)
 			}
-			if want := refEncode(t, tok, in); !slices.Equal(got, want) {
+			if want := refEncode(t, tok, in, false); !slices.Equal(got, want) {
 				t.Errorf("Encode(%.20q)\n got %v\nwant %v", in, got, want)
 			}
 		}
@@ -213,11 +214,7 @@ func FuzzLlama2CMerge(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := append([]int{1}, refEncode(t, tok, text)...)
-		if text == "" {
-			want = []int{1}
-		}
-		if !slices.Equal(got, want) {
+		if want := refEncode(t, tok, text, true); !slices.Equal(got, want) {
 			t.Errorf("Encode(%q) with words %q\n got %v\nwant %v", text, words, got, want)
 		}
 		for _, id := range got {
@@ -228,6 +225,47 @@ func FuzzLlama2CMerge(f *testing.F) {
 		if utf8.ValidString(text) && !strings.Contains(words, "<0x") {
 			if back, err := tok.Decode(got, true); err != nil || back != text {
 				t.Errorf("Decode(Encode(%q)) = %q, %v", text, back, err)
+			}
+		}
+	})
+}
+
+// FuzzParseLlama2C reads arbitrary bytes as a llama2.c tokenizer.bin: no
+// panic, no hang, memory bounded by the file; when it loads, encoded ids
+// are in the vocabulary and decode, and the merge gives run.c's ids.
+func FuzzParseLlama2C(f *testing.F) {
+	pieces := []string{"<unk>", "\n<s>\n", "\n</s>\n"}
+	scores := []float32{0, 0, 0}
+	for b := 0; b < 256; b++ {
+		pieces = append(pieces, fmt.Sprintf("<0x%02X>", b))
+		scores = append(scores, 0)
+	}
+	pieces = append(pieces, " ", "a", "b", " a", "ab", " ab")
+	scores = append(scores, -1, -1, -1, -2, -3, -1)
+	f.Add(llama2cFile(3, pieces, scores), "ab ab a")
+	f.Add(llama2cFile(3, pieces[:3], scores[:3]), "x")
+	f.Add(llama2cFile(3, []string{"<unk>", "<s>", "</s>", " ", "", "a"}, []float32{0, 0, 0, 1, 2, float32(math.NaN())}), "aa")
+	f.Add([]byte{0, 0, 0, 0}, "")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		tok, err := ParseLlama2C(data)
+		if err != nil {
+			return
+		}
+		ids, err := tok.Encode(text, true)
+		if err != nil {
+			return // a vocabulary without " " or without byte tokens says so
+		}
+		for _, id := range ids {
+			if id < 0 || id >= tok.VocabSize() {
+				t.Fatalf("Encode(%q) gave id %d, outside the vocabulary of %d", text, id, tok.VocabSize())
+			}
+		}
+		if _, err := tok.Decode(ids, false); err != nil {
+			t.Errorf("Decode(Encode(%q)) = %v", text, err)
+		}
+		if len(text) <= 256 {
+			if want := refEncode(t, tok, text, true); !slices.Equal(ids, want) {
+				t.Errorf("Encode(%q)\n got %v\nwant %v", text, ids, want)
 			}
 		}
 	})

@@ -50,6 +50,9 @@ func TestTokenizerJSONRefused(t *testing.T) {
 			`post_processor TemplateProcessing: missing field "pair"`},
 		{"model vocab in another case", `{"model":{"type":"BPE","Vocab":{"a":0},"merges":[]}}`, `model BPE: missing field "vocab"`},
 		{"model merges null", `{"model":{"type":"BPE","vocab":{"a":0},"merges":null}}`, "merges is null"},
+		{"vocab id far past its size", `{"model":{"type":"BPE","vocab":{"a":1073741824},"merges":[]}}`, `token "a" has id 1073741824, outside 0..1026`},
+		{"added id far past the vocabulary", tinyJSON(`"normalizer":null`, strings.Replace(`[`+addedJSON+`]`, `"id":1,"content":"<s>"`, `"id":1073741824,"content":"<x>"`, 1)),
+			`added token "<x>" has id 1073741824, outside 0..65555`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseHF([]byte(tc.doc))
