@@ -146,13 +146,48 @@ func parseHF(data []byte) (*HF, error) {
 		}
 		tokens[i] = a.token()
 	}
-	if err := t.setAdded(tokens); err != nil {
+	if err := t.setAdded(numberAdded(tokens, t.model)); err != nil {
 		return nil, err
 	}
 	if t.post, err = parsePostProcessor(f.PostProcessor, t); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// numberAdded gives the added tokens of a tokenizer.json the ids Hugging
+// Face tokenizers 0.23 gives them when it loads the file, where the ids
+// written there only draw a warning: in the order of the list, a content
+// seen before keeps its id, one in the model's vocabulary takes the model's
+// id, and any other the next id from the vocabulary's size (its number of
+// entries) on. A token with empty content is left out, and of several with
+// one content the last one's settings count, special if any of them is.
+func numberAdded(tokens []addedToken, m *bpe) []addedToken {
+	ids := map[string]int{}   // content -> id
+	index := map[string]int{} // content -> index into out
+	out := tokens[:0:0]
+	next := len(m.vocab)
+	for _, a := range tokens {
+		if a.content == "" {
+			continue
+		}
+		if i, ok := index[a.content]; ok {
+			a.id = ids[a.content]
+			a.special = a.special || out[i].special
+			out[i] = a
+			continue
+		}
+		if id, ok := m.vocab[a.content]; ok {
+			a.id = id
+		} else {
+			a.id = next
+			next++
+		}
+		ids[a.content] = a.id
+		index[a.content] = len(out)
+		out = append(out, a)
+	}
+	return out
 }
 
 // setAdded installs the added tokens and the vocabulary size. An added

@@ -1,6 +1,9 @@
 package tokenizer
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -51,8 +54,6 @@ func TestTokenizerJSONRefused(t *testing.T) {
 		{"model vocab in another case", `{"model":{"type":"BPE","Vocab":{"a":0},"merges":[]}}`, `model BPE: missing field "vocab"`},
 		{"model merges null", `{"model":{"type":"BPE","vocab":{"a":0},"merges":null}}`, "merges is null"},
 		{"vocab id far past its size", `{"model":{"type":"BPE","vocab":{"a":1073741824},"merges":[]}}`, `token "a" has id 1073741824, outside 0..1026`},
-		{"added id far past the vocabulary", tinyJSON(`"normalizer":null`, strings.Replace(`[`+addedJSON+`]`, `"id":1,"content":"<s>"`, `"id":1073741824,"content":"<x>"`, 1)),
-			`added token "<x>" has id 1073741824, outside 0..65555`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseHF([]byte(tc.doc))
@@ -98,5 +99,63 @@ func TestTokenizerJSONKeysExact(t *testing.T) {
 				t.Errorf("Encode(%q, true) = %v, want %v", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestTokenizerJSONAddedIDs checks that added tokens get the ids Hugging
+// Face tokenizers 0.23 gives them, whatever tokenizer.json says: the model's
+// id for a string in its vocabulary, the id of an earlier equal content,
+// else the next after the vocabulary's size.
+func TestTokenizerJSONAddedIDs(t *testing.T) {
+	entry := func(id int, content string, special bool) string {
+		return fmt.Sprintf(`{"id":%d,"content":%q,"single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":%v}`, id, content, special)
+	}
+	added := "[" + strings.Join([]string{
+		entry(1073741824, "<x>", true), // far past the vocabulary: numbered 18
+		entry(2, "ab", false),          // in the vocabulary as 9
+		entry(5, "<y>", false),         // 19
+		entry(7, "<x>", false),         // seen before: 18, and still special
+		entry(8, "", true),             // empty: left out
+	}, ",") + "]"
+	tok, err := ParseHF([]byte(tinyJSON(`"normalizer":null`, added)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tok.Encode("<x>ab<y>", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{18, 9, 19}; !slices.Equal(got, want) {
+		t.Errorf("Encode = %v, want %v", got, want)
+	}
+	if got, want := tok.VocabSize(), 20; got != want {
+		t.Errorf("VocabSize() = %d, want %d", got, want)
+	}
+	for _, tc := range []struct {
+		id      int
+		special bool
+	}{{18, true}, {9, false}, {19, false}} {
+		if got := tok.IsSpecial(tc.id); got != tc.special {
+			t.Errorf("IsSpecial(%d) = %v, want %v", tc.id, got, tc.special)
+		}
+	}
+}
+
+// TestVocabMergesAddedIDBound checks that an added_tokens_decoder id far
+// past the vocabulary is refused rather than sized for.
+func TestVocabMergesAddedIDBound(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"vocab.json":            `{"a":0,"b":1,"ab":2}`,
+		"merges.txt":            "a b\n",
+		"tokenizer_config.json": `{"tokenizer_class":"GPT2Tokenizer","added_tokens_decoder":{"1073741824":{"content":"<x>","special":true}}}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := LoadVocabMerges(dir)
+	if want := `added token "<x>" has id 1073741824, outside 0..`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("LoadVocabMerges: got error %v, want one containing %q", err, want)
 	}
 }
