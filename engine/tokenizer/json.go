@@ -18,9 +18,14 @@ import (
 //	               BertProcessing Sequence
 //	decoder        ByteLevel ByteFallback Fuse Strip Replace Metaspace Sequence
 //
-// truncation and padding are ignored, as transformers' tokenizers ignore
-// them unless a call asks for them. Specials are -1 here; Load and LoadHF
-// read them from tokenizer_config.json.
+// Keys are read as Hugging Face's serde structs read them: spelled exactly
+// (a "Post_Processor" is not post_processor), unknown ones ignored, and a
+// field without a default required. Added tokens take the ids Hugging Face
+// gives them (see numberAdded); a post-processor's special-token id outside
+// the vocabulary is refused. truncation and padding are ignored, as
+// transformers' tokenizers ignore them unless a call asks for them.
+// Specials are -1 here; Load and LoadHF read them from
+// tokenizer_config.json.
 func ParseHF(data []byte) (*HF, error) {
 	t, err := parseHF(data)
 	if err != nil {
