@@ -26,8 +26,6 @@ func decodeExact(data []byte, v any) error {
 	return decodeValue(data, rv.Elem())
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
-
 func decodeValue(data []byte, v reflect.Value) error {
 	if !holdsStruct(v.Type(), 0) {
 		return json.Unmarshal(data, v.Addr().Interface())
@@ -63,6 +61,9 @@ func decodeValue(data []byte, v reflect.Value) error {
 		v.Set(s)
 		return nil
 	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			break // only string keys are read here; json.Unmarshal has the rest
+		}
 		if null {
 			v.SetZero()
 			return nil
@@ -108,7 +109,7 @@ func decodeValue(data []byte, v reflect.Value) error {
 // holdsStruct reports whether values of t contain a struct whose keys
 // decodeValue must match itself.
 func holdsStruct(t reflect.Type, depth int) bool {
-	if depth > 8 || t == rawMessageType {
+	if depth > 8 || t == reflect.TypeFor[json.RawMessage]() {
 		return false
 	}
 	switch t.Kind() {
