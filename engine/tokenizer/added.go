@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"sort"
 	"unicode"
 	"unicode/utf8"
@@ -15,8 +16,14 @@ type addedToken struct {
 	// singleWord: only match when not inside a word; lstrip, rstrip: the
 	// match swallows the whitespace on its left, right; normalized: match
 	// against the normalized text rather than the raw input; special:
-	// marked special (skipped by Decode(ids, true), see HF.IsSpecial).
+	// marked special (its content joins the set Decode(ids, true) skips,
+	// see HF.IsSpecial).
 	singleWord, lstrip, rstrip, normalized, special bool
+	// text is what Token and Decode give for id: the content, or, for a
+	// normalized token whose content the normalizer changes, the normalized
+	// form (Llama's "<s>" becomes "▁<s>"), as Hugging Face tokenizers
+	// 0.23's id-to-token map does so that the decoder can undo it.
+	text string
 }
 
 // tokenMatcher finds added tokens in text, leftmost and then longest first,
@@ -62,18 +69,27 @@ type addedVocab struct {
 	tokens    []addedToken
 	byID      map[int]int    // id -> index into tokens
 	byContent map[string]int // content -> id
-	raw       tokenMatcher
-	norm      tokenMatcher // patterns are the normalized contents
+	// special holds the contents of the special tokens. Decode(ids, true)
+	// drops a token whose string is in it, as Hugging Face compares
+	// strings, not ids: a normalized special whose text differs from its
+	// content ("▁<s>") is kept.
+	special map[string]bool
+	raw     tokenMatcher
+	norm    tokenMatcher // patterns are the normalized contents
 }
 
 // newAddedVocab indexes tokens; normalized tokens are matched in their
 // normalized form, as Hugging Face matches them (so with Llama's Prepend
-// normalizer "<s>" is looked for as "▁<s>").
+// normalizer "<s>" is looked for as "▁<s>"), and that form is also their
+// text (see addedToken.text).
 func newAddedVocab(tokens []addedToken, n normalizer) (*addedVocab, error) {
-	a := &addedVocab{tokens: tokens, byID: make(map[int]int, len(tokens)), byContent: make(map[string]int, len(tokens))}
+	a := &addedVocab{tokens: tokens, byID: make(map[int]int, len(tokens)),
+		byContent: make(map[string]int, len(tokens)), special: make(map[string]bool)}
 	var rawPats, normPats []string
 	var rawIdx, normIdx []int
-	for i, t := range tokens {
+	for i := range tokens {
+		t := &tokens[i]
+		t.text = t.content
 		a.byID[t.id] = i
 		if _, dup := a.byContent[t.content]; !dup {
 			a.byContent[t.content] = t.id
@@ -81,19 +97,21 @@ func newAddedVocab(tokens []addedToken, n normalizer) (*addedVocab, error) {
 		if t.content == "" {
 			continue
 		}
+		if t.special {
+			a.special[t.content] = true
+		}
 		if !t.normalized {
 			rawPats = append(rawPats, t.content)
 			rawIdx = append(rawIdx, i)
 			continue
 		}
-		content := t.content
 		if n != nil {
 			var err error
-			if content, err = n.normalize(content); err != nil {
-				return nil, err
+			if t.text, err = n.normalize(t.content); err != nil {
+				return nil, fmt.Errorf("added token %q: %w", t.content, err)
 			}
 		}
-		normPats = append(normPats, content)
+		normPats = append(normPats, t.text)
 		normIdx = append(normIdx, i)
 	}
 	a.raw = newTokenMatcher(rawPats, rawIdx)

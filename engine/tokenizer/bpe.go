@@ -41,8 +41,11 @@ func newBPE(vocab map[string]int, merges [][2]string, prefix, suffix string) (*b
 		merges: make(map[uint64]bpeMerge, len(merges))}
 	maxID := -1
 	for tok, id := range vocab {
-		if id < 0 || id > 1<<30 {
-			return nil, fmt.Errorf("vocab: token %q has id %d", tok, id)
+		// Ids index dense arrays: a few gaps are fine, but one huge id in a
+		// small file must not cost gigabytes.
+		if id < 0 || id > 2*len(vocab)+1024 {
+			return nil, fmt.Errorf("vocab: token %q has id %d, outside 0..%d (the vocab has %d tokens; ids this sparse are not supported)",
+				tok, id, 2*len(vocab)+1024, len(vocab))
 		}
 		maxID = max(maxID, id)
 	}

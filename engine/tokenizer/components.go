@@ -20,14 +20,20 @@ func parseComponent(raw json.RawMessage, what string, supported ...string) (*hfC
 	var typ struct {
 		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(raw, &typ); err != nil {
+	if err := decodeExact(raw, &typ); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if !slices.Contains(supported, typ.Type) {
+		if err := requireFields(raw, what, "type"); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s type %q is not supported", what, typ.Type)
 	}
+	if err := requireFields(raw, what+" "+typ.Type, componentFields(what, typ.Type)...); err != nil {
+		return nil, err
+	}
 	var c hfComponent
-	if err := json.Unmarshal(raw, &c); err != nil {
+	if err := decodeExact(raw, &c); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", what, typ.Type, err)
 	}
 	return &c, nil
@@ -228,17 +234,20 @@ func parsePostProcessor(raw json.RawMessage, t *HF) (postProcessor, error) {
 	case "ByteLevel": // only moves offsets
 		return nil, nil
 	case "TemplateProcessing":
-		return c.template()
+		return c.template(t)
 	case "RobertaProcessing", "BertProcessing":
-		cls, err := pairID(c.Cls)
-		if err != nil {
-			return nil, fmt.Errorf("post_processor %s: cls: %w", c.Type, err)
+		var ids [2]int
+		for i, pair := range [2][]json.RawMessage{c.Cls, c.Sep} {
+			name, id, err := pairID(pair)
+			if err == nil {
+				err = t.checkSpecialID(name, id)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("post_processor %s: %s: %w", c.Type, [2]string{"cls", "sep"}[i], err)
+			}
+			ids[i] = id
 		}
-		sep, err := pairID(c.Sep)
-		if err != nil {
-			return nil, fmt.Errorf("post_processor %s: sep: %w", c.Type, err)
-		}
-		return templatePost{[]templateItem{{ids: []int{cls}}, {sequence: true}, {ids: []int{sep}}}}, nil
+		return templatePost{[]templateItem{{ids: []int{ids[0]}}, {sequence: true}, {ids: []int{ids[1]}}}}, nil
 	case "Sequence":
 		var seq sequencePost
 		for _, sub := range c.Processors {
@@ -259,17 +268,30 @@ func parsePostProcessor(raw json.RawMessage, t *HF) (postProcessor, error) {
 }
 
 // pairID reads a ["token", id] pair.
-func pairID(pair []json.RawMessage) (int, error) {
-	var id int
-	if len(pair) != 2 || json.Unmarshal(pair[1], &id) != nil {
-		return 0, errors.New(`want ["token", id]`)
+func pairID(pair []json.RawMessage) (string, int, error) {
+	var name string
+	var id uint32 // serde's (String, u32)
+	if len(pair) != 2 || json.Unmarshal(pair[0], &name) != nil || json.Unmarshal(pair[1], &id) != nil {
+		return "", 0, errors.New(`want ["token", id]`)
 	}
-	return id, nil
+	return name, int(id), nil
+}
+
+// checkSpecialID refuses a post-processor's special token whose id is not
+// in the vocabulary: encoding would emit an id the model has no row for
+// and Decode refuses.
+func (t *HF) checkSpecialID(name string, id int) error {
+	if _, ok := t.token(id); !ok {
+		return fmt.Errorf("special token %q has id %d, which is not in the vocabulary (%d ids, added tokens included); fix its id in tokenizer.json", name, id, t.vocabSize)
+	}
+	return nil
 }
 
 // template reads TemplateProcessing's single-sequence template, written as
-// a list of {"SpecialToken": ...} and {"Sequence": ...} or as "<s> $A".
-func (c *hfComponent) template() (postProcessor, error) {
+// a list of {"SpecialToken": ...} and {"Sequence": ...} or as "<s> $A", and
+// checks that its special tokens' ids are in t's vocabulary.
+func (c *hfComponent) template(t *HF) (postProcessor, error) {
+	const what = "post_processor TemplateProcessing"
 	type ref struct {
 		ID string `json:"id"`
 	}
@@ -288,25 +310,62 @@ func (c *hfComponent) template() (postProcessor, error) {
 				items = append(items, item{SpecialToken: &ref{ID: name}})
 			}
 		}
-	} else if err := json.Unmarshal(c.Single, &items); err != nil {
-		return nil, fmt.Errorf("post_processor TemplateProcessing: single: %w", err)
+	} else {
+		var raws []json.RawMessage
+		if err := json.Unmarshal(c.Single, &raws); err != nil {
+			return nil, fmt.Errorf("%s: single: %w", what, err)
+		}
+		for i, raw := range raws {
+			var pieces map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &pieces); err != nil {
+				return nil, fmt.Errorf("%s: single[%d]: %w", what, i, err)
+			}
+			for _, p := range pieces {
+				if err := requireFields(p, fmt.Sprintf("%s: single[%d]", what, i), "id", "type_id"); err != nil {
+					return nil, err
+				}
+			}
+			var it item
+			if err := decodeExact(raw, &it); err != nil {
+				return nil, fmt.Errorf("%s: single[%d]: %w", what, i, err)
+			}
+			items = append(items, it)
+		}
 	}
 	var p templatePost
 	for _, it := range items {
 		switch {
 		case it.Sequence != nil:
 			if id := it.Sequence.ID; id != "A" && id != "" && id != "0" {
-				return nil, fmt.Errorf("post_processor TemplateProcessing: single uses sequence %q", id)
+				return nil, fmt.Errorf("%s: single uses sequence %q", what, id)
 			}
 			p.items = append(p.items, templateItem{sequence: true})
 		case it.SpecialToken != nil:
-			st, ok := c.SpecialTokens[it.SpecialToken.ID]
+			name := it.SpecialToken.ID
+			raw, ok := c.SpecialTokens[name]
 			if !ok {
-				return nil, fmt.Errorf("post_processor TemplateProcessing: special token %q is not in special_tokens", it.SpecialToken.ID)
+				return nil, fmt.Errorf("%s: special token %q is not in special_tokens", what, name)
 			}
-			p.items = append(p.items, templateItem{ids: st.IDs})
+			where := fmt.Sprintf("%s: special_tokens[%q]", what, name)
+			if err := requireFields(raw, where, "id", "ids", "tokens"); err != nil {
+				return nil, err
+			}
+			var st struct {
+				IDs []uint32 `json:"ids"` // serde's Vec<u32>
+			}
+			if err := decodeExact(raw, &st); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			ids := make([]int, len(st.IDs))
+			for i, id := range st.IDs {
+				if err := t.checkSpecialID(name, int(id)); err != nil {
+					return nil, fmt.Errorf("%s: %w", what, err)
+				}
+				ids[i] = int(id)
+			}
+			p.items = append(p.items, templateItem{ids: ids})
 		default:
-			return nil, errors.New("post_processor TemplateProcessing: empty template item")
+			return nil, fmt.Errorf("%s: a template item is neither SpecialToken nor Sequence", what)
 		}
 	}
 	return p, nil

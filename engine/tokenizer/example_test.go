@@ -9,8 +9,8 @@ import (
 // A tiny byte-level BPE tokenizer.json: GPT-2's pipeline with a vocabulary
 // that only knows "hello world".
 const tinyTokenizerJSON = `{
-  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
-  "decoder": {"type": "ByteLevel"},
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true},
+  "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true},
   "model": {
     "type": "BPE",
     "vocab": {"h": 0, "e": 1, "l": 2, "o": 3, "Ġ": 4, "w": 5, "r": 6, "d": 7,

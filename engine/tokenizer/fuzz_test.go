@@ -1,7 +1,9 @@
 package tokenizer
 
 import (
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -10,36 +12,106 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"tracer/engine/refdata"
 )
 
 // FuzzLoadJSON checks that no tokenizer.json, however broken, panics the
-// loader or, when it loads, Encode and Decode.
+// loader, hangs it or makes it allocate far beyond its size, and that one
+// that loads keeps its promises: encoded ids are in the vocabulary and
+// decode, a special id decodes to nothing when skipped, and a plain
+// byte-level tokenizer gives the text back.
 func FuzzLoadJSON(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"model":{"vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]}}`))
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":[["a","b"]],"unk_token":"<unk>"}}`))
-	f.Add([]byte(tinyJSON(`"pre_tokenizer":{"type":"ByteLevel"},"decoder":{"type":"ByteLevel"}`, `[{"id":1,"content":"<s>","special":true,"lstrip":true}]`)))
+	f.Add([]byte(tinyJSON(`"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true},"decoder":{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true}`, `[{"id":1,"content":"<s>","single_word":false,"lstrip":true,"rstrip":false,"normalized":false,"special":true}]`)))
 	f.Add([]byte(tinyJSON(`"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+(?!\\S)|a+?"},"behavior":"MergedWithNext","invert":true}`, "")))
-	f.Add([]byte(tinyJSON(`"normalizer":{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"▁"}]},"pre_tokenizer":{"type":"Metaspace","prepend_scheme":"first"}`, "")))
-	f.Add([]byte(tinyJSON(`"post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}}`, "")))
+	f.Add([]byte(tinyJSON(`"normalizer":{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Replace","pattern":{"Regex":" {2,}"},"content":"▁"}]},"pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"first"}`, "")))
+	f.Add([]byte(tinyJSON(`"post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"pair":"$A $B","special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}}`, "")))
+	f.Add([]byte(tinyJSON(`"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]},"decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"},{"type":"Strip","content":" ","start":1,"stop":0}]}`,
+		`[{"id":1,"content":"<s>","single_word":false,"lstrip":false,"rstrip":false,"normalized":true,"special":true},{"id":2,"content":"</s>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}]`)))
+	f.Add([]byte(byteLevelJSON()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tok, err := ParseHF(data)
 		if err != nil {
 			return
 		}
-		for _, s := range []string{"", "ab cd", " a\n\n b\t", "é😀<s>", "\xff"} {
+		for _, s := range []string{"", "ab cd", " a\n\n b\t", "é😀<s>", "\xff", "<s>a</s> b"} {
 			ids, err := tok.Encode(s, true)
 			if err != nil {
 				continue
 			}
-			if _, err := tok.Decode(ids, true); err != nil {
+			for _, id := range ids {
+				if id < 0 || id >= tok.VocabSize() {
+					t.Fatalf("Encode(%q) gave id %d, outside the vocabulary of %d", s, id, tok.VocabSize())
+				}
+				tok.TokenBytes(id)
+				if tok.IsSpecial(id) {
+					if got, err := tok.Decode([]int{id}, true); err != nil || got != "" {
+						t.Errorf("special id %d: Decode(skip) = %q, %v; want it dropped", id, got, err)
+					}
+				}
+			}
+			if _, err := tok.Decode(ids, false); err != nil {
 				t.Errorf("Decode(Encode(%q)) = %v", s, err)
 			}
-			for _, id := range ids {
-				tok.TokenBytes(id)
+			if _, err := tok.Decode(ids, true); err != nil {
+				t.Errorf("Decode(Encode(%q), skip) = %v", s, err)
+			}
+			if plainByteLevel(tok) && utf8.ValidString(s) {
+				plain, _ := tok.Encode(s, false)
+				if got, err := tok.Decode(plain, false); err != nil || got != s {
+					t.Errorf("byte-level Decode(Encode(%q)) = %q, %v", s, got, err)
+				}
 			}
 		}
 	})
+}
+
+// byteLevelJSON is a GPT-2-like tokenizer.json: every byte's character
+// and a few merges, with a ByteLevel pre-tokenizer and decoder.
+func byteLevelJSON() string {
+	var vocab, merges []string
+	for b := 0; b < 256; b++ {
+		c := string(byteLevelRune(byte(b)))
+		vocab = append(vocab, fmt.Sprintf("%q:%d", c, b))
+	}
+	for i, m := range [][2]string{{"a", "b"}, {"Ġ", "a"}, {"Ġa", "b"}, {"c", "d"}} {
+		vocab = append(vocab, fmt.Sprintf("%q:%d", m[0]+m[1], 256+i))
+		merges = append(merges, fmt.Sprintf("%q", m[0]+" "+m[1]))
+	}
+	bl := `{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true}`
+	return `{"added_tokens":[],"pre_tokenizer":` + bl + `,"decoder":` + bl +
+		`,"model":{"type":"BPE","vocab":{` + strings.Join(vocab, ",") + `},"merges":[` + strings.Join(merges, ",") + `]}}`
+}
+
+// plainByteLevel reports whether tok gives any text back unchanged: a BPE
+// over all 256 byte characters (one string per id, no affixes) between a
+// ByteLevel pre-tokenizer without prefix space and a ByteLevel decoder, no
+// normalizer and no added tokens.
+func plainByteLevel(tok Tokenizer) bool {
+	t, ok := tok.(*HF)
+	if !ok || t.normalizer != nil || len(t.pre) != 1 || len(t.added.tokens) != 0 {
+		return false
+	}
+	pre, ok := t.pre[0].(*byteLevelPre)
+	if !ok || pre.addPrefixSpace {
+		return false
+	}
+	if _, ok := t.decoder.(byteLevelDec); !ok {
+		return false
+	}
+	m := t.model
+	if m.prefix != "" || m.suffix != "" || len(m.vocab) != len(m.tokens) {
+		return false
+	}
+	for _, id := range m.byteLevelIDs {
+		if id < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // FuzzEncode encodes arbitrary text with every staged tokenizer: it must
@@ -68,8 +140,8 @@ func FuzzEncode(f *testing.F) {
 		{[]string{"tokenizers", "llama-sp"}, nil},
 		{[]string{"models", "stories260K", "tok512.bin"}, same},
 	} {
-		path := filepath.Join(append([]string{sharedDir}, c.parts...)...)
-		if _, err := os.Stat(path); err != nil {
+		where, err := refdata.Path(path.Join(c.parts...))
+		if err != nil {
 			continue
 		}
 		tok := load(f, c.parts...)
@@ -77,7 +149,7 @@ func FuzzEncode(f *testing.F) {
 		if hf, ok := tok.(*HF); ok && want != nil {
 			want = func(s string) string { return withoutMissingBytes(hf, c.want(s)) }
 		}
-		subjects = append(subjects, subject{path, tok, want})
+		subjects = append(subjects, subject{where, tok, want})
 	}
 	if len(subjects) == 0 {
 		f.Skip("no shared tokenizers")

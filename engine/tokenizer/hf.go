@@ -28,7 +28,6 @@ type HF struct {
 	decoder    decoder       // nil: tokens are joined with spaces
 	specials   Specials
 	vocabSize  int
-	skip       map[int]bool // ids that Decode(ids, true) drops
 }
 
 // encodeScratch is the reusable memory of one Encode call.
@@ -102,7 +101,12 @@ func (t *HF) preTokenize(stage int, p piece, buf *encodeScratch) error {
 	return t.pre[stage].split(p.mapped(), &buf.spans[stage], buf.next[stage])
 }
 
-// Decode returns the text of ids, as the decoder chain writes it.
+// Decode returns the text of ids as Hugging Face tokenizers 0.23 does: each
+// id becomes its token string (Token), skipSpecial drops the strings that
+// are the content of a special added token, and the decoder chain runs
+// once over the whole list, added tokens included. So a special token
+// between the two bytes of one character leaves each byte an U+FFFD, and
+// Llama's Strip decoder removes one space at the start of the text only.
 func (t *HF) Decode(ids []int, skipSpecial bool) (string, error) {
 	tokens := make([]string, 0, len(ids))
 	for _, id := range ids {
@@ -110,7 +114,7 @@ func (t *HF) Decode(ids []int, skipSpecial bool) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("tokenizer: decode: id %d is outside the vocabulary (size %d)", id, t.vocabSize)
 		}
-		if skipSpecial && t.skip[id] {
+		if skipSpecial && t.added.special[tok] {
 			continue
 		}
 		tokens = append(tokens, tok)
@@ -123,7 +127,7 @@ func (t *HF) Decode(ids []int, skipSpecial bool) (string, error) {
 
 func (t *HF) token(id int) (string, bool) {
 	if i, ok := t.added.byID[id]; ok {
-		return t.added.tokens[i].content, true
+		return t.added.tokens[i].text, true
 	}
 	if id >= 0 && id < len(t.model.tokens) && t.model.known[id] {
 		return t.model.tokens[id], true
@@ -131,7 +135,10 @@ func (t *HF) token(id int) (string, bool) {
 	return "", false
 }
 
-// Token returns the vocabulary string of id ("" when out of range).
+// Token returns the string of id ("" when out of range), as Hugging Face's
+// id_to_token: the vocabulary string, or an added token's content, or its
+// normalized form for a normalized added token the normalizer changes
+// (Llama's "▁<s>").
 func (t *HF) Token(id int) string {
 	tok, _ := t.token(id)
 	return tok
@@ -167,11 +174,14 @@ func (t *HF) VocabSize() int { return t.vocabSize }
 // Specials returns the special-token ids; -1 where absent.
 func (t *HF) Specials() Specials { return t.specials }
 
-// IsSpecial reports whether Decode(ids, true) drops id: an added token
-// marked special. Like Hugging Face tokenizers, a special token with
-// normalized=true whose content the normalizer changes (Llama's "<s>"
-// becomes "▁<s>") is not dropped.
-func (t *HF) IsSpecial(id int) bool { return t.skip[id] }
+// IsSpecial reports whether Decode(ids, true) drops id: its string is the
+// content of an added token marked special. Like Hugging Face tokenizers, a
+// special token with normalized=true whose content the normalizer changes
+// (Llama's "<s>" becomes "▁<s>") is not dropped.
+func (t *HF) IsSpecial(id int) bool {
+	tok, ok := t.token(id)
+	return ok && t.added.special[tok]
+}
 
 // postProcessor adds special tokens around an encoding (add_special_tokens).
 type postProcessor interface {

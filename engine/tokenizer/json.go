@@ -18,9 +18,14 @@ import (
 //	               BertProcessing Sequence
 //	decoder        ByteLevel ByteFallback Fuse Strip Replace Metaspace Sequence
 //
-// truncation and padding are ignored, as transformers' tokenizers ignore
-// them unless a call asks for them. Specials are -1 here; Load and LoadHF
-// read them from tokenizer_config.json.
+// Keys are read as Hugging Face's serde structs read them: spelled exactly
+// (a "Post_Processor" is not post_processor), unknown ones ignored, and a
+// field without a default required. Added tokens take the ids Hugging Face
+// gives them (see numberAdded); a post-processor's special-token id outside
+// the vocabulary is refused. truncation and padding are ignored, as
+// transformers' tokenizers ignore them unless a call asks for them.
+// Specials are -1 here; Load and LoadHF read them from
+// tokenizer_config.json.
 func ParseHF(data []byte) (*HF, error) {
 	t, err := parseHF(data)
 	if err != nil {
@@ -29,13 +34,15 @@ func ParseHF(data []byte) (*HF, error) {
 	return t, nil
 }
 
+// hfFile is tokenizer.json's top level. Keys are matched exactly and
+// unknown ones ignored, as Hugging Face reads it (see decodeExact).
 type hfFile struct {
-	AddedTokens   []hfAddedToken  `json:"added_tokens"`
-	Normalizer    json.RawMessage `json:"normalizer"`
-	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage `json:"post_processor"`
-	Decoder       json.RawMessage `json:"decoder"`
-	Model         json.RawMessage `json:"model"`
+	AddedTokens   []json.RawMessage `json:"added_tokens"`
+	Normalizer    json.RawMessage   `json:"normalizer"`
+	PreTokenizer  json.RawMessage   `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage   `json:"post_processor"`
+	Decoder       json.RawMessage   `json:"decoder"`
+	Model         json.RawMessage   `json:"model"`
 }
 
 type hfAddedToken struct {
@@ -81,20 +88,15 @@ type hfComponent struct {
 	Start            int    `json:"start"`
 	Stop             int    `json:"stop"`
 
-	Single        json.RawMessage              `json:"single"`
-	SpecialTokens map[string]hfTemplateSpecial `json:"special_tokens"`
-	Sep           []json.RawMessage            `json:"sep"`
-	Cls           []json.RawMessage            `json:"cls"`
+	Single        json.RawMessage            `json:"single"`
+	SpecialTokens map[string]json.RawMessage `json:"special_tokens"`
+	Sep           []json.RawMessage          `json:"sep"`
+	Cls           []json.RawMessage          `json:"cls"`
 }
 
 type hfPattern struct {
 	String *string `json:"String"`
 	Regex  *string `json:"Regex"`
-}
-
-type hfTemplateSpecial struct {
-	ID  string `json:"id"`
-	IDs []int  `json:"ids"`
 }
 
 type hfModel struct {
@@ -117,7 +119,7 @@ func isNull(raw json.RawMessage) bool {
 
 func parseHF(data []byte) (*HF, error) {
 	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := decodeExact(data, &f); err != nil {
 		return nil, fmt.Errorf("not a tokenizer.json: %w", err)
 	}
 	if isNull(f.Model) {
@@ -138,10 +140,18 @@ func parseHF(data []byte) (*HF, error) {
 		return nil, err
 	}
 	tokens := make([]addedToken, len(f.AddedTokens))
-	for i, a := range f.AddedTokens {
+	for i, raw := range f.AddedTokens {
+		what := fmt.Sprintf("added_tokens[%d]", i)
+		if err := requireFields(raw, what, addedTokenFields()...); err != nil {
+			return nil, err
+		}
+		var a hfAddedToken
+		if err := decodeExact(raw, &a); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 		tokens[i] = a.token()
 	}
-	if err := t.setAdded(tokens); err != nil {
+	if err := t.setAdded(numberAdded(tokens, t.model)); err != nil {
 		return nil, err
 	}
 	if t.post, err = parsePostProcessor(f.PostProcessor, t); err != nil {
@@ -150,32 +160,58 @@ func parseHF(data []byte) (*HF, error) {
 	return t, nil
 }
 
-// setAdded installs the added tokens, the vocabulary size and the set of
-// ids Decode skips. An added token already in the model's vocabulary keeps
-// the model's id, as Hugging Face does.
+// numberAdded gives the added tokens of a tokenizer.json the ids Hugging
+// Face tokenizers 0.23 gives them when it loads the file, where the ids
+// written there only draw a warning: in the order of the list, a content
+// seen before keeps its id, one in the model's vocabulary takes the model's
+// id, and any other the next id from the vocabulary's size (its number of
+// entries) on. A token with empty content is left out, and of several with
+// one content the last one's settings count, special if any of them is.
+func numberAdded(tokens []addedToken, m *bpe) []addedToken {
+	ids := map[string]int{}   // content -> id
+	index := map[string]int{} // content -> index into out
+	out := tokens[:0:0]
+	next := len(m.vocab)
+	for _, a := range tokens {
+		if a.content == "" {
+			continue
+		}
+		if i, ok := index[a.content]; ok {
+			a.id = ids[a.content]
+			a.special = a.special || out[i].special
+			out[i] = a
+			continue
+		}
+		if id, ok := m.vocab[a.content]; ok {
+			a.id = id
+		} else {
+			a.id = next
+			next++
+		}
+		ids[a.content] = a.id
+		index[a.content] = len(out)
+		out = append(out, a)
+	}
+	return out
+}
+
+// setAdded installs the added tokens and the vocabulary size. An added
+// token already in the model's vocabulary keeps the model's id, as Hugging
+// Face does.
 func (t *HF) setAdded(tokens []addedToken) error {
 	t.vocabSize = len(t.model.tokens)
-	t.skip = make(map[int]bool)
 	for i := range tokens {
 		a := &tokens[i]
 		if id, ok := t.model.vocab[a.content]; ok {
 			a.id = id
 		}
-		if a.id < 0 || a.id > 1<<30 {
-			return fmt.Errorf("added token %q has id %d", a.content, a.id)
+		// Hugging Face numbers added tokens from the end of the vocabulary;
+		// a far larger id would make every user of VocabSize allocate for it.
+		if limit := len(t.model.tokens) + len(tokens) + 1<<16; a.id < 0 || a.id > limit {
+			return fmt.Errorf("added token %q has id %d, outside 0..%d (the model has %d ids and there are %d added tokens)",
+				a.content, a.id, limit, len(t.model.tokens), len(tokens))
 		}
 		t.vocabSize = max(t.vocabSize, a.id+1)
-		if !a.special {
-			continue
-		}
-		skip := true
-		if a.normalized && t.normalizer != nil {
-			n, err := t.normalizer.normalize(a.content)
-			skip = err == nil && n == a.content
-		}
-		if skip {
-			t.skip[a.id] = true
-		}
 	}
 	var err error
 	t.added, err = newAddedVocab(tokens, t.normalizer)
@@ -186,15 +222,24 @@ func parseModel(raw json.RawMessage) (*bpe, error) {
 	var typ struct {
 		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(raw, &typ); err != nil {
+	if err := decodeExact(raw, &typ); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	if typ.Type != "" && typ.Type != "BPE" {
 		return nil, fmt.Errorf("model type %q is not supported", typ.Type)
 	}
 	var mj hfModel
-	if err := json.Unmarshal(raw, &mj); err != nil {
+	if err := decodeExact(raw, &mj); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
+	}
+	if typ.Type == "BPE" {
+		// The old format (no "type") is told apart by its merges below.
+		if err := requireFields(raw, "model BPE", "vocab", "merges"); err != nil {
+			return nil, err
+		}
+		if isNull(mj.Merges) {
+			return nil, errors.New("model BPE: merges is null; want a list")
+		}
 	}
 	switch {
 	case mj.Type == "BPE":

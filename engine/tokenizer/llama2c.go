@@ -114,44 +114,124 @@ func (t *Llama2C) Encode(text string, addSpecial bool) ([]int, error) {
 	return t.merge(ids), nil
 }
 
-// merge runs run.c's merge loop. pairs[i] caches the token that ids[i] and
-// ids[i+1] join into (-1 when none); only the neighbours of a merge change.
+// merge runs run.c's merge loop: while some adjacent pair joins into a
+// token whose score is above -1e10, merge the pair with the highest score,
+// the leftmost on ties. run.c rescans every pair for each merge, which is
+// quadratic in the length of a word; this keeps the candidate pairs in a
+// max-heap over a linked list of the ids instead, so n ids take O(n log n):
+// a merge changes two pairs and pushes at most two, and entries for pairs
+// that have changed since are dropped when they come to the top.
+// mergeWork (for the tests) counts the pairs looked up and the heap entries
+// pushed and popped.
 func (t *Llama2C) merge(ids []int) []int {
-	pairs := make([]int, len(ids))
+	out, _ := t.mergeWork(ids)
+	return out
+}
+
+// mergeCand is a candidate merge of the tokens a and b at list nodes left
+// and right (node i starts with the i-th id of the input) into the token id.
+type mergeCand struct {
+	score       float32
+	left, right int32
+	a, b, id    int32
+}
+
+// before orders the heap: the higher score first, then the leftmost pair.
+func (a mergeCand) before(b mergeCand) bool {
+	return a.score > b.score || a.score == b.score && a.left < b.left
+}
+
+func (t *Llama2C) mergeWork(ids []int) ([]int, int) {
+	n := len(ids)
+	if n < 2 {
+		return ids, 0
+	}
+	work := 0
+	next := make([]int32, n) // node -> next live node, -1 at the end
+	prev := make([]int32, n) // node -> previous live node, -1 at the start
+	dead := make([]bool, n)  // merged into its left neighbour
+	for i := range n {
+		next[i], prev[i] = int32(i+1), int32(i-1)
+	}
+	next[n-1] = -1
+	var heap []mergeCand
 	var buf []byte
-	pairID := func(a, b int) int {
-		buf = append(append(buf[:0], t.pieces[a]...), t.pieces[b]...)
-		if id, ok := t.ids[string(buf)]; ok {
-			return id
+	push := func(left, right int32) {
+		work++
+		buf = append(append(buf[:0], t.pieces[ids[left]]...), t.pieces[ids[right]]...)
+		id, ok := t.ids[string(buf)]
+		// run.c starts from best_score = -1e10 and needs a score above it
+		// (so never a NaN).
+		if !ok || !(t.scores[id] > float32(-1e10)) {
+			return
 		}
-		return -1
+		heap = append(heap, mergeCand{t.scores[id], left, right, int32(ids[left]), int32(ids[right]), int32(id)})
+		heapUp(heap, len(heap)-1)
 	}
-	for i := 0; i+1 < len(ids); i++ {
-		pairs[i] = pairID(ids[i], ids[i+1])
+	for i := 0; i+1 < n; i++ {
+		push(int32(i), int32(i+1))
 	}
-	for len(ids) > 1 {
-		best, bestScore := -1, float32(-1e10)
-		for i := 0; i+1 < len(ids); i++ {
-			if id := pairs[i]; id >= 0 && t.scores[id] > bestScore {
-				best, bestScore = i, t.scores[id]
-			}
+	for len(heap) > 0 {
+		work++
+		c := heap[0]
+		last := len(heap) - 1
+		heap[0] = heap[last]
+		heap = heap[:last]
+		heapDown(heap, 0)
+		// Stale: a side was merged away, or into another token. A pair
+		// that is still adjacent and holds the same two tokens is the pair
+		// the entry was made for, whatever happened in between.
+		if dead[c.left] || dead[c.right] || next[c.left] != c.right ||
+			ids[c.left] != int(c.a) || ids[c.right] != int(c.b) {
+			continue
 		}
-		if best < 0 {
-			break
+		ids[c.left] = int(c.id)
+		dead[c.right] = true
+		next[c.left] = next[c.right]
+		if r := next[c.right]; r >= 0 {
+			prev[r] = c.left
 		}
-		ids[best] = pairs[best]
-		ids = append(ids[:best+1], ids[best+2:]...)
-		pairs = append(pairs[:best+1], pairs[best+2:]...)
-		if best > 0 {
-			pairs[best-1] = pairID(ids[best-1], ids[best])
+		// The pairs on both sides changed; their old entries are stale now.
+		if p := prev[c.left]; p >= 0 {
+			push(p, c.left)
 		}
-		if best+1 < len(ids) {
-			pairs[best] = pairID(ids[best], ids[best+1])
-		} else {
-			pairs[best] = -1
+		if r := next[c.left]; r >= 0 {
+			push(c.left, r)
 		}
 	}
-	return ids
+	out := ids[:0]
+	for i := int32(0); i >= 0; i = next[i] {
+		out = append(out, ids[i])
+	}
+	return out, work
+}
+
+func heapUp(h []mergeCand, i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h[i].before(h[parent]) {
+			return
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func heapDown(h []mergeCand, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1].before(h[c]) {
+			c++
+		}
+		if !h[c].before(h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // byteToken parses the <0xNN> form run.c's decode recognises.

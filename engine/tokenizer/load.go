@@ -198,7 +198,7 @@ func (cfg *tokenizerConfig) parse(raw map[string]json.RawMessage, path string) e
 	}
 	if v, ok := raw["added_tokens_decoder"]; ok && !isNull(v) {
 		var dec map[string]hfAddedToken
-		if err := json.Unmarshal(v, &dec); err != nil {
+		if err := decodeExact(v, &dec); err != nil { // keys as transformers reads them: exact
 			return wrap("added_tokens_decoder", err)
 		}
 		for key, a := range dec {
@@ -227,7 +227,7 @@ func tokenName(v json.RawMessage) (*string, error) {
 	var obj struct {
 		Content *string `json:"content"`
 	}
-	if err := json.Unmarshal(v, &obj); err != nil || obj.Content == nil {
+	if err := decodeExact(v, &obj); err != nil || obj.Content == nil {
 		return nil, errors.New(`want a string or {"content": ...}`)
 	}
 	return obj.Content, nil

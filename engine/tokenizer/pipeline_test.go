@@ -121,13 +121,13 @@ func TestPipelines(t *testing.T) {
 		{
 			name:     "metaspace-first-after-token",
 			pipeline: `"pre_tokenizer":{"type":"Metaspace","replacement":"▁","prepend_scheme":"first","split":true}`,
-			added:    `[{"id":1,"content":"<s>","special":true,"normalized":false}]`,
+			added:    `[{"id":1,"content":"<s>","single_word":false,"lstrip":false,"rstrip":false,"special":true,"normalized":false}]`,
 			in:       "<s>ab", want: []int{1, 9}, // no ▁ after a token: it is not at the start
 		},
 		{
 			name:     "metaspace-legacy-add-prefix-space",
 			pipeline: `"pre_tokenizer":{"type":"Metaspace","replacement":"▁","add_prefix_space":true}`,
-			added:    `[{"id":1,"content":"<s>","special":true,"normalized":false}]`,
+			added:    `[{"id":1,"content":"<s>","single_word":false,"lstrip":false,"rstrip":false,"special":true,"normalized":false}]`,
 			in:       "<s>ab", want: []int{1, 11},
 		},
 		{
@@ -143,24 +143,24 @@ func TestPipelines(t *testing.T) {
 		{
 			name:     "normalized-added-token-matches-normalized-form",
 			pipeline: `"normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]}`,
-			added:    `[{"id":2,"content":"</s>","special":true,"normalized":true}]`,
+			added:    `[{"id":2,"content":"</s>","single_word":false,"lstrip":false,"rstrip":false,"special":true,"normalized":true}]`,
 			in:       "a </s>", want: []int{10, 2}, // "▁a▁</s>": the token is found as "▁</s>"
 		},
 		{
 			name:     "lstrip-rstrip",
-			pipeline: `"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false}`,
-			added:    `[{"id":2,"content":"</s>","special":true,"normalized":false,"lstrip":true,"rstrip":true}]`,
+			pipeline: `"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true}`,
+			added:    `[{"id":2,"content":"</s>","single_word":false,"special":true,"normalized":false,"lstrip":true,"rstrip":true}]`,
 			in:       "a  </s> a", want: []int{3, 2, 3},
 		},
 		{
 			name:     "single-word",
-			pipeline: `"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false}`,
-			added:    `[{"id":18,"content":"ce","single_word":true,"normalized":false}]`,
+			pipeline: `"pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true}`,
+			added:    `[{"id":18,"content":"ce","single_word":true,"lstrip":false,"rstrip":false,"special":false,"normalized":false}]`,
 			in:       "ace ce", want: []int{3, 5, 7, 16, 18}, // "ce" inside a word is not the token
 		},
 		{
 			name:     "split-removed-and-template",
-			pipeline: `"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+"},"behavior":"Removed","invert":false},"post_processor":{"type":"TemplateProcessing","single":"<s> $A </s>","special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]},"</s>":{"id":"</s>","ids":[2],"tokens":["</s>"]}}}`,
+			pipeline: `"pre_tokenizer":{"type":"Split","pattern":{"Regex":"\\s+"},"behavior":"Removed","invert":false},"post_processor":{"type":"TemplateProcessing","single":"<s> $A </s>","pair":"<s> $A </s> $B","special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]},"</s>":{"id":"</s>","ids":[2],"tokens":["</s>"]}}}`,
 			in:       "ab  cd", want: []int{1, 9, 12, 2},
 		},
 		{
@@ -170,7 +170,7 @@ func TestPipelines(t *testing.T) {
 		},
 		{
 			name:     "digits-contiguous",
-			pipeline: `"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":false},{"type":"ByteLevel","add_prefix_space":true,"use_regex":false}]}`,
+			pipeline: `"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":false},{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":false}]}`,
 			in:       "a", want: []int{17},
 		},
 	} {
@@ -255,13 +255,13 @@ func TestRefused(t *testing.T) {
 		{"post-processor", tinyJSON(`"post_processor":{"type":"Magic"}`, ""), `post_processor type "Magic" is not supported`},
 		{"model", `{"model":{"type":"Unigram","vocab":[]}}`, `model type "Unigram" is not supported`},
 		{"dropout", `{"model":{"type":"BPE","dropout":0.1,"vocab":{},"merges":[]}}`, "dropout"},
-		{"regex", tinyJSON(`"pre_tokenizer":{"type":"Split","pattern":{"Regex":"(?<=a)b"},"behavior":"Isolated"}`, ""), "look-behind"},
-		{"behavior", tinyJSON(`"pre_tokenizer":{"type":"Split","pattern":{"String":"a"},"behavior":"Sideways"}`, ""), `split behavior "Sideways"`},
+		{"regex", tinyJSON(`"pre_tokenizer":{"type":"Split","pattern":{"Regex":"(?<=a)b"},"behavior":"Isolated","invert":false}`, ""), "look-behind"},
+		{"behavior", tinyJSON(`"pre_tokenizer":{"type":"Split","pattern":{"String":"a"},"behavior":"Sideways","invert":false}`, ""), `split behavior "Sideways"`},
 		{"merge-out-of-vocab", `{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a b"]}}`, `"ab" not in vocab`},
 		{"bad-merge", `{"model":{"type":"BPE","vocab":{"a":0},"merges":["a"]}}`, "not two tokens"},
 		{"not-json", `{`, "not a tokenizer.json"},
 		{"no-model", `{}`, "no model"},
-		{"template", tinyJSON(`"post_processor":{"type":"TemplateProcessing","single":"<x> $A","special_tokens":{}}`, ""), `special token "<x>"`},
+		{"template", tinyJSON(`"post_processor":{"type":"TemplateProcessing","single":"<x> $A","pair":"$A $B","special_tokens":{}}`, ""), `special token "<x>"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseHF([]byte(tc.doc))
@@ -322,16 +322,16 @@ func TestDecodeOutOfRange(t *testing.T) {
 // post-processor.
 func TestLlama3Style(t *testing.T) {
 	doc := `{
-	  "added_tokens": [{"id": 6, "content": "<|begin_of_text|>", "special": true, "normalized": false}],
+	  "added_tokens": [{"id": 8, "content": "<|begin_of_text|>", "single_word": false, "lstrip": false, "rstrip": false, "special": true, "normalized": false}],
 	  "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
 	    {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false},
 	    {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]},
 	  "post_processor": {"type": "Sequence", "processors": [
-	    {"type": "ByteLevel", "trim_offsets": false},
-	    {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-	     "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [6], "tokens": ["<|begin_of_text|>"]}}}]},
-	  "decoder": {"type": "ByteLevel"},
-	  "model": {"type": "BPE", "ignore_merges": true, "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "Ġ": 7, "Ġab": 8}, "merges": ["a b", "b c", "Ġ ab"]}
+	    {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false},
+	    {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "pair": "$A $B",
+	     "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [8], "tokens": ["<|begin_of_text|>"]}}}]},
+	  "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true},
+	  "model": {"type": "BPE", "ignore_merges": true, "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "Ġ": 6, "Ġab": 7}, "merges": ["a b", "b c", "Ġ ab"]}
 	}`
 	tok := mustParse(t, doc)
 	if _, ok := tok.pre[0].(*splitPre).pattern.(llamaScanner); !ok {
@@ -341,8 +341,8 @@ func TestLlama3Style(t *testing.T) {
 		in   string
 		want []int
 	}{
-		{"abc", []int{6, 5}},               // in the vocabulary as a whole: merges are skipped
-		{"abc abcc", []int{6, 5, 8, 2, 2}}, // "Ġabcc" is not: Ġ a b c c -> Ġ ab c c -> Ġab c c
+		{"abc", []int{8, 5}},               // in the vocabulary as a whole: merges are skipped
+		{"abc abcc", []int{8, 5, 7, 2, 2}}, // "Ġabcc" is not: Ġ a b c c -> Ġ ab c c -> Ġab c c
 	} {
 		got, err := tok.Encode(tc.in, true)
 		if err != nil {

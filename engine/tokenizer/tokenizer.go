@@ -29,7 +29,10 @@ type Tokenizer interface {
 	// skip_special_tokens=True. Ids outside the vocabulary are an error.
 	Decode(ids []int, skipSpecial bool) (string, error)
 
-	// Token returns the vocabulary string of id ("" when out of range).
+	// Token returns the string of id ("" when out of range): the
+	// vocabulary string, as Hugging Face's id_to_token gives it (for an
+	// added token with normalized=true, its normalized form: Llama's
+	// "▁<s>").
 	Token(id int) string
 
 	// TokenBytes returns the raw bytes id stands for in decoded text (for
