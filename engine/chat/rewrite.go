@@ -28,6 +28,7 @@ const (
 	helperMore     = "tracer gt"
 	helperMoreEq   = "tracer ge"
 	helperNone     = "tracer none"
+	helperMethod   = "tracer method"
 )
 
 // instrument rewrites a parsed template in place so that gonja evaluates it
@@ -44,6 +45,8 @@ const (
 //   - none (gonja reads only None) is None, not Undefined, and not x is a
 //     bool;
 //   - 'a' in x | f tests against x | f (gonja applies f to the test);
+//   - x.name(args) goes through helperMethod (calls.go), which runs the
+//     methods with the render's budget;
 //   - a macro whose body reads varargs or kwargs accepts extra arguments;
 //   - for-loop bodies and macro calls are counted (see limits.go).
 func instrument(tpl *nodes.Template) error {
@@ -249,10 +252,14 @@ func (r *rewriter) expr(e nodes.Expression) nodes.Expression {
 	case *nodes.GetAttribute:
 		n.Node = r.expr(n.Node)
 	case *nodes.Call:
-		if attr, ok := n.Func.(*nodes.GetAttribute); ok && n.Parent != nil && attr.Node == n.Parent {
-			// A method call: gonja evaluates Parent for the receiver.
-			n.Parent = r.expr(n.Parent)
-			attr.Node = n.Parent
+		if attr, ok := n.Func.(*nodes.GetAttribute); ok && n.Parent != nil && attr.Node == n.Parent && attr.Attribute != "" {
+			// A method call: Parent is the receiver.
+			r.exprs(n.Args)
+			r.kwargs(n.Kwargs)
+			name := &nodes.String{Location: attr.Location, Val: attr.Attribute}
+			call := helperCall(helperMethod, n.Location, append([]nodes.Expression{r.expr(n.Parent), name}, n.Args...)...)
+			call.Kwargs = n.Kwargs
+			return call
 		} else {
 			n.Func, n.Parent = r.expr(n.Func), r.expr(n.Parent)
 		}

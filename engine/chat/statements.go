@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -196,7 +197,7 @@ func reaches(v any, target namespace, depth int) bool {
 func renderToString(r *exec.Renderer, body *nodes.Wrapper) (string, error) {
 	var buf strings.Builder
 	sub := r.Inherit()
-	sub.Output = &limitedWriter{w: &buf, max: maxOutputBytes}
+	sub.Output = &limitedWriter{w: &buf, max: maxOutputBytes, state: stateOf(r.Environment.Context)}
 	if err := sub.ExecuteWrapper(body); err != nil {
 		return "", err
 	}
@@ -305,7 +306,11 @@ func (s *filterStatement) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlo
 			return value
 		}
 	}
-	_, err = r.Output.Write([]byte(pyStr(value)))
+	out, err := stateOf(r.Environment.Context).str("filter block", value)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(r.Output, out)
 	return err
 }
 

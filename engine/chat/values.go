@@ -176,16 +176,12 @@ type jsonOptions struct {
 	sortKeys    bool
 }
 
-// toJSON writes v as Python's json.dumps does.
-func toJSON(v *exec.Value, opts jsonOptions) (string, error) {
-	var b strings.Builder
-	if err := writeJSON(&b, v, opts, 0); err != nil {
-		return "", err
+// writeJSON writes v as Python's json.dumps does, into b, which stops at
+// the budget.
+func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error {
+	if b.over {
+		return nil // past the budget: finish reports it
 	}
-	return b.String(), nil
-}
-
-func writeJSON(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) error {
 	if depth > maxValueDepth {
 		return fmt.Errorf("tojson: data nested deeper than %d levels", maxValueDepth)
 	}
@@ -235,7 +231,7 @@ func writeJSON(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) e
 	return nil
 }
 
-func writeJSONDict(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) error {
+func writeJSONDict(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error {
 	type entry struct {
 		key   string
 		value *exec.Value
@@ -306,7 +302,7 @@ func jsonKey(k *exec.Value) (string, error) {
 	return "", fmt.Errorf("tojson: keys must be str, int, float, bool or None, not %T", k.Interface())
 }
 
-func writeNewline(b *strings.Builder, opts jsonOptions, depth int) {
+func writeNewline(b *textBuilder, opts jsonOptions, depth int) {
 	if !opts.hasIndent {
 		return
 	}
@@ -319,7 +315,7 @@ func writeNewline(b *strings.Builder, opts jsonOptions, depth int) {
 // writeJSONString quotes s as json.dumps does: ", \ and control characters
 // escaped (\n, \r, \t, \b, \f by name, others as \u00XX); with ensureASCII
 // every non-ASCII character as \uXXXX (UTF-16 surrogate pairs above U+FFFF).
-func writeJSONString(b *strings.Builder, s string, ensureASCII bool) {
+func writeJSONString(b *textBuilder, s string, ensureASCII bool) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch {
