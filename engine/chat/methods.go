@@ -39,14 +39,14 @@ func newMethodTables() *methodTables {
 
 // gonjaStrMethods are the str methods taken from gonja, each with an upper
 // bound of the size of what it builds, checked before it runs.
-var gonjaStrMethods = map[string]func(self string, args *exec.VarArgs) int{
+var gonjaStrMethods = map[string]func(st *renderState, self string, args *exec.VarArgs) int{
 	"casefold":     caseBound,
 	"swapcase":     caseBound,
-	"encode":       func(self string, _ *exec.VarArgs) int { return 2 * len(self) },
+	"encode":       func(_ *renderState, self string, _ *exec.VarArgs) int { return 2 * len(self) },
 	"expandtabs":   expandTabsBound,
 	"format":       formatBound,
 	"format_map":   formatBound,
-	"splitlines":   func(self string, _ *exec.VarArgs) int { return sizeMul(lineBreaks(self)+1, listItemBytes) },
+	"splitlines":   func(_ *renderState, self string, _ *exec.VarArgs) int { return sizeMul(lineBreaks(self)+1, listItemBytes) },
 	"find":         noBound,
 	"rfind":        noBound,
 	"isalnum":      noBound,
@@ -64,11 +64,11 @@ var gonjaStrMethods = map[string]func(self string, args *exec.VarArgs) int{
 	"removesuffix": noBound,
 }
 
-func noBound(string, *exec.VarArgs) int { return 0 }
+func noBound(*renderState, string, *exec.VarArgs) int { return 0 }
 
 // caseBound: Unicode case mapping makes a string at most three times
 // longer in bytes ("ΐ" -> "Ϊ́").
-func caseBound(self string, _ *exec.VarArgs) int { return sizeMul(3, len(self)) }
+func caseBound(_ *renderState, self string, _ *exec.VarArgs) int { return sizeMul(3, len(self)) }
 
 func strMethods() map[string]strMethod {
 	methods := map[string]strMethod{
@@ -103,10 +103,10 @@ func strMethods() map[string]strMethod {
 
 // boundedMethod runs one of gonja's str methods once an upper bound of
 // what it builds fits the budget, then charges what it built.
-func boundedMethod(name string, m exec.Method[string], bound func(string, *exec.VarArgs) int) strMethod {
+func boundedMethod(name string, m exec.Method[string], bound func(*renderState, string, *exec.VarArgs) int) strMethod {
 	in := "str." + name + "()"
 	return func(st *renderState, self string, args *exec.VarArgs) (any, error) {
-		if err := st.fits(in, bound(self, args)); err != nil {
+		if err := st.fits(in, bound(st, self, args)); err != nil {
 			return nil, err
 		}
 		result, err := m(self, exec.AsValue(self), args)
@@ -126,7 +126,7 @@ func boundedMethod(name string, m exec.Method[string], bound func(string, *exec.
 }
 
 // expandTabsBound: each tab becomes at most tabsize spaces (8 by default).
-func expandTabsBound(self string, args *exec.VarArgs) int {
+func expandTabsBound(_ *renderState, self string, args *exec.VarArgs) int {
 	tab := 8
 	for _, a := range args.Args {
 		if n, ok := pyInt(a); ok {
@@ -153,16 +153,11 @@ func lineBreaks(s string) int {
 // argument's text and the numbers in the field (width, precision; a
 // nested field such as {:>{}} takes its width from an argument, so then
 // the largest integer argument too), plus room for a number's digits.
-func formatBound(format string, args *exec.VarArgs) int {
+func formatBound(st *renderState, format string, args *exec.VarArgs) int {
 	values := append(slices.Clone(args.Args), slices.Collect(maps.Values(args.KwArgs))...)
 	longest, largest := 0, 0
 	for _, v := range values {
-		b := &textBuilder{limit: maxValueBytes}
-		writeRepr(b, v, 0)
-		if b.over {
-			return math.MaxInt
-		}
-		longest = max(longest, b.Len())
+		longest = max(longest, st.textSize(v, 1))
 		if n, ok := pyInt(v); ok {
 			largest = max(largest, n)
 		}
@@ -321,7 +316,7 @@ func caseMethod(name string, f func(string) string) strMethod {
 
 // mapCase applies a case mapping once its largest result fits the budget.
 func mapCase(st *renderState, in, s string, f func(string) string) (string, error) {
-	if err := st.fits(in, caseBound(s, nil)); err != nil {
+	if err := st.fits(in, caseBound(st, s, nil)); err != nil {
 		return "", err
 	}
 	out := f(s)

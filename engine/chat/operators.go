@@ -65,19 +65,19 @@ func opAdd(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	}
 	switch {
 	case a.IsString() && b.IsString():
-		if len(a.String())+len(b.String()) > maxValueBytes {
-			return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
-		}
 		if err := stateOf(e.Environment.Context).charge("operator +", len(a.String())+len(b.String())); err != nil {
 			return errorValue(err)
 		}
+		if len(a.String())+len(b.String()) > maxValueBytes {
+			return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
+		}
 		return exec.AsValue(a.String() + b.String())
 	case a.IsList() && b.IsList() && !isUndefined(a) && !isUndefined(b):
-		if a.Len()+b.Len() > maxListItems {
-			return exec.AsValue(fmt.Errorf("list longer than %d items", maxListItems))
-		}
 		if err := stateOf(e.Environment.Context).chargeItems("operator +", a.Len()+b.Len()); err != nil {
 			return errorValue(err)
+		}
+		if a.Len()+b.Len() > maxListItems {
+			return exec.AsValue(fmt.Errorf("list longer than %d items", maxListItems))
 		}
 		list := make([]any, 0, a.Len()+b.Len())
 		for _, v := range []*exec.Value{a, b} {
@@ -105,11 +105,11 @@ func opConcat(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 		}
 		sides[i] = s
 	}
-	if len(sides[0])+len(sides[1]) > maxValueBytes {
-		return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
-	}
 	if err := st.charge("operator ~", len(sides[0])+len(sides[1])); err != nil {
 		return errorValue(err)
+	}
+	if len(sides[0])+len(sides[1]) > maxValueBytes {
+		return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
 	}
 	return exec.AsValue(sides[0] + sides[1])
 }
@@ -146,11 +146,11 @@ func repeatString(st *renderState, s string, n int) *exec.Value {
 	if n <= 0 || s == "" {
 		return exec.AsValue("")
 	}
-	if n > maxValueBytes/len(s) {
-		return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
-	}
 	if err := st.charge("operator *", sizeMul(len(s), n)); err != nil {
 		return errorValue(err)
+	}
+	if n > maxValueBytes/len(s) {
+		return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
 	}
 	return exec.AsValue(strings.Repeat(s, n))
 }
@@ -159,11 +159,11 @@ func repeatList(st *renderState, v *exec.Value, n int) *exec.Value {
 	if n <= 0 || v.Len() == 0 {
 		return exec.AsValue([]any{})
 	}
-	if n > maxListItems/v.Len() {
-		return exec.AsValue(fmt.Errorf("list longer than %d items", maxListItems))
-	}
 	if err := st.chargeItems("operator *", sizeMul(n, v.Len())); err != nil {
 		return errorValue(err)
+	}
+	if n > maxListItems/v.Len() {
+		return exec.AsValue(fmt.Errorf("list longer than %d items", maxListItems))
 	}
 	list := make([]any, 0, n*v.Len())
 	for range n {

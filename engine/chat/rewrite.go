@@ -252,12 +252,13 @@ func (r *rewriter) expr(e nodes.Expression) nodes.Expression {
 	case *nodes.GetAttribute:
 		n.Node = r.expr(n.Node)
 	case *nodes.Call:
-		if attr, ok := n.Func.(*nodes.GetAttribute); ok && n.Parent != nil && attr.Node == n.Parent && attr.Attribute != "" {
-			// A method call: Parent is the receiver.
+		if attr, ok := n.Func.(*nodes.GetAttribute); ok && attr.Attribute != "" && (n.Parent == nil || attr.Node == n.Parent) {
+			// A method call on attr.Node, which gonja also sets as Parent
+			// unless the receiver is in brackets.
 			r.exprs(n.Args)
 			r.kwargs(n.Kwargs)
 			name := &nodes.String{Location: attr.Location, Val: attr.Attribute}
-			call := helperCall(helperMethod, n.Location, append([]nodes.Expression{r.expr(n.Parent), name}, n.Args...)...)
+			call := helperCall(helperMethod, n.Location, append([]nodes.Expression{r.expr(attr.Node), name}, n.Args...)...)
 			call.Kwargs = n.Kwargs
 			return call
 		} else {
