@@ -133,6 +133,7 @@ func newEnvironment() (*exec.Environment, error) {
 		helperMoreEq:      opMoreEq,
 		helperNone:        noneValue,
 		helperMethod:      methodHelper(newMethodTables()),
+		helperSlice:       opSlice,
 	}
 	for _, name := range []string{"cycler", "joiner"} {
 		if f, ok := builtins.GlobalFunctions.Get(name); ok {
@@ -165,7 +166,7 @@ func unsupportedFilter(name string) exec.FilterFunction {
 
 // rangeFunction is range([start,] stop[, step]), refusing more than
 // maxRange items as Jinja's sandbox does.
-func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
+func rangeFunction(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	if len(params.KwArgs) > 0 || len(params.Args) == 0 || len(params.Args) > 3 {
 		return errorValue(errors.New("range expected 1 to 3 integer arguments"))
 	}
@@ -195,6 +196,9 @@ func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	}
 	if count > maxRange {
 		return errorValue(fmt.Errorf("range too big: the sandbox blocks ranges larger than %d", maxRange))
+	}
+	if err := stateOf(e.Environment.Context).chargeItems("range()", count); err != nil {
+		return errorValue(err)
 	}
 	list := make([]any, count)
 	for i := range list {
@@ -276,7 +280,14 @@ func strftimeNow(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	if len(params.Args) != 1 || !params.Args[0].IsString() {
 		return errorValue(errors.New("strftime_now expects one format string"))
 	}
-	return exec.AsValue(strftime(stateOf(e.Environment.Context).now, params.Args[0].String()))
+	st := stateOf(e.Environment.Context)
+	format := params.Args[0].String()
+	// A directive of two bytes writes at most nine ("Wednesday").
+	if err := st.fits("strftime_now()", sizeMul(5, len(format))); err != nil {
+		return errorValue(err)
+	}
+	text := strftime(st.now, format)
+	return errorString(text, st.charge("strftime_now()", len(text)))
 }
 
 // sourceLoader serves the one template being compiled; chat templates

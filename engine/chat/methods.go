@@ -40,13 +40,15 @@ func newMethodTables() *methodTables {
 // gonjaStrMethods are the str methods taken from gonja, each with an upper
 // bound of the size of what it builds, checked before it runs.
 var gonjaStrMethods = map[string]func(st *renderState, self string, args *exec.VarArgs) int{
-	"casefold":     caseBound,
-	"swapcase":     caseBound,
-	"encode":       func(_ *renderState, self string, _ *exec.VarArgs) int { return 2 * len(self) },
-	"expandtabs":   expandTabsBound,
-	"format":       formatBound,
-	"format_map":   formatBound,
-	"splitlines":   func(_ *renderState, self string, _ *exec.VarArgs) int { return sizeMul(lineBreaks(self)+1, listItemBytes) },
+	"casefold":   caseBound,
+	"swapcase":   caseBound,
+	"encode":     func(_ *renderState, self string, _ *exec.VarArgs) int { return 2 * len(self) },
+	"expandtabs": expandTabsBound,
+	"format":     formatBound,
+	"format_map": formatBound,
+	"splitlines": func(_ *renderState, self string, _ *exec.VarArgs) int {
+		return sizeMul(lineBreaks(self)+1, listItemBytes)
+	},
 	"find":         noBound,
 	"rfind":        noBound,
 	"isalnum":      noBound,
@@ -262,19 +264,10 @@ func affixMethod(name string, has func(s, affix string) bool) strMethod {
 		if affix == nil {
 			return nil, fmt.Errorf("%s() takes at least 1 argument (0 given)", name)
 		}
-		runes := []rune(self)
-		lo, hi := 0, len(runes)
-		if v := kwarg(args, 1, "start"); v != nil && !v.IsNil() {
-			lo, _ = pyInt(v)
-		}
-		if v := kwarg(args, 2, "end"); v != nil && !v.IsNil() {
-			hi, _ = pyInt(v)
-		}
-		lo, hi = sliceBounds(lo, hi, len(runes))
-		if lo > hi {
+		s, ok := runeSlice(self, kwarg(args, 1, "start"), kwarg(args, 2, "end"))
+		if !ok {
 			return false, nil
 		}
-		s := string(runes[lo:hi])
 		var affixes []*exec.Value
 		if affix.IsList() {
 			affixes = iterate(affix)
@@ -291,6 +284,40 @@ func affixMethod(name string, has func(s, affix string) bool) strMethod {
 		}
 		return false, nil
 	}
+}
+
+// runeSlice is s[start:end] in characters, as Python slices a str, with
+// start and end None or absent for the ends; false when the slice is empty
+// because start passes end. It copies nothing.
+func runeSlice(s string, start, end *exec.Value) (string, bool) {
+	if (start == nil || start.IsNil()) && (end == nil || end.IsNil()) {
+		return s, true
+	}
+	n := utf8.RuneCountInString(s)
+	lo, hi := 0, n
+	if start != nil && !start.IsNil() {
+		lo, _ = pyInt(start)
+	}
+	if end != nil && !end.IsNil() {
+		hi, _ = pyInt(end)
+	}
+	lo, hi = sliceBounds(lo, hi, n)
+	if lo > hi {
+		return "", false
+	}
+	// Byte offsets of the lo-th and hi-th characters.
+	from, to, i := len(s), len(s), 0
+	for offset := range s {
+		if i == lo {
+			from = offset
+		}
+		if i == hi {
+			to = offset
+			break
+		}
+		i++
+	}
+	return s[from:to], true
 }
 
 // sliceBounds clamps Python slice indexes (negative from the end) to [0, n].
@@ -491,19 +518,10 @@ func countMethod(_ *renderState, self string, args *exec.VarArgs) (any, error) {
 	if sub == nil || !sub.IsString() {
 		return nil, fmt.Errorf("count() needs a str argument")
 	}
-	runes := []rune(self)
-	lo, hi := 0, len(runes)
-	if v := kwarg(args, 1, "start"); v != nil && !v.IsNil() {
-		lo, _ = pyInt(v)
-	}
-	if v := kwarg(args, 2, "end"); v != nil && !v.IsNil() {
-		hi, _ = pyInt(v)
-	}
-	lo, hi = sliceBounds(lo, hi, len(runes))
-	if lo > hi {
+	s, ok := runeSlice(self, kwarg(args, 1, "start"), kwarg(args, 2, "end"))
+	if !ok {
 		return 0, nil
 	}
-	s := string(runes[lo:hi])
 	if sub.String() == "" {
 		return utf8.RuneCountInString(s) + 1, nil
 	}

@@ -29,6 +29,7 @@ const (
 	helperMoreEq   = "tracer ge"
 	helperNone     = "tracer none"
 	helperMethod   = "tracer method"
+	helperSlice    = "tracer slice"
 )
 
 // instrument rewrites a parsed template in place so that gonja evaluates it
@@ -45,6 +46,8 @@ const (
 //   - none (gonja reads only None) is None, not Undefined, and not x is a
 //     bool;
 //   - 'a' in x | f tests against x | f (gonja applies f to the test);
+//   - x[a:b:c] goes through helperSlice (Python's slicing, charged to the
+//     output budget);
 //   - x.name(args) goes through helperMethod (calls.go), which runs the
 //     methods with the render's budget;
 //   - a macro whose body reads varargs or kwargs accepts extra arguments;
@@ -248,7 +251,13 @@ func (r *rewriter) expr(e nodes.Expression) nodes.Expression {
 		}
 		return helperCall(helperGetItem, n.Location, r.expr(n.Node), r.expr(n.Arg))
 	case *nodes.GetSlice:
-		n.Node, n.Start, n.End, n.Step = r.expr(n.Node), r.expr(n.Start), r.expr(n.End), r.expr(n.Step)
+		bound := func(e nodes.Expression) nodes.Expression {
+			if e == nil {
+				return noneName(n.Location)
+			}
+			return r.expr(e)
+		}
+		return helperCall(helperSlice, n.Location, r.expr(n.Node), bound(n.Start), bound(n.End), bound(n.Step))
 	case *nodes.GetAttribute:
 		n.Node = r.expr(n.Node)
 	case *nodes.Call:
