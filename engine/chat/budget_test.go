@@ -22,6 +22,11 @@ type budgetHog struct {
 	wantErr string // a substring of the error; "" means it renders
 }
 
+// sharedLists builds c and d, equal lists of lists of lists, sharing
+// nothing between them but everything within.
+const sharedLists = "{% set a = ['x'] * 1000 %}{% set b = [a] * 1000 %}{% set c = [b] * 1000 %}" +
+	"{% set a2 = ['x'] * 1000 %}{% set b2 = [a2] * 1000 %}{% set d = [b2] * 1000 %}"
+
 // budgetHogs are the templates that must fail on the budget (or, where
 // Python fails first, with Python's error) quickly and without allocating.
 // Templates build their big string from 'x' * 1000000 and friends: one
@@ -97,6 +102,12 @@ var budgetHogs = []budgetHog{
 	{"string slicing in a loop", "{% set s = 'x' * 300000 %}{% for i in range(10) %}{% set m = s[::-1] %}{% endfor %}", "output budget of 1 MiB exceeded in slicing"},
 	{"indexing a long string", "{% set s = 'x' * 500000 %}{% for i in range(1000) %}{% set y = s[i] %}{% endfor %}ok", ""},
 	{"startswith on a long string", "{% set s = 'x' * 500000 %}{% for i in range(1000) %}{% if s.startswith('y') %}{% endif %}{% endfor %}ok", ""},
+
+	// A list of a list of a list, each level a thousand times the one
+	// below: small to build, a billion items to walk.
+	{"namespace store of a shared list", sharedLists + "{% set ns = namespace() %}{% set ns.v = c %}ok", ""},
+	{"comparing shared lists", sharedLists + "{{ c == d }}|{{ c < d }}|{{ c != d }}|{{ c is eq d }}|{{ d in [c] }}|{{ [c, d].count(c) }}", ""},
+	{"sorting shared lists", sharedLists + "{{ [c, d]|sort|length }}", "output budget of 1 MiB exceeded in filter sort"},
 
 	// Blocks and macros.
 	{"macro text", "{% macro m() %}{{ 'x' * 600000 }}{% endmacro %}{{ m() ~ m() }}", "output budget of 1 MiB exceeded"},

@@ -91,6 +91,11 @@ func newEnvironment() (*exec.Environment, error) {
 		"true":      testTrue,
 		"false":     testFalse,
 		"in":        testIn,
+		"eq":        testEqual,
+		"equalto":   testEqual,
+		"==":        testEqual,
+		"ne":        testNotEqual,
+		"!=":        testNotEqual,
 	} {
 		if err := tests.Replace(name, t); err != nil {
 			return nil, err
@@ -134,6 +139,8 @@ func newEnvironment() (*exec.Environment, error) {
 		helperNone:        noneValue,
 		helperMethod:      methodHelper(newMethodTables()),
 		helperSlice:       opSlice,
+		helperEqual:       opEqual,
+		helperNotEqual:    opNotEqual,
 	}
 	for _, name := range []string{"cycler", "joiner"} {
 		if f, ok := builtins.GlobalFunctions.Get(name); ok {
@@ -249,7 +256,7 @@ func namespaceFunction(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 		}
 	}
 	for k, v := range params.KwArgs {
-		if reaches(v, ns, 0) {
+		if reaches(v, ns) {
 			return errorValue(errors.New("cannot store a namespace inside itself"))
 		}
 		ns[k] = v.Interface()

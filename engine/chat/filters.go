@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -356,37 +355,6 @@ func filterDictSort(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *ex
 		items[i] = tuple{p.Key.Interface(), p.Value.Interface()}
 	}
 	return exec.AsValue(items)
-}
-
-// pyCompare orders two values as Python's < does: numbers (bools
-// included) by value, strings by code point (lower-cased unless
-// caseSensitive), lists item by item.
-func pyCompare(a, b *exec.Value, caseSensitive bool) (int, error) {
-	if x, ok := asNumber(a); ok {
-		if y, ok := asNumber(b); ok {
-			if !x.isFloat && !y.isFloat {
-				return cmp.Compare(x.i, y.i), nil
-			}
-			return cmp.Compare(x.f, y.f), nil
-		}
-	}
-	switch {
-	case isUndefined(a) || isUndefined(b):
-	case a.IsString() && b.IsString():
-		x, y := a.String(), b.String()
-		if !caseSensitive {
-			x, y = pyLower(x), pyLower(y)
-		}
-		return strings.Compare(x, y), nil
-	case a.IsList() && b.IsList():
-		for i := range min(a.Len(), b.Len()) {
-			if c, err := pyCompare(a.Index(i), b.Index(i), caseSensitive); c != 0 || err != nil {
-				return c, err
-			}
-		}
-		return cmp.Compare(a.Len(), b.Len()), nil
-	}
-	return 0, fmt.Errorf("'<' not supported between instances of '%s' and '%s'", typeName(a), typeName(b))
 }
 
 // extremeFilter is Jinja's min/max(case_sensitive=False, attribute=None):

@@ -471,7 +471,7 @@ func listMethods() map[string]valueMethod {
 			}
 			n := 0
 			for i := range l.Len() {
-				if l.Index(i).EqualValueTo(args.Args[0]) {
+				if pyEqual(l.Index(i), args.Args[0]) {
 					n++
 				}
 			}
@@ -482,7 +482,7 @@ func listMethods() map[string]valueMethod {
 				return nil, fmt.Errorf("index() takes exactly one argument")
 			}
 			for i := range l.Len() {
-				if l.Index(i).EqualValueTo(args.Args[0]) {
+				if pyEqual(l.Index(i), args.Args[0]) {
 					return i, nil
 				}
 			}

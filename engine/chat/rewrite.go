@@ -30,6 +30,8 @@ const (
 	helperNone     = "tracer none"
 	helperMethod   = "tracer method"
 	helperSlice    = "tracer slice"
+	helperEqual    = "tracer eq"
+	helperNotEqual = "tracer ne"
 )
 
 // instrument rewrites a parsed template in place so that gonja evaluates it
@@ -38,7 +40,7 @@ const (
 //
 //   - x[i] goes through helperGetItem (Python indexing: negative indexes,
 //     code points of strings, undefined when missing);
-//   - + ~ * % ** / // < <= > >= go through Python-semantics helpers
+//   - + ~ * % ** / // < <= > >= == != go through Python-semantics helpers
 //     (3 * 'a', [1] * 2, '%s' % x, 2 ** 3 == 8, floor division, list
 //     ordering, size limits);
 //   - {{ x }} prints str(x) (None, True, floats and containers as Python
@@ -219,6 +221,8 @@ var helperOperators = map[tokens.Type]string{
 	tokens.LowerThanOrEqual:   helperLessEq,
 	tokens.GreaterThan:        helperMore,
 	tokens.GreaterThanOrEqual: helperMoreEq,
+	tokens.Equals:             helperEqual,
+	tokens.Ne:                 helperNotEqual,
 }
 
 // expr rewrites one expression tree (see instrument).

@@ -457,7 +457,7 @@ func testIn(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error)
 		return found, nil
 	case seq.IsList():
 		for i := range seq.Len() {
-			if seq.Index(i).EqualValueTo(in) {
+			if pyEqual(seq.Index(i), in) {
 				return true, nil
 			}
 		}
