@@ -85,6 +85,71 @@ func writeRepr(b *textBuilder, v *exec.Value, depth int) {
 	if b.over {
 		return
 	}
+	if !isUndefined(v) && v.Val.CanInterface() {
+		writeReprOf(b, v.Interface(), depth)
+		return
+	}
+	writeReprValue(b, v, depth)
+}
+
+// writeReprOf writes repr(x) for the Go values templates hold. Lists are
+// walked as they are: wrapping each item in an *exec.Value, as gonja's
+// Index does, would cost more than the text written.
+func writeReprOf(b *textBuilder, x any, depth int) {
+	if b.over {
+		return
+	}
+	items := func(open, close string, list []any) {
+		if depth > maxValueDepth {
+			b.WriteString("...")
+			return
+		}
+		b.WriteString(open)
+		for i, item := range list {
+			if b.over {
+				return
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeReprOf(b, item, depth+1)
+		}
+		b.WriteString(close)
+	}
+	switch t := x.(type) {
+	case nil: // Undefined, as gonja reads a missing item
+	case *exec.Value:
+		writeRepr(b, t, depth)
+	case string:
+		writeQuoted(b, t)
+	case int:
+		b.WriteString(strconv.Itoa(t))
+	case float64:
+		b.WriteString(pyFloatRepr(t))
+	case bool:
+		if t {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case []any:
+		items("[", "]", t)
+	case tuple:
+		if len(t) == 1 {
+			items("(", ",)", t)
+		} else {
+			items("(", ")", t)
+		}
+	default:
+		writeReprValue(b, exec.AsValue(x), depth)
+	}
+}
+
+// writeReprValue writes repr(v) for any value gonja holds.
+func writeReprValue(b *textBuilder, v *exec.Value, depth int) {
+	if b.over {
+		return
+	}
 	if depth > maxValueDepth {
 		b.WriteString("...")
 		return
@@ -122,7 +187,7 @@ func writeRepr(b *textBuilder, v *exec.Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, v.Index(i), depth+1)
+			writeRepr(b, v.Index(i), depth+1) // not a []any or tuple: rare
 		}
 		b.WriteString(close)
 	case v.IsDict():
