@@ -107,6 +107,10 @@ var budgetHogs = []budgetHog{
 	// below: small to build, a billion items to walk.
 	{"namespace store of a shared list", sharedLists + "{% set ns = namespace() %}{% set ns.v = c %}ok", ""},
 	{"comparing shared lists", sharedLists + "{{ c == d }}|{{ c < d }}|{{ c != d }}|{{ c is eq d }}|{{ d in [c] }}|{{ [c, d].count(c) }}", ""},
+	{"tojson of shared lists", sharedLists + "{{ c|tojson }}", "output budget of 1 MiB exceeded in filter tojson"},
+	{"join of shared lists", sharedLists + "{{ c|join }}", "output budget of 1 MiB exceeded in filter join"},
+	{"printing shared lists", sharedLists + "{{ c }}", "output budget of 1 MiB exceeded in printing"},
+	{"escaping shared lists", sharedLists + "{{ c|e }}", "output budget of 1 MiB exceeded in filter e"},
 	{"sorting shared lists", sharedLists + "{{ [c, d]|sort|length }}", "output budget of 1 MiB exceeded in filter sort"},
 
 	// Blocks and macros.

@@ -210,11 +210,14 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 		}
 		b.WriteByte('[')
 		for i := range n {
+			if b.over {
+				return nil
+			}
 			if i > 0 {
 				b.WriteString(opts.itemSep)
 			}
 			writeNewline(b, opts, depth+1)
-			if err := writeJSON(b, v.Index(i), opts, depth+1); err != nil {
+			if err := writeJSONItem(b, v, i, opts, depth+1); err != nil {
 				return err
 			}
 		}
@@ -227,6 +230,34 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 		return writeJSONDict(b, v, opts, depth)
 	default:
 		return fmt.Errorf("tojson: Object of type %T is not JSON serializable", v.Interface())
+	}
+	return nil
+}
+
+// writeJSONItem writes item i of list. A string or number item of a []any
+// or tuple is written as it is: wrapping each item in an *exec.Value, as
+// gonja's Index does, would cost more than the text written.
+func writeJSONItem(b *textBuilder, list *exec.Value, i int, opts jsonOptions, depth int) error {
+	var item any
+	switch l := list.Interface().(type) {
+	case []any:
+		item = l[i]
+	case tuple:
+		item = l[i]
+	default:
+		return writeJSON(b, list.Index(i), opts, depth)
+	}
+	switch x := item.(type) {
+	case string:
+		writeJSONString(b, x, opts.ensureASCII)
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case *exec.Value:
+		return writeJSON(b, x, opts, depth)
+	case []any, tuple:
+		return writeJSON(b, exec.AsValue(x), opts, depth) // one wrapper per list
+	default:
+		return writeJSON(b, list.Index(i), opts, depth)
 	}
 	return nil
 }
