@@ -349,3 +349,23 @@ func TestSlice(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsUnderALargeBudget checks that the limits older than the budget
+// still hold when a caller sets a budget above them.
+func TestLimitsUnderALargeBudget(t *testing.T) {
+	tests := []struct {
+		name, src, wantErr string
+	}{
+		{"one string", "{{ 'x' * 20000000 }}", "string longer than 16777216 bytes"},
+		{"one list", "{{ ([0] * 2000000)|length }}", "list longer than 1048576 items"},
+		{"the text", "{% for i in range(20000) %}" + strings.Repeat("x", 1000) + "{% endfor %}", "rendered text is longer than 16777216 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := renderBudget(t, tt.src, 1<<30, 10*time.Second)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("got %d bytes, %v; want an error containing %q", len(got), err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -17,7 +17,9 @@
 // Templates are data from outside, so rendering is bounded: loop
 // iterations, macro nesting, range() sizes, string sizes and output length
 // are limited, a render times out, and a panic inside gonja comes back as an
-// error.
+// error. Memory is bounded by an output budget (Options.OutputBudget, see
+// budget.go): every filter, method and operator that builds a string or a
+// list charges its size to the render's budget before it allocates.
 package chat
 
 import (
