@@ -270,7 +270,11 @@ func (r *rewriter) expr(e nodes.Expression) nodes.Expression {
 			// unless the receiver is in brackets.
 			r.exprs(n.Args)
 			r.kwargs(n.Kwargs)
-			name := &nodes.String{Location: attr.Location, Val: attr.Attribute}
+			at := attr.Location
+			if at == nil {
+				at = &tokens.Token{}
+			}
+			name := &nodes.String{Location: &tokens.Token{Type: tokens.String, Val: attr.Attribute, Line: at.Line, Col: at.Col}, Val: attr.Attribute}
 			call := helperCall(helperMethod, n.Location, append([]nodes.Expression{r.expr(attr.Node), name}, n.Args...)...)
 			call.Kwargs = n.Kwargs
 			return call
