@@ -78,7 +78,10 @@ func guardFilter(name string, growth int, f exec.FilterFunction) exec.FilterFunc
 // repr), or more than what is left of the budget divided by growth when it
 // is longer: the repr is spelled out only that far.
 func (s *renderState) textSize(v *exec.Value, growth int) int {
-	if isUndefined(v) || v.IsString() {
+	switch {
+	case isUndefined(v):
+		return 0
+	case v.IsString():
 		return len(v.String())
 	}
 	b := &textBuilder{limit: max(0, s.left()/max(1, growth))}
