@@ -17,7 +17,9 @@
 // Templates are data from outside, so rendering is bounded: loop
 // iterations, macro nesting, range() sizes, string sizes and output length
 // are limited, a render times out, and a panic inside gonja comes back as an
-// error.
+// error. Memory is bounded by an output budget (Options.OutputBudget, see
+// budget.go): every filter, method and operator that builds a string or a
+// list charges its size to the render's budget before it allocates.
 package chat
 
 import (
@@ -69,6 +71,13 @@ type Options struct {
 
 	// Now is the time strftime_now formats; zero means the clock.
 	Now time.Time
+
+	// OutputBudget bounds, in bytes, the strings and lists one render may
+	// build, the rendered text included (a list item counts 16 bytes).
+	// Every filter, method and operator checks it before it allocates, so
+	// no template can exhaust memory; one that tries fails with an error
+	// wrapping ErrOutputBudget. 0 means DefaultOutputBudget (4 MiB).
+	OutputBudget int
 }
 
 // Template is a parsed chat template (or a set of named ones) with the
@@ -180,13 +189,15 @@ func (t *Template) Render(messages []Message, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	state := &renderState{deadline: time.Now().Add(renderTimeout), now: opts.Now}
-	if state.now.IsZero() {
-		state.now = time.Now()
+	if opts.OutputBudget < 0 {
+		return "", fmt.Errorf("chat: Options.OutputBudget is %d; use 0 for the default of %s, or a positive number of bytes", opts.OutputBudget, byteSize(DefaultOutputBudget))
 	}
+	state := newRenderState(opts.Now, opts.OutputBudget)
 	data[stateKey] = state
-	text, err := execute(t.compiled[name], data)
+	text, err := execute(t.compiled[name], data, state)
 	switch {
+	case state.exceeded != nil:
+		return "", fmt.Errorf("chat: render chat template: %w", state.exceeded)
 	case state.raised != nil:
 		return "", state.raised
 	case err != nil:
@@ -197,14 +208,14 @@ func (t *Template) Render(messages []Message, opts Options) (string, error) {
 
 // execute runs a compiled template, turning a panic inside gonja into an
 // error.
-func execute(tpl *exec.Template, data map[string]any) (text string, err error) {
+func execute(tpl *exec.Template, data map[string]any, state *renderState) (text string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			text, err = "", fmt.Errorf("the template failed: panic: %v", r)
 		}
 	}()
 	var buf strings.Builder
-	if err := tpl.Execute(&limitedWriter{w: &buf, max: maxOutputBytes}, exec.NewContext(data)); err != nil {
+	if err := tpl.Execute(&limitedWriter{w: &buf, max: maxOutputBytes, state: state}, exec.NewContext(data)); err != nil {
 		return "", err
 	}
 	return buf.String(), nil

@@ -59,6 +59,20 @@ func newEnvironment() (*exec.Environment, error) {
 			return nil, err
 		}
 	}
+	for name, f := range sizedFilters() {
+		if err := filters.Replace(name, f); err != nil {
+			return nil, err
+		}
+	}
+	for name, growth := range keptFilters {
+		f, ok := filters.Get(name)
+		if !ok {
+			return nil, fmt.Errorf("gonja has no %s filter", name)
+		}
+		if err := filters.Replace(name, guardFilter(name, growth, f)); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range []string{"random"} { // not deterministic
 		if err := filters.Replace(name, unsupportedFilter(name)); err != nil {
 			return nil, err
@@ -76,6 +90,12 @@ func newEnvironment() (*exec.Environment, error) {
 		"iterable":  testIterable,
 		"true":      testTrue,
 		"false":     testFalse,
+		"in":        testIn,
+		"eq":        testEqual,
+		"equalto":   testEqual,
+		"==":        testEqual,
+		"ne":        testNotEqual,
+		"!=":        testNotEqual,
 	} {
 		if err := tests.Replace(name, t); err != nil {
 			return nil, err
@@ -117,6 +137,10 @@ func newEnvironment() (*exec.Environment, error) {
 		helperMore:        opMore,
 		helperMoreEq:      opMoreEq,
 		helperNone:        noneValue,
+		helperMethod:      methodHelper(newMethodTables()),
+		helperSlice:       opSlice,
+		helperEqual:       opEqual,
+		helperNotEqual:    opNotEqual,
 	}
 	for _, name := range []string{"cycler", "joiner"} {
 		if f, ok := builtins.GlobalFunctions.Get(name); ok {
@@ -129,13 +153,14 @@ func newEnvironment() (*exec.Environment, error) {
 		Filters:           filters,
 		Tests:             tests,
 		ControlStructures: exec.NewControlStructureSet(statements),
+		// str, list and dict methods go through the method helper.
 		Methods: exec.Methods{
 			Bool:  builtins.Methods.Bool,
 			Int:   builtins.Methods.Int,
 			Float: builtins.Methods.Float,
-			Str:   strMethods(),
-			Dict:  dictMethods(),
-			List:  listMethods(),
+			Str:   exec.NewMethodSet(map[string]exec.Method[string]{}),
+			Dict:  exec.NewMethodSet(map[string]exec.Method[map[string]any]{}),
+			List:  exec.NewMethodSet(map[string]exec.Method[[]any]{}),
 		},
 	}, nil
 }
@@ -148,7 +173,7 @@ func unsupportedFilter(name string) exec.FilterFunction {
 
 // rangeFunction is range([start,] stop[, step]), refusing more than
 // maxRange items as Jinja's sandbox does.
-func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
+func rangeFunction(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	if len(params.KwArgs) > 0 || len(params.Args) == 0 || len(params.Args) > 3 {
 		return errorValue(errors.New("range expected 1 to 3 integer arguments"))
 	}
@@ -178,6 +203,9 @@ func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	}
 	if count > maxRange {
 		return errorValue(fmt.Errorf("range too big: the sandbox blocks ranges larger than %d", maxRange))
+	}
+	if err := stateOf(e.Environment.Context).chargeItems("range()", count); err != nil {
+		return errorValue(err)
 	}
 	list := make([]any, count)
 	for i := range list {
@@ -209,20 +237,26 @@ func dictFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 type namespace map[string]any
 
 // String prints the namespace as Jinja does: <Namespace {'a': 1}>.
-func (n namespace) String() string { return pyRepr(exec.AsValue(n)) }
+// Only gonja's own messages use it, so it is cut short.
+func (n namespace) String() string { return shortRepr(exec.AsValue(n)) }
 
-func namespaceFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
+func namespaceFunction(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
+	st := stateOf(e.Environment.Context)
 	ns := namespace{}
 	for _, a := range params.Args {
 		if !a.IsDict() {
 			return errorValue(fmt.Errorf("namespace() positional arguments must be mappings, not %s", typeName(a)))
 		}
 		for _, p := range dictPairs(a) {
-			ns[pyStr(p.Key)] = p.Value.Interface()
+			key, err := st.str("namespace()", p.Key)
+			if err != nil {
+				return errorValue(err)
+			}
+			ns[key] = p.Value.Interface()
 		}
 	}
 	for k, v := range params.KwArgs {
-		if reaches(v, ns, 0) {
+		if reaches(v, ns) {
 			return errorValue(errors.New("cannot store a namespace inside itself"))
 		}
 		ns[k] = v.Interface()
@@ -233,12 +267,17 @@ func namespaceFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 // raiseException is transformers' raise_exception(message): rendering stops
 // with a *RaiseError carrying the message.
 func raiseException(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
+	st := stateOf(e.Environment.Context)
 	msg := ""
 	if len(params.Args) > 0 {
-		msg = pyStr(params.Args[0])
+		text, err := st.str("raise_exception()", params.Args[0])
+		if err != nil {
+			return errorValue(err)
+		}
+		msg = text
 	}
 	err := &RaiseError{Message: msg}
-	stateOf(e.Environment.Context).raised = err
+	st.raised = err
 	return errorValue(err)
 }
 
@@ -248,7 +287,14 @@ func strftimeNow(e *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	if len(params.Args) != 1 || !params.Args[0].IsString() {
 		return errorValue(errors.New("strftime_now expects one format string"))
 	}
-	return exec.AsValue(strftime(stateOf(e.Environment.Context).now, params.Args[0].String()))
+	st := stateOf(e.Environment.Context)
+	format := params.Args[0].String()
+	// A directive of two bytes writes at most nine ("Wednesday").
+	if err := st.fits("strftime_now()", sizeMul(5, len(format))); err != nil {
+		return errorValue(err)
+	}
+	text := strftime(st.now, format)
+	return errorString(text, st.charge("strftime_now()", len(text)))
 }
 
 // sourceLoader serves the one template being compiled; chat templates

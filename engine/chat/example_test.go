@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 
@@ -51,4 +52,18 @@ func ExampleTemplate_Render_tools() {
 	fmt.Println(prompt)
 	// Output:
 	// {"type": "function", "function": {"name": "now", "parameters": {}}}
+}
+
+func ExampleOptions_outputBudget() {
+	// Templates come with model files: a server bounds what one may build.
+	tmpl, err := chat.Parse(`{{ 'ab' * 1000000 }}`, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = tmpl.Render(nil, chat.Options{OutputBudget: 1 << 20})
+	fmt.Println(errors.Is(err, chat.ErrOutputBudget))
+	fmt.Println(err)
+	// Output:
+	// true
+	// chat: render chat template: output budget of 1 MiB exceeded in operator *: it would build 2000000 more bytes after 0 (the caller sets the budget with Options.OutputBudget)
 }

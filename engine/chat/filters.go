@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -50,7 +49,8 @@ func errorValue(err error) *exec.Value { return exec.AsValue(err) }
 // filterToJSON is transformers' tojson: json.dumps(x, ensure_ascii=False,
 // indent=None, separators=None, sort_keys=False), so ", " and ": "
 // separators, no HTML escaping, keys in order.
-func filterToJSON(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterToJSON(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+	st := stateOf(e.Environment.Context)
 	if in.IsError() {
 		return in
 	}
@@ -68,6 +68,9 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 		case v.IsString():
 			opts.indent = v.String()
 		case v.IsInteger():
+			if err := st.fits("filter tojson", v.Integer()); err != nil {
+				return errorValue(err)
+			}
 			opts.indent = strings.Repeat(" ", max(0, v.Integer()))
 		default:
 			return errorValue(fmt.Errorf("tojson: indent must be an int or a string, not %s", typeName(v)))
@@ -85,15 +88,15 @@ func filterToJSON(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec
 	if isUndefined(in) {
 		return errorValue(fmt.Errorf("tojson: Object of type Undefined is not JSON serializable"))
 	}
-	s, err := toJSON(in, opts)
-	if err != nil {
+	b := st.builder()
+	if err := writeJSON(b, in, opts, 0); err != nil {
 		return errorValue(err)
 	}
-	return exec.AsValue(s)
+	return errorString(st.finish("filter tojson", b))
 }
 
 // filterItems is Jinja's items: a mapping's (key, value) pairs in order.
-func filterItems(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterItems(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
@@ -106,20 +109,29 @@ func filterItems(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.
 	if !in.IsDict() {
 		return errorValue(fmt.Errorf("items: can only get item pairs from a mapping, not %s", typeName(in)))
 	}
-	return exec.AsValue(itemPairs(in))
+	items, err := itemPairs(stateOf(e.Environment.Context), "filter items", in)
+	if err != nil {
+		return errorValue(err)
+	}
+	return exec.AsValue(items)
 }
 
-func itemPairs(in *exec.Value) []any {
-	pairs := dictPairs(in)
+// itemPairs lists a dict's (key, value) pairs, each a 2-tuple: three list
+// items to the budget.
+func itemPairs(st *renderState, in string, d *exec.Value) ([]any, error) {
+	pairs := dictPairs(d)
+	if err := st.chargeItems(in, sizeMul(3, len(pairs))); err != nil {
+		return nil, err
+	}
 	items := make([]any, len(pairs))
 	for i, p := range pairs {
 		items[i] = tuple{p.Key.Interface(), p.Value.Interface()}
 	}
-	return items
+	return items, nil
 }
 
 // filterTrim is Jinja's trim: str.strip(chars).
-func filterTrim(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterTrim(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
@@ -131,7 +143,11 @@ func filterTrim(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.V
 		s := v.String()
 		chars = &s
 	}
-	return exec.AsValue(pyStrip(pyStr(in), chars, true, true))
+	s, err := stateOf(e.Environment.Context).str("filter trim", in)
+	if err != nil {
+		return errorValue(err)
+	}
+	return exec.AsValue(pyStrip(s, chars, true, true))
 }
 
 // filterDefault is Jinja's default: the default replaces Undefined (and,
@@ -152,14 +168,14 @@ func filterDefault(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exe
 }
 
 // filterString is str().
-func filterString(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterString(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
 	if err := checkParams(params, "string"); err != nil {
 		return errorValue(err)
 	}
-	return exec.AsValue(pyStr(in))
+	return errorString(stateOf(e.Environment.Context).str("filter string", in))
 }
 
 // filterJoin is Jinja's join(d="", attribute=None): str() of each item.
@@ -170,24 +186,28 @@ func filterJoin(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.V
 	if err := checkParams(params, "join", "d", "attribute"); err != nil {
 		return errorValue(err)
 	}
+	st := stateOf(e.Environment.Context)
 	sep := ""
 	if v := kwarg(params, 0, "d"); v != nil {
-		sep = pyStr(v)
+		s, err := st.str("filter join", v)
+		if err != nil {
+			return errorValue(err)
+		}
+		sep = s
 	}
 	attribute := kwarg(params, 1, "attribute")
 	var parts []string
-	size := 0
 	for _, item := range iterate(in) {
 		if attribute != nil && !attribute.IsNil() {
 			item = attributeOf(item, attribute)
 		}
-		s := pyStr(item)
-		if size += len(s) + len(sep); size > maxValueBytes {
-			return errorValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
+		s, err := st.str("filter join", item)
+		if err != nil {
+			return errorValue(err)
 		}
 		parts = append(parts, s)
 	}
-	return exec.AsValue(strings.Join(parts, sep))
+	return errorString(joinStrings(st, "filter join", parts, sep))
 }
 
 // iterate lists what a for loop over v visits: items of a list, keys of a
@@ -219,14 +239,20 @@ func attributeOf(item, attribute *exec.Value) *exec.Value {
 }
 
 func stringFilter(name string, f func(string) string) exec.FilterFunction {
-	return func(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-		if in.IsError() {
-			return in
+	in := "filter " + name
+	return func(e *exec.Evaluator, v *exec.Value, params *exec.VarArgs) *exec.Value {
+		if v.IsError() {
+			return v
 		}
 		if err := checkParams(params, name); err != nil {
 			return errorValue(err)
 		}
-		return exec.AsValue(f(pyStr(in)))
+		st := stateOf(e.Environment.Context)
+		s, err := st.str(in, v)
+		if err != nil {
+			return errorValue(err)
+		}
+		return errorString(mapCase(st, in, s, f))
 	}
 }
 
@@ -276,7 +302,7 @@ func testFalse(_ *exec.Context, in *exec.Value, _ *exec.VarArgs) (bool, error) {
 
 // filterDictSort is Jinja's dictsort(case_sensitive=False, by="key",
 // reverse=False): the (key, value) pairs sorted.
-func filterDictSort(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterDictSort(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
@@ -302,6 +328,9 @@ func filterDictSort(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *ex
 	if v := kwarg(params, 2, "reverse"); v != nil {
 		reverse = v.IsTrue()
 	}
+	if err := stateOf(e.Environment.Context).chargeItems("filter dictsort", sizeMul(4, len(dictPairs(in)))); err != nil {
+		return errorValue(err) // a copy of the pairs, and a 2-tuple for each
+	}
 	pairs := slices.Clone(dictPairs(in))
 	var sortErr error
 	slices.SortStableFunc(pairs, func(a, b *exec.Pair) int {
@@ -326,37 +355,6 @@ func filterDictSort(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *ex
 		items[i] = tuple{p.Key.Interface(), p.Value.Interface()}
 	}
 	return exec.AsValue(items)
-}
-
-// pyCompare orders two values as Python's < does: numbers (bools
-// included) by value, strings by code point (lower-cased unless
-// caseSensitive), lists item by item.
-func pyCompare(a, b *exec.Value, caseSensitive bool) (int, error) {
-	if x, ok := asNumber(a); ok {
-		if y, ok := asNumber(b); ok {
-			if !x.isFloat && !y.isFloat {
-				return cmp.Compare(x.i, y.i), nil
-			}
-			return cmp.Compare(x.f, y.f), nil
-		}
-	}
-	switch {
-	case isUndefined(a) || isUndefined(b):
-	case a.IsString() && b.IsString():
-		x, y := a.String(), b.String()
-		if !caseSensitive {
-			x, y = pyLower(x), pyLower(y)
-		}
-		return strings.Compare(x, y), nil
-	case a.IsList() && b.IsList():
-		for i := range min(a.Len(), b.Len()) {
-			if c, err := pyCompare(a.Index(i), b.Index(i), caseSensitive); c != 0 || err != nil {
-				return c, err
-			}
-		}
-		return cmp.Compare(a.Len(), b.Len()), nil
-	}
-	return 0, fmt.Errorf("'<' not supported between instances of '%s' and '%s'", typeName(a), typeName(b))
 }
 
 // extremeFilter is Jinja's min/max(case_sensitive=False, attribute=None):
@@ -441,17 +439,24 @@ func filterRound(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.
 
 // filterReverse is Jinja's reverse: a string reversed, or the items of a
 // sequence in reverse order.
-func filterReverse(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+func filterReverse(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
 	if err := checkParams(params, "reverse"); err != nil {
 		return errorValue(err)
 	}
+	st := stateOf(e.Environment.Context)
 	if in.IsString() {
+		if err := st.charge("filter reverse", len(in.String())); err != nil {
+			return errorValue(err)
+		}
 		runes := []rune(in.String())
 		slices.Reverse(runes)
 		return exec.AsValue(string(runes))
+	}
+	if err := st.chargeItems("filter reverse", in.Len()); err != nil {
+		return errorValue(err)
 	}
 	items := iterate(in)
 	out := make([]any, len(items))

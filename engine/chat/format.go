@@ -13,7 +13,7 @@ import (
 // tuple or list supplies the arguments in turn, a dict serves %(key)s, any
 // other value is the single argument. Conversions: d i u f F e E g G x X o
 // c s r a and %%, with flags - + space 0 #, width and precision.
-func percentFormat(format string, args *exec.Value) (string, error) {
+func percentFormat(st *renderState, in, format string, args *exec.Value) (string, error) {
 	var list []*exec.Value
 	mapping := args.IsDict() && !isUndefined(args)
 	switch {
@@ -26,7 +26,7 @@ func percentFormat(format string, args *exec.Value) (string, error) {
 		list = []*exec.Value{args}
 	}
 	next := 0
-	var b strings.Builder
+	b := st.builder()
 	for i := 0; i < len(format); i++ {
 		c := format[i]
 		if c != '%' {
@@ -75,32 +75,45 @@ func percentFormat(format string, args *exec.Value) (string, error) {
 				next++
 			}
 		}
-		text, err := formatOne(spec, verb, arg)
+		text, err := formatOne(st, in, spec, verb, arg)
 		if err != nil {
 			return "", err
 		}
 		b.WriteString(text)
-		if b.Len() > maxValueBytes {
-			return "", fmt.Errorf("string longer than %d bytes", maxValueBytes)
+		if b.over {
+			break
 		}
 	}
-	if !mapping && next < len(list) {
+	if !mapping && next < len(list) && !b.over {
 		return "", fmt.Errorf("TypeError: not all arguments converted during string formatting")
 	}
-	return b.String(), nil
+	return st.finish(in, b)
 }
 
 // formatOne formats one conversion; spec holds its flags, width and
-// precision, which Go's fmt reads as C's printf does.
-func formatOne(spec string, verb byte, arg *exec.Value) (string, error) {
-	if width, _, _ := strings.Cut(strings.TrimLeft(spec, "-+ 0#"), "."); len(width) > 6 {
+// precision, which Go's fmt reads as C's printf does. Width and precision
+// have at most six digits, and what they add must fit the budget.
+func formatOne(st *renderState, in, spec string, verb byte, arg *exec.Value) (string, error) {
+	widthText, precisionText, _ := strings.Cut(strings.TrimLeft(spec, "-+ 0#"), ".")
+	if len(widthText) > 6 || len(precisionText) > 6 {
 		return "", fmt.Errorf("ValueError: width too big")
+	}
+	width, _ := strconv.Atoi(widthText)
+	precision, _ := strconv.Atoi(precisionText)
+	if err := st.fits(in, width+precision+400); err != nil { // 400: the digits of 1e308
+		return "", err
 	}
 	switch verb {
 	case 's', 'r', 'a':
-		text := pyStr(arg)
-		if verb != 's' {
-			text = pyRepr(arg)
+		var text string
+		var err error
+		if verb == 's' {
+			text, err = st.str(in, arg)
+		} else {
+			text, err = st.repr(in, arg)
+		}
+		if err != nil {
+			return "", err
 		}
 		return fmt.Sprintf("%"+spec+"s", text), nil
 	case 'd', 'i', 'u', 'x', 'X', 'o', 'c':

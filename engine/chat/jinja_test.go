@@ -28,7 +28,7 @@ var jinjaDeviations = map[string]struct{ reason, errorText, output string }{
 	"more/attr_vs_item": {reason: "attribute lookup does not find dict methods", output: "False|5"},
 }
 
-func loadJinjaCases(t *testing.T) []jinjaCase {
+func loadJinjaCases(t testing.TB) []jinjaCase {
 	t.Helper()
 	data, err := os.ReadFile("testdata/jinja_cases.json")
 	if err != nil {

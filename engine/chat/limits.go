@@ -36,6 +36,20 @@ type renderState struct {
 	deadline time.Time
 	now      time.Time   // what strftime_now formats
 	raised   *RaiseError // set by raise_exception
+
+	budget   int          // output budget in bytes (budget.go)
+	used     int          // bytes of strings and lists built so far
+	exceeded *BudgetError // set when a builder was refused
+}
+
+func newRenderState(now time.Time, budget int) *renderState {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if budget == 0 {
+		budget = DefaultOutputBudget
+	}
+	return &renderState{deadline: time.Now().Add(renderTimeout), now: now, budget: budget}
 }
 
 func (s *renderState) step() error {
@@ -53,7 +67,7 @@ func stateOf(ctx *exec.Context) *renderState {
 	v, _ := ctx.Get(stateKey)
 	s, _ := v.(*renderState)
 	if s == nil { // never nil in a Render call; keeps hand-run templates working
-		s = &renderState{deadline: time.Now().Add(renderTimeout), now: time.Now()}
+		s = newRenderState(time.Time{}, 0)
 		ctx.Set(stateKey, s)
 	}
 	return s
@@ -68,13 +82,24 @@ func (n *stepNode) String() string          { return "step" }
 
 // Execute counts one step. It also bounds the text a loop piles up where
 // gonja renders into a buffer of its own (a macro body, a caller block):
-// such a buffer grows by at most one loop body between two steps.
+// such a buffer grows by at most one loop body between two steps, and may
+// not pass what is left of the output budget (the rendered text is
+// charged as it is written, by limitedWriter).
 func (n *stepNode) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) error {
-	if err := stateOf(r.Environment.Context).step(); err != nil {
+	s := stateOf(r.Environment.Context)
+	if err := s.step(); err != nil {
 		return err
 	}
-	if buf, ok := r.Output.(interface{ Len() int }); ok && buf.Len() > maxOutputBytes {
-		return errOutputTooLarge
+	if _, charged := r.Output.(*limitedWriter); charged {
+		return nil
+	}
+	if buf, ok := r.Output.(interface{ Len() int }); ok {
+		if buf.Len() > maxOutputBytes {
+			return errOutputTooLarge
+		}
+		if err := s.fits("a macro or caller body", buf.Len()); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -114,6 +139,9 @@ func (m *countedMacroNode) Execute(r *exec.Renderer, tag *nodes.ControlStructure
 			if s.produced += n; n > maxOutputBytes || s.produced > maxMacroBytes {
 				return exec.AsValue(fmt.Errorf("macro %s: text longer than allowed (%d bytes in one call, %d in all)", m.Name, maxOutputBytes, maxMacroBytes))
 			}
+			if err := s.charge("macro "+m.Name+"()", n); err != nil {
+				return exec.AsValue(err)
+			}
 		}
 		return result
 	}))
@@ -123,11 +151,13 @@ func (m *countedMacroNode) Execute(r *exec.Renderer, tag *nodes.ControlStructure
 // errOutputTooLarge stops a render whose text passes maxOutputBytes.
 var errOutputTooLarge = fmt.Errorf("rendered text is longer than %d bytes", maxOutputBytes)
 
-// limitedWriter fails once more than max bytes are written.
+// limitedWriter fails once more than max bytes are written, or when what
+// is written passes the render's output budget (state, when not nil).
 type limitedWriter struct {
-	w   io.Writer
-	max int
-	n   int
+	w     io.Writer
+	max   int
+	n     int
+	state *renderState
 }
 
 // Len is the number of bytes written.
@@ -136,6 +166,11 @@ func (l *limitedWriter) Len() int { return l.n }
 func (l *limitedWriter) Write(p []byte) (int, error) {
 	if l.n+len(p) > l.max {
 		return 0, errOutputTooLarge
+	}
+	if l.state != nil {
+		if err := l.state.charge("the rendered text", len(p)); err != nil {
+			return 0, err
+		}
 	}
 	l.n += len(p)
 	return l.w.Write(p)

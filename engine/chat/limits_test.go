@@ -22,6 +22,28 @@ var fuzzConversation = []Message{
 
 var fuzzVars = map[string]any{"bos_token": "<s>", "eos_token": "</s>"}
 
+// parseWithin parses src and fails the test if that takes longer than
+// limit or panics.
+func parseWithin(t *testing.T, src string, limit time.Duration) (*Template, error) {
+	t.Helper()
+	type result struct {
+		tmpl *Template
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tmpl, err := Parse(src, fuzzVars)
+		done <- result{tmpl, err}
+	}()
+	select {
+	case r := <-done:
+		return r.tmpl, r.err
+	case <-time.After(limit):
+		t.Fatalf("template %q did not parse within %v", src, limit)
+		return nil, nil
+	}
+}
+
 // renderWithin renders src and fails the test if parsing or rendering
 // takes longer than limit (a hang) or panics.
 func renderWithin(t *testing.T, src string, limit time.Duration) (string, error) {
@@ -64,16 +86,16 @@ func TestHostileTemplates(t *testing.T) {
 		{"mutual recursion", "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}{{ a() }}{% endmacro %}{{ a() }}", "nested deeper"},
 		{"wide recursion", "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}", "loop iterations"},
 		{"huge range", "{{ range(10000000000)|length }}", "range too big"},
-		{"string repetition", "{{ 'x' * 100000000000 }}", "longer than"},
-		{"repeated repetition", "{% set s = 'x' * 1000000 %}{{ s * 1000000 }}", "longer than"},
-		{"doubling", "{% set ns = namespace(s='xx') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}", "longer than"},
-		{"list repetition", "{{ ([1] * 100000000000)|length }}", "longer than"},
-		{"output bomb", "{% for a in range(100000) %}" + strings.Repeat("x", 1000) + "{% endfor %}", "longer than"},
-		{"macro output bomb", "{% macro m() %}{% for a in range(100000) %}" + strings.Repeat("y", 1000) + "{% endfor %}{% endmacro %}{{ m() }}", "longer than"},
+		{"string repetition", "{{ 'x' * 100000000000 }}", "output budget"},
+		{"repeated repetition", "{% set s = 'x' * 1000000 %}{{ s * 1000000 }}", "output budget"},
+		{"doubling", "{% set ns = namespace(s='xx') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}", "output budget"},
+		{"list repetition", "{{ ([1] * 100000000000)|length }}", "output budget"},
+		{"output bomb", "{% for a in range(100000) %}" + strings.Repeat("x", 1000) + "{% endfor %}", "output budget"},
+		{"macro output bomb", "{% macro m() %}{% for a in range(100000) %}" + strings.Repeat("y", 1000) + "{% endfor %}{% endmacro %}{{ m() }}", "output budget"},
 		{"namespace cycle", "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}", "inside itself"},
 		{"namespace cycle via list", "{% set ns = namespace() %}{% set ns.l = [ns] %}", "inside itself"},
-		{"center width", "{{ 'x'.center(100000000000) }}", "longer than"},
-		{"replace growth", "{% set s = 'a' * 10000 %}{{ s.replace('', s) }}", "longer than"},
+		{"center width", "{{ 'x'.center(100000000000) }}", "output budget"},
+		{"replace growth", "{% set s = 'a' * 10000 %}{{ s.replace('', s) }}", "output budget"},
 		{"power", "{{ 10 ** 100000 }}", "too large"},
 		{"deep brackets", "{{ " + strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + " }}", "nested deeper"},
 		{"recursive loop", "{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}", "recursive for loops"},
@@ -83,8 +105,8 @@ func TestHostileTemplates(t *testing.T) {
 		{"unterminated string", "{{ 'abc }}", "unterminated"},
 		{"long chain", "{{ " + strings.Repeat("1 + ", 20000) + "1 }}", ""},
 		{"many nots", "{{ " + strings.Repeat("not ", 20000) + "true }}", "expected"},
-		{"macro concatenation", "{% macro m() %}" + strings.Repeat("z", 1<<19) + "{% endmacro %}{% macro o() %}" + strings.Repeat("{{ m() }}", 200) + "{% endmacro %}{{ o() }}", "longer than"},
-		{"caller bomb", "{% macro m() %}{% for i in range(100000) %}{{ caller() }}{% endfor %}{% endmacro %}{% call m() %}" + strings.Repeat("c", 1000) + "{% endcall %}", "longer than"},
+		{"macro concatenation", "{% macro m() %}" + strings.Repeat("z", 1<<19) + "{% endmacro %}{% macro o() %}" + strings.Repeat("{{ m() }}", 200) + "{% endmacro %}{{ o() }}", "output budget"},
+		{"caller bomb", "{% macro m() %}{% for i in range(100000) %}{{ caller() }}{% endfor %}{% endmacro %}{% call m() %}" + strings.Repeat("c", 1000) + "{% endcall %}", "output budget"},
 		{"long conditional chain", "{{ " + strings.Repeat("1 if false else ", 5000) + "2 }}", ""},
 	}
 	for _, tt := range tests {
@@ -103,34 +125,13 @@ func TestHostileTemplates(t *testing.T) {
 }
 
 // FuzzRender checks that no template text makes Parse or Render panic or
-// hang; errors are fine.
+// hang, and that no render allocates much past its output budget: at most
+// renderAllowance (a few times the budget, and gonja's own work per loop
+// step) in all, with the budget's accounting never past the budget and the
+// text within it. Errors are fine. The seeds include every budget hog.
 func FuzzRender(f *testing.F) {
-	seeds := []string{
-		"{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}",
-		"{% if tools %}{{ tools|tojson(indent=2) }}{% endif %}{{ messages[-1]['content'][::-1] }}",
-		"{% set ns = namespace(a=[]) %}{% for m in messages if m.role != 'system' %}{% set ns.a = ns.a + [m.content|trim] %}{% endfor %}{{ ns.a|join('\\n') }}",
-		"{% macro r(x) %}{% if x is mapping %}{% for k, v in x|items %}{{ k }}={{ r(v) }}{% endfor %}{% else %}{{ x }}{% endif %}{% endmacro %}{{ r(messages[2]) }}",
-		"{{ (messages[0].content if messages else '')|upper }}{{ '%s-%d' % ('a', 1) }}",
-		"{%- raw -%} {{ x }} {%- endraw -%}{# c #}{% generation %}g{% endgeneration %}",
-	}
-	for _, s := range seeds {
+	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
-	}
-	// Every template of the jinja2 comparison cases, and the real ones.
-	data, err := os.ReadFile("testdata/jinja_cases.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	var file struct {
-		Cases []struct {
-			Template string `json:"template"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(data, &file); err != nil {
-		f.Fatal(err)
-	}
-	for _, c := range file.Cases {
-		f.Add(c.Template)
 	}
 	if data, err := os.ReadFile(filepath.Join(sharedDir, "tokenizers", "chat-golden.json")); err == nil {
 		var golden struct {
@@ -145,6 +146,30 @@ func FuzzRender(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		renderWithin(t, src, 2*renderTimeout)
+		tmpl, err := parseWithin(t, src, 2*renderTimeout)
+		if err != nil {
+			return
+		}
+		type result struct {
+			allocated uint64
+			st        *renderState
+			text      string
+		}
+		done := make(chan result, 1)
+		go func() {
+			allocated, st, text, _ := measureRenderState(t, tmpl)
+			done <- result{allocated, st, text}
+		}()
+		select {
+		case r := <-done:
+			if want := renderAllowance(r.st.steps); r.allocated > want {
+				t.Errorf("render allocated %d bytes in %d steps, want at most %d", r.allocated, r.st.steps, want)
+			}
+			if r.st.used > r.st.budget || len(r.text) > r.st.budget {
+				t.Errorf("render counted %d bytes and wrote %d, want both at most the budget of %d", r.st.used, len(r.text), r.st.budget)
+			}
+		case <-time.After(2 * renderTimeout):
+			t.Fatalf("template %q did not render within %v", src, 2*renderTimeout)
+		}
 	})
 }

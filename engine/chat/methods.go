@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -13,16 +14,28 @@ import (
 // sandbox transformers uses allows the non-mutating methods of str, dict
 // and list; list.append and dict.update fail there, and fail here.
 
-// gonjaStrMethods are the str methods taken from gonja as they are.
-var gonjaStrMethods = []string{
-	"casefold", "encode", "expandtabs", "find", "format", "format_map",
-	"isalnum", "isalpha", "isascii", "isdecimal", "isdigit", "islower",
-	"isnumeric", "isprintable", "isspace", "istitle", "isupper",
-	"removeprefix", "removesuffix", "rfind", "splitlines", "swapcase",
+// strMethod is a method of str: self is the receiver, st the render whose
+// budget any string or list it builds is charged to.
+type strMethod func(st *renderState, self string, args *exec.VarArgs) (any, error)
+
+// valueMethod is a method of list or dict.
+type valueMethod func(st *renderState, self *exec.Value, args *exec.VarArgs) (any, error)
+
+// methodTables are the methods templates can call, by receiver type.
+// Calls reach them through the method helper (calls.go), never through
+// gonja's method sets, so that each one sees the render's budget.
+type methodTables struct {
+	str  map[string]strMethod
+	list map[string]valueMethod
+	dict map[string]valueMethod
 }
 
-func strMethods() *exec.MethodSet[string] {
-	methods := map[string]exec.Method[string]{
+func newMethodTables() *methodTables {
+	return &methodTables{str: strMethods(), list: listMethods(), dict: dictMethods()}
+}
+
+func strMethods() map[string]strMethod {
+	methods := map[string]strMethod{
 		"strip":      stripMethod("strip", true, true),
 		"lstrip":     stripMethod("lstrip", true, false),
 		"rstrip":     stripMethod("rstrip", false, true),
@@ -44,29 +57,16 @@ func strMethods() *exec.MethodSet[string] {
 		"partition":  partitionMethod("partition", strings.Cut),
 		"rpartition": partitionMethod("rpartition", cutLast),
 	}
-	for _, name := range gonjaStrMethods {
+	for name, bound := range gonjaStrMethods {
 		if m, ok := builtins.Methods.Str.Get(name); ok {
-			methods[name] = boundedMethod(m)
+			methods[name] = boundedMethod(name, m, bound)
 		}
 	}
-	return exec.NewMethodSet(methods)
+	return methods
 }
 
-// boundedMethod refuses integer arguments (widths) that would build a
-// string past maxValueBytes.
-func boundedMethod(m exec.Method[string]) exec.Method[string] {
-	return func(self string, selfValue *exec.Value, args *exec.VarArgs) (any, error) {
-		for _, a := range args.Args {
-			if a.IsInteger() && a.Integer() > maxValueBytes {
-				return nil, fmt.Errorf("argument %d is too large", a.Integer())
-			}
-		}
-		return m(self, selfValue, args)
-	}
-}
-
-func stripMethod(name string, left, right bool) exec.Method[string] {
-	return func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func stripMethod(name string, left, right bool) strMethod {
+	return func(_ *renderState, self string, args *exec.VarArgs) (any, error) {
 		if err := checkParams(args, name, "chars"); err != nil {
 			return nil, err
 		}
@@ -82,8 +82,8 @@ func stripMethod(name string, left, right bool) exec.Method[string] {
 	}
 }
 
-func splitMethod(name string, fromRight bool) exec.Method[string] {
-	return func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func splitMethod(name string, fromRight bool) strMethod {
+	return func(st *renderState, self string, args *exec.VarArgs) (any, error) {
 		if err := checkParams(args, name, "sep", "maxsplit"); err != nil {
 			return nil, err
 		}
@@ -103,12 +103,24 @@ func splitMethod(name string, fromRight bool) exec.Method[string] {
 			}
 			maxsplit = n
 		}
-		parts, err := pySplit(self, sep, maxsplit, fromRight)
+		// At most one part more than separators, or than maxsplit; the
+		// parts are held twice, as []string and as the []any returned.
+		parts := len(self)/2 + 1
+		if sep != nil && *sep != "" {
+			parts = strings.Count(self, *sep) + 1
+		}
+		if maxsplit >= 0 {
+			parts = min(parts, maxsplit+1)
+		}
+		if err := st.chargeItems("str."+name+"()", sizeMul(2, parts)); err != nil {
+			return nil, err
+		}
+		split, err := pySplit(self, sep, maxsplit, fromRight)
 		if err != nil {
 			return nil, err
 		}
-		list := make([]any, len(parts))
-		for i, p := range parts {
+		list := make([]any, len(split))
+		for i, p := range split {
 			list[i] = p
 		}
 		return list, nil
@@ -117,8 +129,8 @@ func splitMethod(name string, fromRight bool) exec.Method[string] {
 
 // affixMethod is startswith/endswith(affix, start=None, end=None), where
 // affix may be a tuple of strings.
-func affixMethod(name string, has func(s, affix string) bool) exec.Method[string] {
-	return func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func affixMethod(name string, has func(s, affix string) bool) strMethod {
+	return func(_ *renderState, self string, args *exec.VarArgs) (any, error) {
 		if err := checkParams(args, name, "affix", "start", "end"); err != nil {
 			return nil, err
 		}
@@ -126,19 +138,10 @@ func affixMethod(name string, has func(s, affix string) bool) exec.Method[string
 		if affix == nil {
 			return nil, fmt.Errorf("%s() takes at least 1 argument (0 given)", name)
 		}
-		runes := []rune(self)
-		lo, hi := 0, len(runes)
-		if v := kwarg(args, 1, "start"); v != nil && !v.IsNil() {
-			lo, _ = pyInt(v)
-		}
-		if v := kwarg(args, 2, "end"); v != nil && !v.IsNil() {
-			hi, _ = pyInt(v)
-		}
-		lo, hi = sliceBounds(lo, hi, len(runes))
-		if lo > hi {
+		s, ok := runeSlice(self, kwarg(args, 1, "start"), kwarg(args, 2, "end"))
+		if !ok {
 			return false, nil
 		}
-		s := string(runes[lo:hi])
 		var affixes []*exec.Value
 		if affix.IsList() {
 			affixes = iterate(affix)
@@ -157,6 +160,40 @@ func affixMethod(name string, has func(s, affix string) bool) exec.Method[string
 	}
 }
 
+// runeSlice is s[start:end] in characters, as Python slices a str, with
+// start and end None or absent for the ends; false when the slice is empty
+// because start passes end. It copies nothing.
+func runeSlice(s string, start, end *exec.Value) (string, bool) {
+	if (start == nil || start.IsNil()) && (end == nil || end.IsNil()) {
+		return s, true
+	}
+	n := utf8.RuneCountInString(s)
+	lo, hi := 0, n
+	if start != nil && !start.IsNil() {
+		lo, _ = pyInt(start)
+	}
+	if end != nil && !end.IsNil() {
+		hi, _ = pyInt(end)
+	}
+	lo, hi = sliceBounds(lo, hi, n)
+	if lo > hi {
+		return "", false
+	}
+	// Byte offsets of the lo-th and hi-th characters.
+	from, to, i := len(s), len(s), 0
+	for offset := range s {
+		if i == lo {
+			from = offset
+		}
+		if i == hi {
+			to = offset
+			break
+		}
+		i++
+	}
+	return s[from:to], true
+}
+
 // sliceBounds clamps Python slice indexes (negative from the end) to [0, n].
 func sliceBounds(lo, hi, n int) (int, int) {
 	clamp := func(i int) int {
@@ -168,16 +205,26 @@ func sliceBounds(lo, hi, n int) (int, int) {
 	return clamp(lo), clamp(hi)
 }
 
-func caseMethod(name string, f func(string) string) exec.Method[string] {
-	return func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func caseMethod(name string, f func(string) string) strMethod {
+	in := "str." + name + "()"
+	return func(st *renderState, self string, args *exec.VarArgs) (any, error) {
 		if err := checkParams(args, name); err != nil {
 			return nil, err
 		}
-		return f(self), nil
+		return mapCase(st, in, self, f)
 	}
 }
 
-func replaceMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+// mapCase applies a case mapping once its largest result fits the budget.
+func mapCase(st *renderState, in, s string, f func(string) string) (string, error) {
+	if err := st.fits(in, caseBound(st, s, nil)); err != nil {
+		return "", err
+	}
+	out := f(s)
+	return out, st.charge(in, len(out))
+}
+
+func replaceMethod(st *renderState, self string, args *exec.VarArgs) (any, error) {
 	if err := checkParams(args, "replace", "old", "new", "count"); err != nil {
 		return nil, err
 	}
@@ -196,14 +243,14 @@ func replaceMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) 
 	if count >= 0 {
 		n = min(n, count)
 	}
-	if len(self)+n*len(repl.String()) > maxValueBytes {
-		return nil, fmt.Errorf("string longer than %d bytes", maxValueBytes)
+	if err := st.charge("str.replace()", replacedSize(self, old.String(), repl.String(), n)); err != nil {
+		return nil, err
 	}
 	return strings.Replace(self, old.String(), repl.String(), count), nil
 }
 
 // joinMethod is sep.join(items): every item must be a str.
-func joinMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func joinMethod(st *renderState, self string, args *exec.VarArgs) (any, error) {
 	if err := checkParams(args, "join", "iterable"); err != nil {
 		return nil, err
 	}
@@ -211,51 +258,56 @@ func joinMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
 	if items == nil {
 		return nil, fmt.Errorf("join() takes exactly one argument (0 given)")
 	}
-	var parts []string
-	size := 0
-	for i, item := range iterate(items) {
+	list := iterate(items)
+	parts := make([]string, len(list))
+	for i, item := range list {
 		if !item.IsString() {
 			return nil, fmt.Errorf("sequence item %d: expected str instance, %s found", i, typeName(item))
 		}
-		if size += len(item.String()) + len(self); size > maxValueBytes {
-			return nil, fmt.Errorf("string longer than %d bytes", maxValueBytes)
-		}
-		parts = append(parts, item.String())
+		parts[i] = item.String()
 	}
-	return strings.Join(parts, self), nil
+	return joinStrings(st, "str.join()", parts, self)
 }
 
-// dictMethods read the dict in order through selfValue: gonja hands methods
-// a Go map copy (self), whose order is lost.
-func dictMethods() *exec.MethodSet[map[string]any] {
-	return exec.NewMethodSet(map[string]exec.Method[map[string]any]{
-		"items": func(_ map[string]any, d *exec.Value, args *exec.VarArgs) (any, error) {
+// dictMethods read the dict in order through the receiver value (gonja's
+// Go map copy would lose the order).
+func dictMethods() map[string]valueMethod {
+	return map[string]valueMethod{
+		"items": func(st *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "items"); err != nil {
 				return nil, err
 			}
-			return itemPairs(d), nil
+			return itemPairs(st, "dict.items()", d)
 		},
-		"keys": func(_ map[string]any, d *exec.Value, args *exec.VarArgs) (any, error) {
+		"keys": func(st *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "keys"); err != nil {
 				return nil, err
 			}
-			var keys []any
-			for _, p := range dictPairs(d) {
-				keys = append(keys, p.Key.Interface())
+			pairs := dictPairs(d)
+			if err := st.chargeItems("dict.keys()", len(pairs)); err != nil {
+				return nil, err
+			}
+			keys := make([]any, len(pairs))
+			for i, p := range pairs {
+				keys[i] = p.Key.Interface()
 			}
 			return keys, nil
 		},
-		"values": func(_ map[string]any, d *exec.Value, args *exec.VarArgs) (any, error) {
+		"values": func(st *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "values"); err != nil {
 				return nil, err
 			}
-			var values []any
-			for _, p := range dictPairs(d) {
-				values = append(values, p.Value.Interface())
+			pairs := dictPairs(d)
+			if err := st.chargeItems("dict.values()", len(pairs)); err != nil {
+				return nil, err
+			}
+			values := make([]any, len(pairs))
+			for i, p := range pairs {
+				values[i] = p.Value.Interface()
 			}
 			return values, nil
 		},
-		"get": func(_ map[string]any, d *exec.Value, args *exec.VarArgs) (any, error) {
+		"get": func(_ *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "get", "key", "default"); err != nil {
 				return nil, err
 			}
@@ -271,56 +323,68 @@ func dictMethods() *exec.MethodSet[map[string]any] {
 			}
 			return noneValue, nil
 		},
-		"copy": func(_ map[string]any, d *exec.Value, args *exec.VarArgs) (any, error) {
+		"copy": func(st *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "copy"); err != nil {
 				return nil, err
 			}
-			return &exec.Dict{Pairs: append([]*exec.Pair(nil), dictPairs(d)...)}, nil
+			pairs := dictPairs(d)
+			if err := st.chargeItems("dict.copy()", len(pairs)); err != nil {
+				return nil, err
+			}
+			return &exec.Dict{Pairs: slices.Clone(pairs)}, nil
 		},
-	})
+	}
 }
 
 // listMethods are the non-mutating list methods: count, index, copy.
-func listMethods() *exec.MethodSet[[]any] {
-	return exec.NewMethodSet(map[string]exec.Method[[]any]{
-		"count": func(_ []any, l *exec.Value, args *exec.VarArgs) (any, error) {
+func listMethods() map[string]valueMethod {
+	return map[string]valueMethod{
+		"count": func(_ *renderState, l *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "count", "value"); err != nil || len(args.Args) != 1 {
 				return nil, fmt.Errorf("count() takes exactly one argument")
 			}
 			n := 0
-			for _, item := range iterate(l) {
-				if item.EqualValueTo(args.Args[0]) {
+			for i := range l.Len() {
+				if pyEqual(l.Index(i), args.Args[0]) {
 					n++
 				}
 			}
 			return n, nil
 		},
-		"index": func(_ []any, l *exec.Value, args *exec.VarArgs) (any, error) {
+		"index": func(_ *renderState, l *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "index", "value"); err != nil || len(args.Args) != 1 {
 				return nil, fmt.Errorf("index() takes exactly one argument")
 			}
-			for i, item := range iterate(l) {
-				if item.EqualValueTo(args.Args[0]) {
+			for i := range l.Len() {
+				if pyEqual(l.Index(i), args.Args[0]) {
 					return i, nil
 				}
 			}
-			return nil, fmt.Errorf("ValueError: %s is not in list", pyRepr(args.Args[0]))
+			return nil, fmt.Errorf("ValueError: %s is not in list", shortRepr(args.Args[0]))
 		},
-		"copy": func(_ []any, l *exec.Value, args *exec.VarArgs) (any, error) {
+		"copy": func(st *renderState, l *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "copy"); err != nil {
 				return nil, err
 			}
-			var out []any
-			for _, item := range iterate(l) {
-				out = append(out, item.Interface())
-			}
-			return out, nil
+			return copyList(st, "list.copy()", l)
 		},
-	})
+	}
+}
+
+// copyList copies a list's items into a new one, charged to the budget.
+func copyList(st *renderState, in string, l *exec.Value) ([]any, error) {
+	if err := st.chargeItems(in, l.Len()); err != nil {
+		return nil, err
+	}
+	out := make([]any, l.Len())
+	for i := range out {
+		out[i] = l.Index(i).Interface()
+	}
+	return out, nil
 }
 
 // countMethod is str.count(sub, start=None, end=None).
-func countMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func countMethod(_ *renderState, self string, args *exec.VarArgs) (any, error) {
 	if err := checkParams(args, "count", "sub", "start", "end"); err != nil {
 		return nil, err
 	}
@@ -328,19 +392,10 @@ func countMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
 	if sub == nil || !sub.IsString() {
 		return nil, fmt.Errorf("count() needs a str argument")
 	}
-	runes := []rune(self)
-	lo, hi := 0, len(runes)
-	if v := kwarg(args, 1, "start"); v != nil && !v.IsNil() {
-		lo, _ = pyInt(v)
-	}
-	if v := kwarg(args, 2, "end"); v != nil && !v.IsNil() {
-		hi, _ = pyInt(v)
-	}
-	lo, hi = sliceBounds(lo, hi, len(runes))
-	if lo > hi {
+	s, ok := runeSlice(self, kwarg(args, 1, "start"), kwarg(args, 2, "end"))
+	if !ok {
 		return 0, nil
 	}
-	s := string(runes[lo:hi])
 	if sub.String() == "" {
 		return utf8.RuneCountInString(s) + 1, nil
 	}
@@ -348,17 +403,14 @@ func countMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
 }
 
 // padMethod is str.center/ljust/rjust(width, fillchar=' ').
-func padMethod(name string) exec.Method[string] {
-	return func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func padMethod(name string) strMethod {
+	return func(st *renderState, self string, args *exec.VarArgs) (any, error) {
 		if err := checkParams(args, name, "width", "fillchar"); err != nil {
 			return nil, err
 		}
 		width, ok := pyInt(kwarg(args, 0, "width"))
 		if !ok {
 			return nil, fmt.Errorf("%s() needs an integer width", name)
-		}
-		if width > maxValueBytes {
-			return nil, fmt.Errorf("string longer than %d bytes", maxValueBytes)
 		}
 		fill := " "
 		if v := kwarg(args, 1, "fillchar"); v != nil {
@@ -367,33 +419,45 @@ func padMethod(name string) exec.Method[string] {
 			}
 			fill = v.String()
 		}
-		margin := width - utf8.RuneCountInString(self)
-		if margin <= 0 {
-			return self, nil
-		}
-		left := 0
-		switch name {
-		case "center":
-			left = margin/2 + (margin & width & 1) // as CPython
-		case "rjust":
-			left = margin
-		}
-		return strings.Repeat(fill, left) + self + strings.Repeat(fill, margin-left), nil
+		return pad(st, "str."+name+"()", name, self, width, fill)
 	}
 }
 
+// pad is str.center/ljust/rjust: self padded with fill (one character) to
+// width characters, charged before it is built.
+func pad(st *renderState, in, how, self string, width int, fill string) (string, error) {
+	margin := width - utf8.RuneCountInString(self)
+	if margin <= 0 {
+		return self, nil
+	}
+	if err := st.charge(in, sizeAdd(len(self), sizeMul(margin, len(fill)))); err != nil {
+		return "", err
+	}
+	left := 0
+	switch how {
+	case "center":
+		left = margin/2 + (margin & width & 1) // as CPython
+	case "rjust":
+		left = margin
+	}
+	return strings.Repeat(fill, left) + self + strings.Repeat(fill, margin-left), nil
+}
+
 // zfillMethod is str.zfill(width): zeros after any sign.
-func zfillMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func zfillMethod(st *renderState, self string, args *exec.VarArgs) (any, error) {
 	if err := checkParams(args, "zfill", "width"); err != nil {
 		return nil, err
 	}
 	width, ok := pyInt(kwarg(args, 0, "width"))
-	if !ok || width > maxValueBytes {
-		return nil, fmt.Errorf("zfill() needs a reasonable integer width")
+	if !ok {
+		return nil, fmt.Errorf("zfill() needs an integer width")
 	}
 	margin := width - utf8.RuneCountInString(self)
 	if margin <= 0 {
 		return self, nil
+	}
+	if err := st.charge("str.zfill()", sizeAdd(len(self), margin)); err != nil {
+		return nil, err
 	}
 	sign := ""
 	if strings.HasPrefix(self, "+") || strings.HasPrefix(self, "-") {
@@ -403,14 +467,17 @@ func zfillMethod(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
 }
 
 // partitionMethod is str.partition/rpartition(sep): a 3-tuple.
-func partitionMethod(name string, cut func(s, sep string) (string, string, bool)) exec.Method[string] {
-	return func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+func partitionMethod(name string, cut func(s, sep string) (string, string, bool)) strMethod {
+	return func(st *renderState, self string, args *exec.VarArgs) (any, error) {
 		if err := checkParams(args, name, "sep"); err != nil {
 			return nil, err
 		}
 		sep := kwarg(args, 0, "sep")
 		if sep == nil || !sep.IsString() || sep.String() == "" {
 			return nil, fmt.Errorf("%s() needs a non-empty str separator", name)
+		}
+		if err := st.chargeItems("str."+name+"()", 3); err != nil {
+			return nil, err
 		}
 		before, after, found := cut(self, sep.String())
 		switch {

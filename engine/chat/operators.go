@@ -14,7 +14,8 @@ import (
 // error value, as gonja functions do.
 
 // maxValueBytes bounds strings built by + ~ * and %, and maxListItems lists
-// built by + and *, so that one expression cannot exhaust memory.
+// built by + and *, whatever the output budget (budget.go), which all of
+// them are charged to as well.
 const (
 	maxValueBytes = maxOutputBytes
 	maxListItems  = 1 << 20
@@ -48,7 +49,7 @@ func helperArgs(va *exec.VarArgs, n int) ([]*exec.Value, *exec.Value) {
 	return va.Args, nil
 }
 
-func opAdd(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+func opAdd(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	args, bad := helperArgs(va, 2)
 	if bad != nil {
 		return bad
@@ -64,11 +65,17 @@ func opAdd(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	}
 	switch {
 	case a.IsString() && b.IsString():
+		if err := stateOf(e.Environment.Context).charge("operator +", len(a.String())+len(b.String())); err != nil {
+			return errorValue(err)
+		}
 		if len(a.String())+len(b.String()) > maxValueBytes {
 			return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
 		}
 		return exec.AsValue(a.String() + b.String())
 	case a.IsList() && b.IsList() && !isUndefined(a) && !isUndefined(b):
+		if err := stateOf(e.Environment.Context).chargeItems("operator +", a.Len()+b.Len()); err != nil {
+			return errorValue(err)
+		}
 		if a.Len()+b.Len() > maxListItems {
 			return exec.AsValue(fmt.Errorf("list longer than %d items", maxListItems))
 		}
@@ -84,19 +91,30 @@ func opAdd(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 }
 
 // opConcat is ~: str() of both sides (Undefined as "").
-func opConcat(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+func opConcat(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	args, bad := helperArgs(va, 2)
 	if bad != nil {
 		return bad
 	}
-	s := pyStr(args[0]) + pyStr(args[1])
-	if len(s) > maxValueBytes {
+	st := stateOf(e.Environment.Context)
+	var sides [2]string
+	for i, v := range args {
+		s, err := st.str("operator ~", v)
+		if err != nil {
+			return errorValue(err)
+		}
+		sides[i] = s
+	}
+	if err := st.charge("operator ~", len(sides[0])+len(sides[1])); err != nil {
+		return errorValue(err)
+	}
+	if len(sides[0])+len(sides[1]) > maxValueBytes {
 		return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
 	}
-	return exec.AsValue(s)
+	return exec.AsValue(sides[0] + sides[1])
 }
 
-func opMul(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+func opMul(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	args, bad := helperArgs(va, 2)
 	if bad != nil {
 		return bad
@@ -111,20 +129,25 @@ func opMul(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 		}
 		return exec.AsValue(x.i * y.i)
 	case a.IsString() && yNum && !y.isFloat:
-		return repeatString(a.String(), y.i)
+		return repeatString(stateOf(e.Environment.Context), a.String(), y.i)
 	case b.IsString() && xNum && !x.isFloat:
-		return repeatString(b.String(), x.i)
+		return repeatString(stateOf(e.Environment.Context), b.String(), x.i)
 	case a.IsList() && yNum && !y.isFloat:
-		return repeatList(a, y.i)
+		return repeatList(stateOf(e.Environment.Context), a, y.i)
 	case b.IsList() && xNum && !x.isFloat:
-		return repeatList(b, x.i)
+		return repeatList(stateOf(e.Environment.Context), b, x.i)
+	case (a.IsString() || a.IsList()) && yNum, (b.IsString() || b.IsList()) && xNum:
+		return errorValue(fmt.Errorf("TypeError: can't multiply sequence by non-int of type 'float'"))
 	}
 	return operandError("*", a, b)
 }
 
-func repeatString(s string, n int) *exec.Value {
+func repeatString(st *renderState, s string, n int) *exec.Value {
 	if n <= 0 || s == "" {
 		return exec.AsValue("")
+	}
+	if err := st.charge("operator *", sizeMul(len(s), n)); err != nil {
+		return errorValue(err)
 	}
 	if n > maxValueBytes/len(s) {
 		return exec.AsValue(fmt.Errorf("string longer than %d bytes", maxValueBytes))
@@ -132,9 +155,12 @@ func repeatString(s string, n int) *exec.Value {
 	return exec.AsValue(strings.Repeat(s, n))
 }
 
-func repeatList(v *exec.Value, n int) *exec.Value {
+func repeatList(st *renderState, v *exec.Value, n int) *exec.Value {
 	if n <= 0 || v.Len() == 0 {
 		return exec.AsValue([]any{})
+	}
+	if err := st.chargeItems("operator *", sizeMul(n, v.Len())); err != nil {
+		return errorValue(err)
 	}
 	if n > maxListItems/v.Len() {
 		return exec.AsValue(fmt.Errorf("list longer than %d items", maxListItems))
@@ -150,14 +176,14 @@ func repeatList(v *exec.Value, n int) *exec.Value {
 
 // opMod is % : Python's modulo (the sign of the divisor) for numbers,
 // printf-style formatting for a string on the left.
-func opMod(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+func opMod(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	args, bad := helperArgs(va, 2)
 	if bad != nil {
 		return bad
 	}
 	a, b := args[0], args[1]
 	if a.IsString() {
-		s, err := percentFormat(a.String(), b)
+		s, err := percentFormat(stateOf(e.Environment.Context), "operator %", a.String(), b)
 		if err != nil {
 			return exec.AsValue(err)
 		}
@@ -263,12 +289,12 @@ func opFloorDiv(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 }
 
 // opStr is str(), which {{ }} prints.
-func opStr(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+func opStr(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	args, bad := helperArgs(va, 1)
 	if bad != nil {
 		return bad
 	}
-	return exec.AsValue(pyStr(args[0]))
+	return errorString(stateOf(e.Environment.Context).str("printing {{ }}", args[0]))
 }
 
 // opGetItem is obj[key] as Jinja's getitem does it: Python indexing
@@ -283,7 +309,7 @@ func opGetItem(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	undefined := exec.AsValue(nil)
 	switch {
 	case isUndefined(obj):
-		return exec.AsValue(fmt.Errorf("cannot read item %s of an undefined value", pyRepr(key)))
+		return exec.AsValue(fmt.Errorf("cannot read item %s of an undefined value", shortRepr(key)))
 	case obj.IsNil():
 		return undefined
 	case obj.IsString():
@@ -292,14 +318,19 @@ func opGetItem(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 			return undefined
 		}
 		s := obj.String()
-		n := utf8.RuneCountInString(s)
 		if i < 0 {
-			i += n
+			i += utf8.RuneCountInString(s)
 		}
-		if i < 0 || i >= n {
+		if i < 0 {
 			return undefined
 		}
-		return exec.AsValue(string([]rune(s)[i]))
+		for _, r := range s { // the i-th character, without a []rune copy of s
+			if i == 0 {
+				return exec.AsValue(string(r))
+			}
+			i--
+		}
+		return undefined
 	case obj.IsList():
 		i, ok := pyInt(key)
 		if !ok {

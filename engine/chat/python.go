@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -77,28 +78,78 @@ func typeName(v *exec.Value) string {
 // prints with parentheses.
 type tuple []any
 
-// pyStr is Python's str(v), which Jinja prints: None as "None", Undefined
-// as "", True/False, floats by repr, containers by repr.
-func pyStr(v *exec.Value) string {
-	switch {
-	case isUndefined(v):
-		return ""
-	case v.IsString():
-		return v.String()
+// writeRepr writes Python's repr(v). It stops once b is over its limit,
+// so a value that shares one long list many times costs no more time than
+// the limit allows.
+func writeRepr(b *textBuilder, v *exec.Value, depth int) {
+	if b.over {
+		return
 	}
-	var b strings.Builder
-	writeRepr(&b, v, 0)
-	return b.String()
+	if !isUndefined(v) && v.Val.CanInterface() {
+		writeReprOf(b, v.Interface(), depth)
+		return
+	}
+	writeReprValue(b, v, depth)
 }
 
-// pyRepr is Python's repr(v).
-func pyRepr(v *exec.Value) string {
-	var b strings.Builder
-	writeRepr(&b, v, 0)
-	return b.String()
+// writeReprOf writes repr(x) for the Go values templates hold. Lists are
+// walked as they are: wrapping each item in an *exec.Value, as gonja's
+// Index does, would cost more than the text written.
+func writeReprOf(b *textBuilder, x any, depth int) {
+	if b.over {
+		return
+	}
+	items := func(open, close string, list []any) {
+		if depth > maxValueDepth {
+			b.WriteString("...")
+			return
+		}
+		b.WriteString(open)
+		for i, item := range list {
+			if b.over {
+				return
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeReprOf(b, item, depth+1)
+		}
+		b.WriteString(close)
+	}
+	switch t := x.(type) {
+	case nil: // Undefined, as gonja reads a missing item
+	case *exec.Value:
+		writeRepr(b, t, depth)
+	case string:
+		writeQuoted(b, t)
+	case int:
+		b.WriteString(strconv.Itoa(t))
+	case float64:
+		b.WriteString(pyFloatRepr(t))
+	case bool:
+		if t {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case []any:
+		items("[", "]", t)
+	case tuple:
+		if len(t) == 1 {
+			items("(", ",)", t)
+		} else {
+			items("(", ")", t)
+		}
+	default:
+		writeReprValue(b, exec.AsValue(x), depth)
+	}
 }
 
-func writeRepr(b *strings.Builder, v *exec.Value, depth int) {
+// writeReprValue writes repr(v) for any value gonja holds.
+func writeReprValue(b *textBuilder, v *exec.Value, depth int) {
+	if b.over {
+		return
+	}
 	if depth > maxValueDepth {
 		b.WriteString("...")
 		return
@@ -119,7 +170,7 @@ func writeRepr(b *strings.Builder, v *exec.Value, depth int) {
 	case v.IsFloat():
 		b.WriteString(pyFloatRepr(v.Float()))
 	case v.IsString():
-		b.WriteString(pyQuote(v.String()))
+		writeQuoted(b, v.String())
 	case v.IsList():
 		open, close := "[", "]"
 		if _, ok := v.Interface().(tuple); ok {
@@ -130,10 +181,13 @@ func writeRepr(b *strings.Builder, v *exec.Value, depth int) {
 		}
 		b.WriteString(open)
 		for i := range v.Len() {
+			if b.over {
+				return
+			}
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, v.Index(i), depth+1)
+			writeRepr(b, v.Index(i), depth+1) // not a []any or tuple: rare
 		}
 		b.WriteString(close)
 	case v.IsDict():
@@ -143,6 +197,9 @@ func writeRepr(b *strings.Builder, v *exec.Value, depth int) {
 		}
 		b.WriteByte('{')
 		for i, p := range dictPairs(v) {
+			if b.over {
+				return
+			}
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -158,13 +215,22 @@ func writeRepr(b *strings.Builder, v *exec.Value, depth int) {
 
 // pyQuote is repr() of a str: single quotes unless the text has ' and no ".
 func pyQuote(s string) string {
+	b := &textBuilder{limit: math.MaxInt}
+	writeQuoted(b, s)
+	return b.String()
+}
+
+// writeQuoted writes repr() of a str to b.
+func writeQuoted(b *textBuilder, s string) {
 	quote := byte('\'')
 	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
 		quote = '"'
 	}
-	var b strings.Builder
 	b.WriteByte(quote)
 	for _, r := range s {
+		if b.over {
+			return
+		}
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
@@ -178,22 +244,21 @@ func pyQuote(s string) string {
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			fmt.Fprintf(b, `\x%02x`, r)
 		case r > 0x7f && !unicode.IsPrint(r):
 			switch {
 			case r <= 0xff:
-				fmt.Fprintf(&b, `\x%02x`, r)
+				fmt.Fprintf(b, `\x%02x`, r)
 			case r <= 0xffff:
-				fmt.Fprintf(&b, `\u%04x`, r)
+				fmt.Fprintf(b, `\u%04x`, r)
 			default:
-				fmt.Fprintf(&b, `\U%08x`, r)
+				fmt.Fprintf(b, `\U%08x`, r)
 			}
 		default:
 			b.WriteRune(r)
 		}
 	}
 	b.WriteByte(quote)
-	return b.String()
 }
 
 // dictPairs lists a dict's items: an ordered dict's in order, a Go map's by

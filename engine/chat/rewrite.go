@@ -28,6 +28,10 @@ const (
 	helperMore     = "tracer gt"
 	helperMoreEq   = "tracer ge"
 	helperNone     = "tracer none"
+	helperMethod   = "tracer method"
+	helperSlice    = "tracer slice"
+	helperEqual    = "tracer eq"
+	helperNotEqual = "tracer ne"
 )
 
 // instrument rewrites a parsed template in place so that gonja evaluates it
@@ -36,7 +40,7 @@ const (
 //
 //   - x[i] goes through helperGetItem (Python indexing: negative indexes,
 //     code points of strings, undefined when missing);
-//   - + ~ * % ** / // < <= > >= go through Python-semantics helpers
+//   - + ~ * % ** / // < <= > >= == != go through Python-semantics helpers
 //     (3 * 'a', [1] * 2, '%s' % x, 2 ** 3 == 8, floor division, list
 //     ordering, size limits);
 //   - {{ x }} prints str(x) (None, True, floats and containers as Python
@@ -44,6 +48,10 @@ const (
 //   - none (gonja reads only None) is None, not Undefined, and not x is a
 //     bool;
 //   - 'a' in x | f tests against x | f (gonja applies f to the test);
+//   - x[a:b:c] goes through helperSlice (Python's slicing, charged to the
+//     output budget);
+//   - x.name(args) goes through helperMethod (calls.go), which runs the
+//     methods with the render's budget;
 //   - a macro whose body reads varargs or kwargs accepts extra arguments;
 //   - for-loop bodies and macro calls are counted (see limits.go).
 func instrument(tpl *nodes.Template) error {
@@ -213,6 +221,8 @@ var helperOperators = map[tokens.Type]string{
 	tokens.LowerThanOrEqual:   helperLessEq,
 	tokens.GreaterThan:        helperMore,
 	tokens.GreaterThanOrEqual: helperMoreEq,
+	tokens.Equals:             helperEqual,
+	tokens.Ne:                 helperNotEqual,
 }
 
 // expr rewrites one expression tree (see instrument).
@@ -245,14 +255,29 @@ func (r *rewriter) expr(e nodes.Expression) nodes.Expression {
 		}
 		return helperCall(helperGetItem, n.Location, r.expr(n.Node), r.expr(n.Arg))
 	case *nodes.GetSlice:
-		n.Node, n.Start, n.End, n.Step = r.expr(n.Node), r.expr(n.Start), r.expr(n.End), r.expr(n.Step)
+		bound := func(e nodes.Expression) nodes.Expression {
+			if e == nil {
+				return noneName(n.Location)
+			}
+			return r.expr(e)
+		}
+		return helperCall(helperSlice, n.Location, r.expr(n.Node), bound(n.Start), bound(n.End), bound(n.Step))
 	case *nodes.GetAttribute:
 		n.Node = r.expr(n.Node)
 	case *nodes.Call:
-		if attr, ok := n.Func.(*nodes.GetAttribute); ok && n.Parent != nil && attr.Node == n.Parent {
-			// A method call: gonja evaluates Parent for the receiver.
-			n.Parent = r.expr(n.Parent)
-			attr.Node = n.Parent
+		if attr, ok := n.Func.(*nodes.GetAttribute); ok && attr.Attribute != "" && (n.Parent == nil || attr.Node == n.Parent) {
+			// A method call on attr.Node, which gonja also sets as Parent
+			// unless the receiver is in brackets.
+			r.exprs(n.Args)
+			r.kwargs(n.Kwargs)
+			at := attr.Location
+			if at == nil {
+				at = &tokens.Token{}
+			}
+			name := &nodes.String{Location: &tokens.Token{Type: tokens.String, Val: attr.Attribute, Line: at.Line, Col: at.Col}, Val: attr.Attribute}
+			call := helperCall(helperMethod, n.Location, append([]nodes.Expression{r.expr(attr.Node), name}, n.Args...)...)
+			call.Kwargs = n.Kwargs
+			return call
 		} else {
 			n.Func, n.Parent = r.expr(n.Func), r.expr(n.Parent)
 		}

@@ -3,7 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
-	"reflect"
+	"io"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -104,7 +104,7 @@ func (s *setStatement) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock)
 		if !ok {
 			return errors.New("cannot assign attribute on non-namespace object")
 		}
-		if reaches(value.Interface(), ns, 0) {
+		if reaches(value.Interface(), ns) {
 			return errors.New("cannot store a namespace inside itself")
 		}
 		ns[t.Attribute] = value.Interface()
@@ -148,55 +148,11 @@ func (s *setStatement) value(r *exec.Renderer) (*exec.Value, error) {
 	return value, nil
 }
 
-// reaches reports whether target can be reached from v: storing v in target
-// would then make a cycle, which gonja's printing and comparison would
-// follow forever.
-func reaches(v any, target namespace, depth int) bool {
-	if depth > maxValueDepth {
-		return true
-	}
-	switch x := v.(type) {
-	case *exec.Value:
-		return x != nil && x.Val.IsValid() && x.Val.CanInterface() && reaches(x.Interface(), target, depth+1)
-	case namespace:
-		if reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(target).UnsafePointer() {
-			return true
-		}
-		for _, item := range x {
-			if reaches(item, target, depth+1) {
-				return true
-			}
-		}
-	case *exec.Dict:
-		for _, p := range x.Pairs {
-			if reaches(p.Value, target, depth+1) {
-				return true
-			}
-		}
-	case map[string]any:
-		for _, item := range x {
-			if reaches(item, target, depth+1) {
-				return true
-			}
-		}
-	default:
-		rv := reflect.ValueOf(v)
-		if rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array {
-			for i := range rv.Len() {
-				if rv.Index(i).CanInterface() && reaches(rv.Index(i).Interface(), target, depth+1) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // renderToString renders body in a new scope and returns its text.
 func renderToString(r *exec.Renderer, body *nodes.Wrapper) (string, error) {
 	var buf strings.Builder
 	sub := r.Inherit()
-	sub.Output = &limitedWriter{w: &buf, max: maxOutputBytes}
+	sub.Output = &limitedWriter{w: &buf, max: maxOutputBytes, state: stateOf(r.Environment.Context)}
 	if err := sub.ExecuteWrapper(body); err != nil {
 		return "", err
 	}
@@ -305,7 +261,11 @@ func (s *filterStatement) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlo
 			return value
 		}
 	}
-	_, err = r.Output.Write([]byte(pyStr(value)))
+	out, err := stateOf(r.Environment.Context).str("filter block", value)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(r.Output, out)
 	return err
 }
 

@@ -176,16 +176,12 @@ type jsonOptions struct {
 	sortKeys    bool
 }
 
-// toJSON writes v as Python's json.dumps does.
-func toJSON(v *exec.Value, opts jsonOptions) (string, error) {
-	var b strings.Builder
-	if err := writeJSON(&b, v, opts, 0); err != nil {
-		return "", err
+// writeJSON writes v as Python's json.dumps does, into b, which stops at
+// the budget.
+func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error {
+	if b.over {
+		return nil // past the budget: finish reports it
 	}
-	return b.String(), nil
-}
-
-func writeJSON(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) error {
 	if depth > maxValueDepth {
 		return fmt.Errorf("tojson: data nested deeper than %d levels", maxValueDepth)
 	}
@@ -214,11 +210,14 @@ func writeJSON(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) e
 		}
 		b.WriteByte('[')
 		for i := range n {
+			if b.over {
+				return nil
+			}
 			if i > 0 {
 				b.WriteString(opts.itemSep)
 			}
 			writeNewline(b, opts, depth+1)
-			if err := writeJSON(b, v.Index(i), opts, depth+1); err != nil {
+			if err := writeJSONItem(b, v, i, opts, depth+1); err != nil {
 				return err
 			}
 		}
@@ -235,7 +234,35 @@ func writeJSON(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) e
 	return nil
 }
 
-func writeJSONDict(b *strings.Builder, v *exec.Value, opts jsonOptions, depth int) error {
+// writeJSONItem writes item i of list. A string or number item of a []any
+// or tuple is written as it is: wrapping each item in an *exec.Value, as
+// gonja's Index does, would cost more than the text written.
+func writeJSONItem(b *textBuilder, list *exec.Value, i int, opts jsonOptions, depth int) error {
+	var item any
+	switch l := list.Interface().(type) {
+	case []any:
+		item = l[i]
+	case tuple:
+		item = l[i]
+	default:
+		return writeJSON(b, list.Index(i), opts, depth)
+	}
+	switch x := item.(type) {
+	case string:
+		writeJSONString(b, x, opts.ensureASCII)
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case *exec.Value:
+		return writeJSON(b, x, opts, depth)
+	case []any, tuple:
+		return writeJSON(b, exec.AsValue(x), opts, depth) // one wrapper per list
+	default:
+		return writeJSON(b, list.Index(i), opts, depth)
+	}
+	return nil
+}
+
+func writeJSONDict(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error {
 	type entry struct {
 		key   string
 		value *exec.Value
@@ -306,7 +333,7 @@ func jsonKey(k *exec.Value) (string, error) {
 	return "", fmt.Errorf("tojson: keys must be str, int, float, bool or None, not %T", k.Interface())
 }
 
-func writeNewline(b *strings.Builder, opts jsonOptions, depth int) {
+func writeNewline(b *textBuilder, opts jsonOptions, depth int) {
 	if !opts.hasIndent {
 		return
 	}
@@ -319,7 +346,7 @@ func writeNewline(b *strings.Builder, opts jsonOptions, depth int) {
 // writeJSONString quotes s as json.dumps does: ", \ and control characters
 // escaped (\n, \r, \t, \b, \f by name, others as \u00XX); with ensureASCII
 // every non-ASCII character as \uXXXX (UTF-16 surrogate pairs above U+FFFF).
-func writeJSONString(b *strings.Builder, s string, ensureASCII bool) {
+func writeJSONString(b *textBuilder, s string, ensureASCII bool) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch {
