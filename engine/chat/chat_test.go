@@ -9,13 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tracer/engine/refdata"
 
 	"tracer/engine/tokenizer"
 )
 
-// sharedDir holds the golden files other tests compare with (see
-// shared/tokenizers/SOURCE.md); tests skip when it is absent.
-const sharedDir = "../../../shared"
+// shared returns the path of a reference file named by its path under
+// shared/ (the goldens name their tokenizer folders "shared/tokenizers/…"),
+// found through refdata: a skip when absent, a failure in CI.
+func shared(t *testing.T, rel string) string {
+	t.Helper()
+	return refdata.Need(t, strings.TrimPrefix(rel, "shared/"))
+}
 
 // goldenCase is one conversation rendered by transformers'
 // apply_chat_template (shared/tokenizers/chat-golden.json).
@@ -38,11 +43,8 @@ type goldenTokenizer struct {
 
 func loadGolden(t *testing.T) map[string]goldenTokenizer {
 	t.Helper()
-	path := filepath.Join(sharedDir, "tokenizers", "chat-golden.json")
+	path := shared(t, "tokenizers/chat-golden.json")
 	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("golden file %s not found (shared/ is not checked out)", path)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func goldenOptions(t *testing.T, kwargs map[string]json.RawMessage) Options {
 
 func TestRenderGolden(t *testing.T) {
 	for name, tok := range loadGolden(t) {
-		tmpl, err := Load(filepath.Join(sharedDir, "..", tok.Dir))
+		tmpl, err := Load(shared(t, tok.Dir))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -111,7 +113,7 @@ func TestRenderGolden(t *testing.T) {
 func TestLoadSpecialTokens(t *testing.T) {
 	for name, tok := range loadGolden(t) {
 		t.Run(name, func(t *testing.T) {
-			tmpl, err := Load(filepath.Join(sharedDir, "..", tok.Dir, "tokenizer_config.json"))
+			tmpl, err := Load(filepath.Join(shared(t, tok.Dir), "tokenizer_config.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -275,7 +277,7 @@ func TestMessageJSON(t *testing.T) {
 // Hugging Face tokenizers (ids_tokenizer_json).
 func TestRenderGoldenTokenIDs(t *testing.T) {
 	for name, tok := range loadGolden(t) {
-		dir := filepath.Join(sharedDir, "..", tok.Dir)
+		dir := shared(t, tok.Dir)
 		tmpl, err := Load(dir)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -3,10 +3,10 @@ package chat
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"tracer/engine/refdata"
 )
 
 // fuzzConversation is the fixed conversation hostile and fuzzed templates
@@ -133,7 +133,8 @@ func FuzzRender(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
-	if data, err := os.ReadFile(filepath.Join(sharedDir, "tokenizers", "chat-golden.json")); err == nil {
+	if path, err := refdata.Path("tokenizers/chat-golden.json"); err == nil {
+		data, _ := os.ReadFile(path)
 		var golden struct {
 			Tokenizers map[string]struct {
 				ChatTemplate string `json:"chat_template"`
