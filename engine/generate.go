@@ -131,6 +131,9 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	if req.Record {
 		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
 	}
+	if g.inside, g.insideModel, err = newInside(o, req.Model, req.Record); err != nil {
+		return nil, err
+	}
 	firstStep := 0
 	if rs := req.Resume; rs != nil {
 		if len(rs.Tokens) != len(rows) || rs.Cache == nil || rs.Cache.Rows() != len(rows) {
@@ -236,18 +239,21 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 
 // loop is the state of one Generate call.
 type loop struct {
-	req       Request
-	info      Info
-	rec       *recorder // nil: recording off
-	procs     []Processor
-	rnd       Rand
-	cache     Cache
-	rows      [][]int  // [rows][len]: prompt (padded) and generated ids
-	mask      [][]bool // [rows][len]: false = padding
-	promptLen int
-	finished  []bool   // [rows]
-	stops     []string // [rows]: why each finished row stopped
-	newText   []string // [rows]: decoded new tokens, kept for stop strings
+	req  Request
+	info Info
+	rec  *recorder // nil: recording off
+
+	inside      *Inside     // nil: nothing recorded from inside the model
+	insideModel InsideModel // the model, when inside is set
+	procs       []Processor
+	rnd         Rand
+	cache       Cache
+	rows        [][]int  // [rows][len]: prompt (padded) and generated ids
+	mask        [][]bool // [rows][len]: false = padding
+	promptLen   int
+	finished    []bool   // [rows]
+	stops       []string // [rows]: why each finished row stopped
+	newText     []string // [rows]: decoded new tokens, kept for stop strings
 
 	batch  Batch
 	pos    [][]int     // [rows][len]: position ids of every slot, reused by fillBatch
@@ -258,10 +264,12 @@ type loop struct {
 	next   []int       // [rows]: the tokens a step chose, appended once every row has chosen
 }
 
-// forward feeds the rows to the model: with the cache, the whole prompt at
-// the first step and then only the newest token; without it, the whole
-// sequence. It returns the positions the cache held before and the phase.
-func (g *loop) forward() (past int, phase string, err error) {
+// forward feeds the rows to the model for a step: with the cache, the whole
+// prompt at the first step and then only the newest token; without it, the
+// whole sequence. It returns the positions the cache held before and the
+// phase. When the inside of the model is recorded, it asks for it (the
+// prompt's attention matrices at step 0 with record_attention "all").
+func (g *loop) forward(step int) (past int, phase string, err error) {
 	past = g.cache.Len()
 	phase = trace.PhaseDecode
 	if !g.req.Options.UseCache {
@@ -271,7 +279,22 @@ func (g *loop) forward() (past int, phase string, err error) {
 		phase = trace.PhasePrefill
 	}
 	g.fillBatch(past)
+	if g.inside != nil {
+		g.inside.AllAttention = step == 0 && g.req.Options.RecordAttention == trace.RecordAttentionAll
+		return past, phase, g.insideModel.ForwardInside(g.cache, &g.batch, g.logits, g.inside)
+	}
 	return past, phase, g.req.Model.Forward(g.cache, &g.batch, g.logits)
+}
+
+// recordInside adds to each row of a recorded step what the forward pass
+// showed inside the model.
+func (g *loop) recordInside(rec *trace.Step) {
+	if g.inside == nil {
+		return
+	}
+	for r := range rec.Rows {
+		rec.Rows[r].Inside = g.rec.inside(g.inside, r, g.req.Options.RecordLens, g.info.VocabSize)
+	}
 }
 
 // finishRecord adds what every recorded step holds besides its rows: the
@@ -309,7 +332,7 @@ func (g *loop) decode(ids []int) string {
 // step runs one forward pass and appends one token to every row.
 func (g *loop) step(step int) (*trace.Step, error) {
 	start := time.Now()
-	past, phase, err := g.forward()
+	past, phase, err := g.forward(step)
 	if err != nil {
 		return nil, err
 	}
@@ -344,6 +367,7 @@ func (g *loop) step(step int) (*trace.Step, error) {
 		}
 	}
 	if rec != nil {
+		g.recordInside(rec)
 		g.finishRecord(rec, past, start)
 	}
 	return rec, nil
