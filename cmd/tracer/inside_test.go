@@ -169,3 +169,178 @@ func compareWeights(t *testing.T, what string, got trace.Weights, want []float64
 		}
 	}
 }
+
+// TestInsideStories260K checks the llama2.c path on stories260K: every
+// recorded attention row holds one weight per position and sums to 1
+// within 1e-5, and the last layer's lens is the step's own candidates
+// (same ids, logits within 1e-5), since it is the model's logits.
+func TestInsideStories260K(t *testing.T) {
+	bin := refdata.Need(t, "models/stories260K/stories260K.bin")
+	tr := runTrace(t, "--model", bin, "--prompt", "Once upon a time", "--max-new-tokens", "12",
+		"--record-attention=all", "--record-lens", "20", "--record-top", "20")
+	if len(tr.Steps) != 12 {
+		t.Fatalf("%d steps, want 12", len(tr.Steps))
+	}
+	sums := func(what string, w trace.Weights, keys int) {
+		t.Helper()
+		if len(w) != keys {
+			t.Fatalf("%s: %d weights, want %d", what, len(w), keys)
+		}
+		var sum float64
+		for _, v := range w {
+			sum += float64(v)
+		}
+		if math.Abs(sum-1) > 1e-5 {
+			t.Errorf("%s sums to %v, want 1 within 1e-5", what, sum)
+		}
+	}
+	for s, st := range tr.Steps {
+		row := st.Rows[0]
+		in := row.Inside
+		if in == nil || len(in.Attention) != tr.Model.Layers || len(in.Lens) != tr.Model.Layers {
+			t.Fatalf("step %d: inside %+v, want attention and lens of %d layers", s, in, tr.Model.Layers)
+		}
+		for l, heads := range in.Attention {
+			if len(heads) != tr.Model.Heads {
+				t.Fatalf("step %d layer %d: %d heads, want %d", s, l, len(heads), tr.Model.Heads)
+			}
+			for h, w := range heads {
+				sums(fmt.Sprintf("step %d layer %d head %d", s, l, h), w, row.Context)
+			}
+		}
+		for l, heads := range in.PromptAttention {
+			for h, qs := range heads {
+				for q, w := range qs {
+					sums(fmt.Sprintf("prompt layer %d head %d query %d", l, h, q), w, len(row.InputIDs))
+				}
+			}
+		}
+		last, cands := in.Lens[len(in.Lens)-1], row.Candidates
+		if len(last) != len(cands) {
+			t.Fatalf("step %d: last layer's lens has %d entries, candidates %d", s, len(last), len(cands))
+		}
+		for k := range last {
+			if last[k].ID != cands[k].ID || math.Abs(float64(last[k].Logit-cands[k].Logit)) > 1e-5 {
+				t.Errorf("step %d rank %d: last layer's lens id %d logit %v, candidate id %d logit %v", s, k, last[k].ID, last[k].Logit, cands[k].ID, cands[k].Logit)
+			}
+		}
+	}
+	if tr.Steps[0].Rows[0].Inside.PromptAttention == nil || tr.Steps[1].Rows[0].Inside.PromptAttention != nil {
+		t.Errorf("prompt_attention at steps 0 and 1: %v and %v, want only at step 0",
+			tr.Steps[0].Rows[0].Inside.PromptAttention != nil, tr.Steps[1].Rows[0].Inside.PromptAttention != nil)
+	}
+}
+
+// sameInside compares a row's inside view with a single unpadded run's
+// (want): the row holds pad extra positions in front (left padding), whose
+// weights must be exactly 0; the rest must agree within 1e-5 (attention)
+// and 1e-4 (lens logits, ids exact).
+func sameInside(t *testing.T, what string, got, want *trace.Inside, pad int) {
+	t.Helper()
+	if got == nil || want == nil {
+		t.Fatalf("%s: inside %v, want %v", what, got, want)
+	}
+	row := func(at string, g, w trace.Weights) {
+		t.Helper()
+		if len(g) != len(w)+pad {
+			t.Fatalf("%s: %d weights, want %d (+%d pads)", at, len(g), len(w), pad)
+		}
+		for k := range g {
+			var want float32
+			if k >= pad {
+				want = w[k-pad]
+			}
+			if d := math.Abs(float64(g[k] - want)); d > 1e-5 || k < pad && g[k] != 0 {
+				t.Fatalf("%s key %d: got %v, want %v", at, k, g[k], want)
+			}
+		}
+	}
+	if len(got.Attention) != len(want.Attention) {
+		t.Fatalf("%s: attention of %d layers, want %d", what, len(got.Attention), len(want.Attention))
+	}
+	for l := range got.Attention {
+		for h := range got.Attention[l] {
+			row(fmt.Sprintf("%s attention layer %d head %d", what, l, h), got.Attention[l][h], want.Attention[l][h])
+		}
+	}
+	if (got.PromptAttention == nil) != (want.PromptAttention == nil) {
+		t.Fatalf("%s: prompt_attention recorded %v, want %v", what, got.PromptAttention != nil, want.PromptAttention != nil)
+	}
+	for l := range got.PromptAttention {
+		for h := range got.PromptAttention[l] {
+			qs := got.PromptAttention[l][h][pad:] // a pad's own query is not the single run's
+			for q := range qs {
+				row(fmt.Sprintf("%s prompt layer %d head %d query %d", what, l, h, q), qs[q], want.PromptAttention[l][h][q])
+			}
+		}
+	}
+	if len(got.Lens) != len(want.Lens) {
+		t.Fatalf("%s: lens of %d layers, want %d", what, len(got.Lens), len(want.Lens))
+	}
+	for l := range got.Lens {
+		for k := range got.Lens[l] {
+			g, w := got.Lens[l][k], want.Lens[l][k]
+			if g.ID != w.ID || math.Abs(float64(g.Logit-w.Logit)) > 1e-4 {
+				t.Fatalf("%s lens layer %d rank %d: got id %d logit %v, want id %d logit %v", what, l, k, g.ID, g.Logit, w.ID, w.Logit)
+			}
+		}
+	}
+}
+
+// TestInsideSameNumbers checks that what is recorded inside does not
+// depend on how the row was run: a left-padded row of a batch, every beam
+// of a beam search, and a run with the cache off give the single unpadded
+// cached row's numbers.
+func TestInsideSameNumbers(t *testing.T) {
+	golden := refdata.Need(t, "golden")
+	for _, name := range []string{"tiny-llama", "tiny-gpt2", "tiny-qwen2"} {
+		dir := filepath.Join(golden, name)
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, "inside.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ref insideRef
+			if err := json.Unmarshal(data, &ref); err != nil {
+				t.Fatal(err)
+			}
+			prompt := joinIDs(ref.Prompt)
+			longer := joinIDs(append(slices.Clone(ref.Prompt), ref.Prompt[:3]...))
+			common := []string{"--model", dir, "--max-new-tokens", "4", "--do-sample=false", "--repetition-penalty", "1.0",
+				"--record-attention=all", "--record-lens", "10", "--eos-id", "0"}
+			single := runTrace(t, append([]string{"--prompt-ids", prompt}, common...)...)
+
+			t.Run("cache off", func(t *testing.T) {
+				tr := runTrace(t, append([]string{"--prompt-ids", prompt, "--no-cache"}, common...)...)
+				for s := range single.Steps {
+					sameInside(t, fmt.Sprintf("step %d", s), tr.Steps[s].Rows[0].Inside, single.Steps[s].Rows[0].Inside, 0)
+				}
+			})
+			t.Run("batch left padded", func(t *testing.T) {
+				tr := runTrace(t, append([]string{"--prompt-ids", prompt + ";" + longer}, common...)...)
+				for s := range single.Steps {
+					sameInside(t, fmt.Sprintf("step %d", s), tr.Steps[s].Rows[0].Inside, single.Steps[s].Rows[0].Inside, 3)
+				}
+			})
+			t.Run("beams", func(t *testing.T) {
+				tr := runTrace(t, append([]string{"--prompt-ids", prompt, "--num-beams", "3"}, common...)...)
+				for r, row := range tr.Steps[0].Rows {
+					sameInside(t, fmt.Sprintf("step 0 beam %d", r), row.Inside, single.Steps[0].Rows[0].Inside, 0)
+				}
+				// At step 1 one beam continues the greedy token: after
+				// the cache's reorder it must still see the greedy run's
+				// keys.
+				found := false
+				for r, row := range tr.Steps[1].Rows {
+					if slices.Equal(row.InputIDs, single.Steps[1].Rows[0].InputIDs) {
+						found = true
+						sameInside(t, fmt.Sprintf("step 1 beam %d", r), row.Inside, single.Steps[1].Rows[0].Inside, 0)
+					}
+				}
+				if !found {
+					t.Errorf("no beam at step 1 continues the greedy token %v", single.Steps[1].Rows[0].InputIDs)
+				}
+			})
+		})
+	}
+}
