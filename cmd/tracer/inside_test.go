@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracer/engine/bench"
 	"tracer/engine/refdata"
 	"tracer/trace"
 )
@@ -342,5 +343,65 @@ func TestInsideSameNumbers(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestInsideUsageErrors checks the flags' errors: each names the flag and
+// says what to do, with the usage exit status.
+func TestInsideUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"attention without a trace", []string{"run", "--model", "toy", "--record-attention"}, "add --json or --out FILE"},
+		{"lens without a trace", []string{"run", "--model", "toy", "--record-lens", "5"}, "add --json or --out FILE"},
+		{"negative lens", []string{"run", "--model", "toy", "--record-lens", "-1", "--json"}, "--record-lens must be 0 (off) or more"},
+		{"unknown attention value", []string{"run", "--model", "toy", "--record-attention=some", "--json"}, `--record-attention=all (also the prompt's matrices), got "some"`},
+		{"toy has no inside", []string{"run", "--model", "toy", "--record-attention", "--json"}, "record_attention and record_lens need a transformer"},
+		{"bench negative lens", []string{"bench", "--shape", "gpt2", "--record-lens", "-2"}, "--record-lens must be 0 (off) or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := tracer(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(errOut, tt.want) || out != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, no output and %q", code, out, errOut, exitUsage, tt.want)
+			}
+		})
+	}
+}
+
+// TestInsideOffLeavesTraceAlone checks that a run without the flags
+// records nothing inside and says so in no option, so traces stay as they
+// were.
+func TestInsideOffLeavesTraceAlone(t *testing.T) {
+	dir := refdata.Need(t, "golden/tiny-llama")
+	out, errOut, code := tracer(t, "", "run", "--json", "--model", dir, "--prompt-ids", "1,2,3", "--max-new-tokens", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, field := range []string{`"inside"`, `"record_attention"`, `"record_lens"`} {
+		if strings.Contains(out, field) {
+			t.Errorf("the trace holds %s, want it absent when not recorded", field)
+		}
+	}
+}
+
+// TestInsideBench runs tracer bench with the inside recorded on
+// stories260K, briefly, and checks that the report says what was recorded
+// and measured it.
+func TestInsideBench(t *testing.T) {
+	bin := refdata.Need(t, "models/stories260K/stories260K.bin")
+	out, errOut, code := tracer(t, "", "bench", "--model", bin, "--threads", "2", "--prompt-len", "4",
+		"--new-tokens", "6", "--reps", "1", "--probe-mib", "8", "--record-attention", "--record-lens", "10", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if r.Record == nil || r.Record.Attention != "step" || r.Record.Lens != 10 || !(r.Record.OnTokensPerSec.Median > 0) || !(r.Record.Ratio > 0) {
+		t.Errorf("record report %+v, want attention \"step\", lens 10 and measured speeds", r.Record)
 	}
 }
