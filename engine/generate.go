@@ -131,7 +131,7 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	if req.Record {
 		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
 	}
-	if g.inside, g.insideModel, err = newInside(o, req.Model, req.Record); err != nil {
+	if g.inside, g.insideModel, err = newInside(o, req.Model, req.Record, len(rows), promptLen); err != nil {
 		return nil, err
 	}
 	firstStep := 0

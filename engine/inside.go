@@ -32,17 +32,31 @@ type InsideModel interface {
 	ForwardInside(c Cache, b *Batch, logits [][]float32, in *Inside) error
 }
 
+// MaxPromptAttention is the most weights record_attention "all" records
+// for the prompt matrices of step 0, all rows, layers and heads together:
+// they grow with the square of the prompt, and past this a trace would
+// outgrow what trace.Read accepts (about 10 bytes a weight in JSON).
+const MaxPromptAttention = 4 << 20
+
 // newInside returns the questions the options ask of every step, or nil
 // when they ask none (or nothing is recorded). A model that cannot answer
-// them is an option error.
-func newInside(o trace.Options, m Model, record bool) (*Inside, InsideModel, error) {
+// them, or prompt matrices too large to keep, is an option error.
+func newInside(o trace.Options, m Model, record bool, rows, promptLen int) (*Inside, InsideModel, error) {
 	if !record || o.RecordAttention == "" && o.RecordLens == 0 {
 		return nil, nil, nil
 	}
+	info := m.Info()
 	im, ok := m.(InsideModel)
 	if !ok {
 		return nil, nil, &OptionError{fmt.Sprintf("model %q (%s) has no attention or layers to look inside: record_attention and record_lens need a transformer (a Hugging Face folder or a llama2.c .bin)",
-			m.Info().Name, m.Info().Architecture)}
+			info.Name, info.Architecture)}
+	}
+	if o.RecordAttention == trace.RecordAttentionAll {
+		n := int64(rows) * int64(info.Layers) * int64(info.Heads) * int64(promptLen) * int64(promptLen)
+		if n > MaxPromptAttention {
+			return nil, nil, &OptionError{fmt.Sprintf("record_attention all would record %d prompt weights (%d rows × %d layers × %d heads × %d² prompt positions), over the limit of %d: record each step's attention only (record_attention step) or give a shorter prompt",
+				n, rows, info.Layers, info.Heads, promptLen, MaxPromptAttention)}
+		}
 	}
 	return &Inside{Attention: o.RecordAttention != "", Lens: o.RecordLens > 0}, im, nil
 }
