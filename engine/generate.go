@@ -37,6 +37,8 @@ type Request struct {
 
 	// Record builds a trace.Step for every step (candidates, stages, the
 	// final distribution, KV cache, traffic). Off, the loop only decodes.
+	// With Options.RecordAttention or RecordLens each row also records the
+	// inside of the model, which must then be an InsideModel.
 	Record bool
 	// OnStep, when set, receives each recorded step as soon as it exists.
 	OnStep func(trace.Step)
@@ -239,21 +241,18 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 
 // loop is the state of one Generate call.
 type loop struct {
-	req  Request
-	info Info
-	rec  *recorder // nil: recording off
-
-	inside      *Inside     // nil: nothing recorded from inside the model
-	insideModel InsideModel // the model, when inside is set
-	procs       []Processor
-	rnd         Rand
-	cache       Cache
-	rows        [][]int  // [rows][len]: prompt (padded) and generated ids
-	mask        [][]bool // [rows][len]: false = padding
-	promptLen   int
-	finished    []bool   // [rows]
-	stops       []string // [rows]: why each finished row stopped
-	newText     []string // [rows]: decoded new tokens, kept for stop strings
+	req       Request
+	info      Info
+	rec       *recorder // nil: recording off
+	procs     []Processor
+	rnd       Rand
+	cache     Cache
+	rows      [][]int  // [rows][len]: prompt (padded) and generated ids
+	mask      [][]bool // [rows][len]: false = padding
+	promptLen int
+	finished  []bool   // [rows]
+	stops     []string // [rows]: why each finished row stopped
+	newText   []string // [rows]: decoded new tokens, kept for stop strings
 
 	batch  Batch
 	pos    [][]int     // [rows][len]: position ids of every slot, reused by fillBatch
@@ -262,6 +261,9 @@ type loop struct {
 	scores []float32   // [vocab]: one row's processed scores
 	probs  []float32   // [vocab]: one row's final distribution
 	next   []int       // [rows]: the tokens a step chose, appended once every row has chosen
+
+	inside      *Inside     // nil: nothing recorded from inside the model
+	insideModel InsideModel // the model, when inside is set
 }
 
 // forward feeds the rows to the model for a step: with the cache, the whole

@@ -132,9 +132,13 @@ type Options struct {
 	Padding            string   `json:"padding,omitempty"` // "left" or "right", batches only
 	RecordTop          int      `json:"record_top"`        // candidates recorded per step
 	FullLogits         bool     `json:"full_logits,omitempty"`
-	ForceIDs           []int    `json:"force_ids,omitempty"`        // step i chooses ForceIDs[i]
-	RecordAttention    string   `json:"record_attention,omitempty"` // "", RecordAttentionStep or RecordAttentionAll: see StepRow.Inside
-	RecordLens         int      `json:"record_lens,omitempty"`      // top entries of every layer's logit lens per step; 0: off
+	ForceIDs           []int    `json:"force_ids,omitempty"` // step i chooses ForceIDs[i]
+
+	// What is recorded inside the model (StepRow.Inside): RecordAttention
+	// is "" (off), RecordAttentionStep or RecordAttentionAll; RecordLens
+	// the top entries of every layer's logit lens per step, 0 for off.
+	RecordAttention string `json:"record_attention,omitempty"`
+	RecordLens      int    `json:"record_lens,omitempty"`
 
 	// Sources maps an option's JSON name to where its value came from:
 	// "default" (transformers' defaults), "generation_config" (the model's
