@@ -358,6 +358,7 @@ func TestInsideUsageErrors(t *testing.T) {
 		{"lens without a trace", []string{"run", "--model", "toy", "--record-lens", "5"}, "add --json or --out FILE"},
 		{"negative lens", []string{"run", "--model", "toy", "--record-lens", "-1", "--json"}, "--record-lens must be 0 (off) or more"},
 		{"unknown attention value", []string{"run", "--model", "toy", "--record-attention=some", "--json"}, `--record-attention=all (also the prompt's matrices), got "some"`},
+		{"all without =", []string{"run", "--model", "toy", "--json", "--record-attention", "all"}, "write --record-attention=all (with =)"},
 		{"toy has no inside", []string{"run", "--model", "toy", "--record-attention", "--json"}, "record_attention and record_lens need a transformer"},
 		{"bench negative lens", []string{"bench", "--shape", "gpt2", "--record-lens", "-2"}, "--record-lens must be 0 (off) or more"},
 	}

@@ -130,6 +130,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "tracer run: "+format+"\n", a...)
 		return exitUsage
 	}
+	if fs.NArg() > 0 && fs.Arg(0) == "all" && recordAttention != "" {
+		return usageErr("unexpected argument \"all\": write --record-attention=all (with =) to record the prompt's matrices too")
+	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (flags go before nothing else; quote the prompt: --prompt \"...\")", fs.Arg(0))
 	}
