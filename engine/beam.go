@@ -116,7 +116,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 			break
 		}
 		start := time.Now()
-		past, phase, err := g.forward()
+		past, phase, err := g.forward(step)
 		if err != nil {
 			var se *StopError
 			if errors.As(err, &se) {
@@ -214,6 +214,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 				row.Chosen = trace.Chosen{ID: toks[r], Token: g.rec.token(toks[r]), Prob: math.Exp(float64(lp)),
 					Rank: rank(next[sr*vocab:(sr+1)*vocab], toks[r]), By: trace.ByBeam}
 			}
+			g.recordInside(rec)
 			g.finishRecord(rec, past, start)
 			t.Steps = append(t.Steps, *rec)
 			if g.req.OnStep != nil {

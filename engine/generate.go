@@ -37,6 +37,8 @@ type Request struct {
 
 	// Record builds a trace.Step for every step (candidates, stages, the
 	// final distribution, KV cache, traffic). Off, the loop only decodes.
+	// With Options.RecordAttention or RecordLens each row also records the
+	// inside of the model, which must then be an InsideModel.
 	Record bool
 	// OnStep, when set, receives each recorded step as soon as it exists.
 	OnStep func(trace.Step)
@@ -130,6 +132,9 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	}
 	if req.Record {
 		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
+	}
+	if g.inside, g.insideModel, err = newInside(o, req.Model, req.Record, len(rows), promptLen); err != nil {
+		return nil, err
 	}
 	firstStep := 0
 	if rs := req.Resume; rs != nil {
@@ -256,12 +261,17 @@ type loop struct {
 	scores []float32   // [vocab]: one row's processed scores
 	probs  []float32   // [vocab]: one row's final distribution
 	next   []int       // [rows]: the tokens a step chose, appended once every row has chosen
+
+	inside      *Inside     // nil: nothing recorded from inside the model
+	insideModel InsideModel // the model, when inside is set
 }
 
-// forward feeds the rows to the model: with the cache, the whole prompt at
-// the first step and then only the newest token; without it, the whole
-// sequence. It returns the positions the cache held before and the phase.
-func (g *loop) forward() (past int, phase string, err error) {
+// forward feeds the rows to the model for a step: with the cache, the whole
+// prompt at the first step and then only the newest token; without it, the
+// whole sequence. It returns the positions the cache held before and the
+// phase. When the inside of the model is recorded, it asks for it (the
+// prompt's attention matrices at step 0 with record_attention "all").
+func (g *loop) forward(step int) (past int, phase string, err error) {
 	past = g.cache.Len()
 	phase = trace.PhaseDecode
 	if !g.req.Options.UseCache {
@@ -271,7 +281,22 @@ func (g *loop) forward() (past int, phase string, err error) {
 		phase = trace.PhasePrefill
 	}
 	g.fillBatch(past)
+	if g.inside != nil {
+		g.inside.AllAttention = step == 0 && g.req.Options.RecordAttention == trace.RecordAttentionAll
+		return past, phase, g.insideModel.ForwardInside(g.cache, &g.batch, g.logits, g.inside)
+	}
 	return past, phase, g.req.Model.Forward(g.cache, &g.batch, g.logits)
+}
+
+// recordInside adds to each row of a recorded step what the forward pass
+// showed inside the model.
+func (g *loop) recordInside(rec *trace.Step) {
+	if g.inside == nil {
+		return
+	}
+	for r := range rec.Rows {
+		rec.Rows[r].Inside = g.rec.inside(g.inside, r, g.req.Options.RecordLens, g.info.VocabSize)
+	}
 }
 
 // finishRecord adds what every recorded step holds besides its rows: the
@@ -309,7 +334,7 @@ func (g *loop) decode(ids []int) string {
 // step runs one forward pass and appends one token to every row.
 func (g *loop) step(step int) (*trace.Step, error) {
 	start := time.Now()
-	past, phase, err := g.forward()
+	past, phase, err := g.forward(step)
 	if err != nil {
 		return nil, err
 	}
@@ -344,6 +369,7 @@ func (g *loop) step(step int) (*trace.Step, error) {
 		}
 	}
 	if rec != nil {
+		g.recordInside(rec)
 		g.finishRecord(rec, past, start)
 	}
 	return rec, nil

@@ -292,6 +292,10 @@ func Validate(o trace.Options, info Info) error {
 		return bad("beam search with sampling (num_beams > 1 and do_sample) is not supported; set do_sample=false")
 	case o.RecordTop < 0:
 		return bad("record_top must be 0 or more, got %d", o.RecordTop)
+	case o.RecordAttention != "" && o.RecordAttention != trace.RecordAttentionStep && o.RecordAttention != trace.RecordAttentionAll:
+		return bad("record_attention must be %q or %q (or empty: off), got %q", trace.RecordAttentionStep, trace.RecordAttentionAll, o.RecordAttention)
+	case o.RecordLens < 0:
+		return bad("record_lens must be 0 (off) or more, got %d", o.RecordLens)
 	}
 	for _, id := range o.EOSTokenID {
 		if id < 0 || id >= info.VocabSize {

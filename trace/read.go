@@ -221,6 +221,105 @@ func (t *Trace) validateSteps(name string, steps []Step, first int, inVocab idCh
 			if len(r.Logits) != 0 && len(r.Logits) != v {
 				return bad("%s.logits has %d values, want the vocabulary size %d", at, len(r.Logits), v)
 			}
+			if r.Inside != nil {
+				if err := t.validateInside(at+".inside", s.Index, r, inVocab, prob, bad); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// weightsSumSlack is how far from 1 a recorded attention row may sum:
+// float32 softmax weights over thousands of keys sum to 1 within about
+// 1e-6, so a larger gap means the row is not a distribution.
+const weightsSumSlack = 1e-3
+
+// validateInside checks a row's inside view: one attention list or lens
+// per layer and one list per head (when the model says how many), each
+// attention row as long as the row's context (prompt rows: as many as the
+// tokens fed) holding probabilities that sum to 1, prompt attention only
+// at step 0, and lens entries inside the vocabulary, by descending logit.
+func (t *Trace) validateInside(at string, step int, r StepRow, inVocab idCheck, prob probCheck, bad badFunc) error {
+	in := r.Inside
+	layers, heads := t.Model.Layers, t.Model.Heads
+	// count checks a list against the model's layers or heads (when the
+	// model says how many); an absent part (0 layers) was not recorded.
+	count := func(what string, got, want int, unit string) error {
+		if (got > 0 || unit == "heads") && want > 0 && got != want {
+			return bad("%s has %d entries, want one per model.%s (%d)", what, got, unit, want)
+		}
+		return nil
+	}
+	row := func(what string, w Weights, keys int) error {
+		if len(w) != keys {
+			return bad("%s has %d weights, want %d (one per position the row holds)", what, len(w), keys)
+		}
+		var sum float64
+		for k, p := range w {
+			if err := prob(fmt.Sprintf("%s[%d]", what, k), float64(p)); err != nil {
+				return err
+			}
+			sum += float64(p)
+		}
+		if math.Abs(sum-1) > weightsSumSlack {
+			return bad("%s sums to %v: attention weights must sum to 1", what, sum)
+		}
+		return nil
+	}
+	if err := count(at+".attention", len(in.Attention), layers, "layers"); err != nil {
+		return err
+	}
+	for l, hs := range in.Attention {
+		if err := count(fmt.Sprintf("%s.attention[%d]", at, l), len(hs), heads, "heads"); err != nil {
+			return err
+		}
+		for h, w := range hs {
+			if err := row(fmt.Sprintf("%s.attention[%d][%d]", at, l, h), w, r.Context); err != nil {
+				return err
+			}
+		}
+	}
+	if len(in.PromptAttention) > 0 && step != 0 {
+		return bad("%s.prompt_attention is recorded at step %d: it belongs to step 0 only", at, step)
+	}
+	if err := count(at+".prompt_attention", len(in.PromptAttention), layers, "layers"); err != nil {
+		return err
+	}
+	for l, hs := range in.PromptAttention {
+		if err := count(fmt.Sprintf("%s.prompt_attention[%d]", at, l), len(hs), heads, "heads"); err != nil {
+			return err
+		}
+		for h, qs := range hs {
+			if len(qs) != len(r.InputIDs) {
+				return bad("%s.prompt_attention[%d][%d] has %d queries, want one per input id (%d)", at, l, h, len(qs), len(r.InputIDs))
+			}
+			for q, w := range qs {
+				if err := row(fmt.Sprintf("%s.prompt_attention[%d][%d][%d]", at, l, h, q), w, len(r.InputIDs)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := count(at+".lens", len(in.Lens), layers, "layers"); err != nil {
+		return err
+	}
+	for l, cs := range in.Lens {
+		for k, c := range cs {
+			what := fmt.Sprintf("%s.lens[%d][%d]", at, l, k)
+			if err := inVocab(what, c.ID); err != nil {
+				return err
+			}
+			if err := prob(what, c.Prob); err != nil {
+				return err
+			}
+			if c.Logit != c.Logit || math.IsInf(float64(c.Logit), 0) {
+				return bad("%s.logit is not a finite number", what)
+			}
+			if k > 0 && c.Logit > cs[k-1].Logit {
+				return bad("%s.lens[%d] is not ordered by descending logit", at, l)
+			}
 		}
 	}
 	return nil

@@ -134,6 +134,12 @@ type Options struct {
 	FullLogits         bool     `json:"full_logits,omitempty"`
 	ForceIDs           []int    `json:"force_ids,omitempty"` // step i chooses ForceIDs[i]
 
+	// What is recorded inside the model (StepRow.Inside): RecordAttention
+	// is "" (off), RecordAttentionStep or RecordAttentionAll; RecordLens
+	// the top entries of every layer's logit lens per step, 0 for off.
+	RecordAttention string `json:"record_attention,omitempty"`
+	RecordLens      int    `json:"record_lens,omitempty"`
+
 	// Sources maps an option's JSON name to where its value came from:
 	// "default" (transformers' defaults), "generation_config" (the model's
 	// generation_config.json), "model" (the model itself) or "user".
@@ -192,6 +198,78 @@ type StepRow struct {
 	Final  *Final  `json:"final,omitempty"`  // the distribution the token was chosen from
 	Draw   *Draw   `json:"draw,omitempty"`   // the uniform draw, when sampled
 	Chosen Chosen  `json:"chosen"`
+
+	// Inside is what the forward pass showed inside the model for this
+	// row, when options.record_attention or options.record_lens asked.
+	Inside *Inside `json:"inside,omitempty"`
+}
+
+// What Options.RecordAttention records.
+const (
+	RecordAttentionStep = "step" // each step: the new query's attention over the cached positions
+	RecordAttentionAll  = "all"  // also the whole prompt's attention matrices at step 0
+)
+
+// Inside is what one step showed inside the model for one row: attention
+// probabilities per layer and query head, and the logit lens of every
+// layer, at the row's newest position (the query whose logits the step
+// chose from). Each part is present only when recorded.
+type Inside struct {
+	// Attention is [layer][head] → (keys): the newest position's softmax
+	// attention weights over every position the row holds, itself
+	// included (keys = StepRow.Context). Padding keys are exactly 0. With
+	// grouped-query attention every query head has its own list.
+	Attention [][]Weights `json:"attention,omitempty"`
+
+	// PromptAttention is [layer][head][query] → (keys), at step 0 only
+	// with record_attention "all": the attention of every position fed
+	// (the prompt) over all of them; keys after the query are 0.
+	PromptAttention [][][]Weights `json:"prompt_attention,omitempty"`
+
+	// Lens is [layer] → the top entries of lm_head(final_norm(h)) for the
+	// output h of each layer, 0 … layers-1, by descending logit, ties by
+	// lower id: Logit is the lens logit, Prob its softmax over the whole
+	// vocabulary. The last layer's lens is the model's own logits.
+	Lens [][]Candidate `json:"lens,omitempty"`
+}
+
+// Weights is a list of float32 probabilities, written compactly: each as
+// the shortest decimal that reads back to the same float32, a non-finite
+// one (a broken model's NaN) as null.
+type Weights []float32
+
+// MarshalJSON writes the weights compactly, non-finite values as null.
+func (w Weights) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 10*len(w)+2)
+	b = append(b, '[')
+	for i, v := range w {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads null as NaN, which Validate rejects.
+func (w *Weights) UnmarshalJSON(data []byte) error {
+	var raw []*float32
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*w = make(Weights, len(raw))
+	for i, v := range raw {
+		if v == nil {
+			(*w)[i] = float32(math.NaN())
+		} else {
+			(*w)[i] = *v
+		}
+	}
+	return nil
 }
 
 // Candidate is one token with its score.

@@ -16,7 +16,7 @@ import (
 )
 
 // toyTrace runs the lesson's toy with the given settings.
-func toyTrace(t *testing.T, user *engine.Settings, prompts [][]int) *trace.Trace {
+func toyTrace(t testing.TB, user *engine.Settings, prompts [][]int) *trace.Trace {
 	t.Helper()
 	m := toy.New(toy.Lesson())
 	opts, notices, err := engine.Resolve(m.Info(), m.GenerationConfig(), user)
@@ -32,7 +32,7 @@ func toyTrace(t *testing.T, user *engine.Settings, prompts [][]int) *trace.Trace
 	return tr
 }
 
-func encode(t *testing.T, tr *trace.Trace) []byte {
+func encode(t testing.TB, tr *trace.Trace) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := trace.Write(&buf, tr); err != nil {

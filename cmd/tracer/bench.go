@@ -25,6 +25,9 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	newTokens := fs.Int("new-tokens", 128, "tokens to generate per repetition")
 	reps := fs.Int("reps", 3, "repetitions")
 	record := fs.Bool("record", false, "also generate with recording on (top-20 candidates, every stage, traffic) and report its cost")
+	var recordAttention attentionFlag
+	fs.Var(&recordAttention, "record-attention", "with recording on, also record each step's attention per layer and head (=all: also the prompt's matrices); implies --record")
+	recordLens := fs.Int("record-lens", 0, "with recording on, also record the top `K` tokens of every layer's logit lens; implies --record")
 	probeMiB := fs.Int("probe-mib", 0, "bandwidth probe array in MiB (0: 4× the L3 cache, at least 512)")
 	seed := fs.Uint64("seed", 1, "seed of the random weights and prompt")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -46,10 +49,13 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return usageErr("--dtype goes with --shape: a checkpoint has its own dtype")
 	case *threads < 0 || *promptLen < 1 || *newTokens < 2 || *reps < 1 || *probeMiB < 0:
 		return usageErr("--threads must be at least 0, --prompt-len and --reps at least 1, --new-tokens at least 2")
+	case *recordLens < 0:
+		return usageErr("--record-lens must be 0 (off) or more, got %d", *recordLens)
 	}
 	opts := bench.Options{
 		Threads: *threads, PromptLen: *promptLen, NewTokens: *newTokens, Reps: *reps,
 		Record: *record, ProbeBytes: int64(*probeMiB) << 20, Seed: *seed, Log: stderr,
+		RecordAttention: string(recordAttention), RecordLens: *recordLens,
 	}
 
 	var m engine.Model
@@ -128,7 +134,14 @@ func printBench(out io.Writer, r *bench.Report) {
 	if rec := r.Record; rec != nil {
 		row("sampling", "%s", rec.Generation)
 		row("  recording off", "%s", stat(rec.OffTokensPerSec, "tokens/s"))
-		row("  recording on", "%s (top %d, every stage, traffic)", stat(rec.OnTokensPerSec, "tokens/s"), rec.Top)
+		what := fmt.Sprintf("top %d, every stage, traffic", rec.Top)
+		if rec.Attention != "" {
+			what += ", attention (" + rec.Attention + ")"
+		}
+		if rec.Lens > 0 {
+			what += fmt.Sprintf(", logit lens top %d", rec.Lens)
+		}
+		row("  recording on", "%s (%s)", stat(rec.OnTokensPerSec, "tokens/s"), what)
 		row("  recording cost", "%.3f× the time per token", rec.Ratio)
 	}
 	w.Flush()

@@ -45,3 +45,26 @@ func parseIDs(s string) ([][]int, error) {
 	}
 	return rows, nil
 }
+
+// attentionFlag is --record-attention: given alone it records each step's
+// new query ("step"); --record-attention=all also the prompt's matrices.
+type attentionFlag string
+
+func (a *attentionFlag) String() string { return string(*a) }
+
+// IsBoolFlag lets the flag stand alone, as a boolean flag does.
+func (a *attentionFlag) IsBoolFlag() bool { return true }
+
+func (a *attentionFlag) Set(v string) error {
+	switch v {
+	case "true", "step":
+		*a = "step"
+	case "all":
+		*a = "all"
+	case "false":
+		*a = ""
+	default:
+		return fmt.Errorf("want --record-attention (each step's new query) or --record-attention=all (also the prompt's matrices), got %q", v)
+	}
+	return nil
+}

@@ -117,6 +117,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	forceIDs := fs.String("force-ids", "", `make step i choose the i-th of these ids ("5,9,2"), still recording the distributions`)
 	recordTop := fs.Int("record-top", engine.DefaultRecordTop, "candidates recorded per step")
 	fullLogits := fs.Bool("full-logits", false, "record every logit of every step")
+	var recordAttention attentionFlag
+	fs.Var(&recordAttention, "record-attention", "record each step's attention per layer and head (=all: also the prompt's matrices at step 0)")
+	recordLens := fs.Int("record-lens", 0, "record the top `K` tokens of every layer's logit lens at each step (0: off)")
 	asJSON := fs.Bool("json", false, "print the trace as JSON instead of the new text")
 	out := fs.String("out", "", "also write the trace to this file")
 	gen := addGenFlags(fs)
@@ -126,6 +129,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tracer run: "+format+"\n", a...)
 		return exitUsage
+	}
+	if fs.NArg() > 0 && fs.Arg(0) == "all" && recordAttention != "" {
+		return usageErr("unexpected argument \"all\": write --record-attention=all (with =) to record the prompt's matrices too")
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (flags go before nothing else; quote the prompt: --prompt \"...\")", fs.Arg(0))
@@ -144,6 +150,12 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	if *padding != "left" && *padding != "right" {
 		return usageErr("--padding must be left or right, got %q", *padding)
+	}
+	if *recordLens < 0 {
+		return usageErr("--record-lens must be 0 (off) or more, got %d", *recordLens)
+	}
+	if (recordAttention != "" || *recordLens > 0) && !*asJSON && *out == "" {
+		return usageErr("--record-attention and --record-lens go into the trace: add --json or --out FILE")
 	}
 	user, err := gen.settings()
 	if err != nil {
@@ -184,6 +196,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return exitError
 	}
 	req.Options.RecordTop, req.Options.FullLogits = *recordTop, *fullLogits
+	req.Options.RecordAttention, req.Options.RecordLens = string(recordAttention), *recordLens
 	if len(req.Prompts) > 1 {
 		req.Options.Padding = *padding
 	}

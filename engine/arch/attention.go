@@ -102,11 +102,17 @@ func (p *pass) attendGroup(l, group, unit, t0, t1 int, q, out []float32) {
 			for h := 0; h < rep; h++ {
 				p.uniform(o[h*hd:(h+1)*hd], V, mask, s)
 			}
+			if p.inside != nil {
+				p.keepUniform(l, r, g*rep, i, scores[:rep*kvLen], mask)
+			}
 			continue
 		}
 		tensor.MatMul(w, tensor.F32Matrix(K[:keys*hd], keys, hd), qv)
 		for h := 0; h < rep; h++ {
 			softmaxMasked(w[h*keys:(h+1)*keys], mask, scale)
+		}
+		if p.inside != nil {
+			p.keepAttention(l, r, g*rep, i, w, keys)
 		}
 		tensor.MatMulT(o, tensor.F32Matrix(V[:keys*hd], keys, hd), w)
 	}
@@ -164,17 +170,27 @@ func softmaxMasked(w []float32, mask []bool, scale float32) {
 func (p *pass) uniform(o, V []float32, mask []bool, s int) {
 	hd := p.m.d.headDim
 	kvLen := len(V) / hd
-	keep := func(j int) bool { return !p.m.d.gpt2Mask || j <= s || mask[j] }
-	count := 0
+	pj := 1 / float32(p.uniformCount(kvLen, mask, s))
 	for j := 0; j < kvLen; j++ {
-		if keep(j) {
-			count++
-		}
-	}
-	pj := 1 / float32(count)
-	for j := 0; j < kvLen; j++ {
-		if keep(j) {
+		if p.uniformKeeps(j, mask, s) {
 			tensor.Axpy(o, pj, V[j*hd:(j+1)*hd])
 		}
 	}
+}
+
+// uniformKeeps reports whether slot j gets a share of the attention of a
+// query at slot s that may attend to no key (see uniform).
+func (p *pass) uniformKeeps(j int, mask []bool, s int) bool {
+	return !p.m.d.gpt2Mask || j <= s || mask[j]
+}
+
+// uniformCount is how many of kvLen slots share such a query's attention.
+func (p *pass) uniformCount(kvLen int, mask []bool, s int) int {
+	count := 0
+	for j := 0; j < kvLen; j++ {
+		if p.uniformKeeps(j, mask, s) {
+			count++
+		}
+	}
+	return count
 }

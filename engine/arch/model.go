@@ -111,6 +111,21 @@ var ErrCacheFull = errors.New("KV cache full")
 // Forward feeds each row's new tokens, appends their keys and values to the
 // cache and writes the logits of each row's last token to logits[row].
 func (m *Model) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) error {
+	return m.forward(c, b, logits, nil)
+}
+
+// ForwardInside is Forward that also answers in's questions (see
+// inside.go): the attention weights of the new tokens and every layer's
+// logit lens at each row's last one. It implements engine.InsideModel.
+func (m *Model) ForwardInside(c engine.Cache, b *engine.Batch, logits [][]float32, in *engine.Inside) error {
+	if in == nil {
+		return errors.New("arch: forward inside: nil Inside")
+	}
+	return m.forward(c, b, logits, in)
+}
+
+// forward is Forward, recording what in asks when it is not nil.
+func (m *Model) forward(c engine.Cache, b *engine.Batch, logits [][]float32, in *engine.Inside) error {
 	p, err := m.begin(c, b)
 	if err != nil {
 		return err
@@ -123,11 +138,18 @@ func (m *Model) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) err
 			return fmt.Errorf("arch: forward: logits row %d holds %d values, want the vocabulary size %d", r, len(l), m.d.vocab)
 		}
 	}
-	m.run(p, nil)
+	var hidden func(x []float32)
+	if in != nil {
+		hidden = m.beginInside(p, in)
+	}
+	m.run(p, hidden)
 	out := m.lastLogits(p)
 	v := m.d.vocab
 	for r := range logits {
 		copy(logits[r], out[r*v:(r+1)*v])
+	}
+	if in != nil && in.Lens {
+		m.lens(p, in)
 	}
 	p.c.n += p.n
 	return nil
@@ -305,6 +327,7 @@ type pass struct {
 	s             *scratch
 	rows, n, past int
 	pool          *tensor.Pool
+	inside        *engine.Inside // non-nil: attention weights are recorded there (inside.go)
 }
 
 // T is the number of tokens the pass feeds, all rows together.

@@ -19,6 +19,8 @@ type scratch struct {
 	scores []float32 // (rows·heads·blocks, ≤ capacity): attention weights of one (row, head, block of new tokens)
 	last   []float32 // (rows, hidden): final-normed last position of each row
 	logits []float32 // (rows, vocab)
+	lensX  []float32 // (rows, layers, hidden): each layer's output at each row's last token, when the lens is asked
+	lensN  []float32 // (rows, layers, hidden): lensX after the final norm
 
 	attn attnJob  // the attention job handed to the pool
 	tok  tokenJob // the per-token job of a llama block

@@ -22,6 +22,12 @@ type Options struct {
 	Reps      int  // repetitions [3]
 	Record    bool // also generate with recording on and report the cost
 
+	// RecordAttention ("step" or "all") and RecordLens (top ids per
+	// layer) add the inside of the model to the recorded runs; either
+	// implies Record.
+	RecordAttention string
+	RecordLens      int
+
 	ProbeBytes int64  // bandwidth probe array [max(4·L3, 512 MiB)]
 	ProbeReps  int    // passes per bandwidth measurement [10]
 	FMARounds  int    // rounds of the FMA kernel per thread [20 000 000, about 0.1 s]
@@ -119,8 +125,10 @@ type Report struct {
 // RecordReport is the cost of recording every step: decoding with the
 // sampling pipeline, recording off and on in turn.
 type RecordReport struct {
-	Generation      string  `json:"generation"` // the options of both runs
-	Top             int     `json:"top"`        // candidates per list
+	Generation      string  `json:"generation"`          // the options of both runs
+	Top             int     `json:"top"`                 // candidates per list
+	Attention       string  `json:"attention,omitempty"` // record_attention of the recorded runs: "step" or "all"
+	Lens            int     `json:"lens,omitempty"`      // record_lens of the recorded runs
 	OffTokensPerSec Stat    `json:"off_decode_tokens_per_sec"`
 	OnTokensPerSec  Stat    `json:"on_decode_tokens_per_sec"`
 	Ratio           float64 `json:"ratio"` // median decode time per token, on over off
@@ -137,6 +145,12 @@ type RecordReport struct {
 // (an *arch.Model) it is set to opts.Threads.
 func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	opts.defaults()
+	if opts.RecordAttention != "" || opts.RecordLens != 0 {
+		opts.Record = true
+		if _, ok := m.(engine.InsideModel); !ok {
+			return nil, fmt.Errorf("bench: model %q cannot record attention or the logit lens", m.Info().Name)
+		}
+	}
 	if t, ok := m.(interface{ SetThreads(int) }); ok {
 		t.SetThreads(opts.Threads)
 	}
@@ -179,6 +193,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		}
 		sampleOn = sampleOff
 		sampleOn.Record = true
+		sampleOn.Options.RecordAttention, sampleOn.Options.RecordLens = opts.RecordAttention, opts.RecordLens
 	}
 	logf("warming up")
 	warm := off
@@ -269,6 +284,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	if opts.Record {
 		r.Record = &RecordReport{
 			Top: sampleOn.Options.RecordTop, Generation: "sample: repetition_penalty 1.1, temperature 0.8, top_k 50, top_p 0.95",
+			Attention: opts.RecordAttention, Lens: opts.RecordLens,
 			OffTokensPerSec: statOf(decodeOff), OnTokensPerSec: statOf(decodeOn),
 		}
 		if on := r.Record.OnTokensPerSec.Median; on > 0 {
@@ -375,11 +391,26 @@ type timedModel struct {
 }
 
 func (t *timedModel) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) error {
+	return t.time(func() error { return t.Model.Forward(c, b, logits) })
+}
+
+// ForwardInside times the wrapped model's ForwardInside, so that recording
+// the inside of the model is measured like any other forward pass.
+func (t *timedModel) ForwardInside(c engine.Cache, b *engine.Batch, logits [][]float32, in *engine.Inside) error {
+	im, ok := t.Model.(engine.InsideModel)
+	if !ok {
+		return fmt.Errorf("bench: model %q cannot look inside its forward pass", t.Model.Info().Name)
+	}
+	return t.time(func() error { return im.ForwardInside(c, b, logits, in) })
+}
+
+// time runs one forward pass and adds it to the timings.
+func (t *timedModel) time(forward func() error) error {
 	if t.calls == 0 {
 		t.start = time.Now()
 	}
 	begin := time.Now()
-	err := t.Model.Forward(c, b, logits)
+	err := forward()
 	t.lastEnd = time.Now()
 	if t.calls == 0 {
 		t.prefillEnd = t.lastEnd
