@@ -16,6 +16,7 @@ func topIDs(s []float32, n int) []int {
 	if n <= 0 {
 		return nil
 	}
+	n = min(n, len(s)) // a list never holds more than the vocabulary
 	// h is a min-heap of the best n seen so far: its root is the one that
 	// ranks lowest (lowest score, then highest id). The loop runs over the
 	// whole vocabulary for every recorded list, so most ids must leave it

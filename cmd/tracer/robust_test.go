@@ -155,3 +155,15 @@ func TestRobustNaNWeights(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordTopHuge asks for more recorded candidates than any vocabulary
+// has: the list holds the vocabulary, and nothing is sized from the request.
+func TestRecordTopHuge(t *testing.T) {
+	out, errOut, code := tracer(t, "", "run", "--model", "toy", "--record-top", "1000000000000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, `"final"`) {
+		t.Errorf("the trace has no final candidates: %.200s", out)
+	}
+}
