@@ -78,14 +78,20 @@ func addPanicModels(t *testing.T, s *Server) {
 	}
 }
 
-// pageAt opens a new page's session on ts and connects to it.
+// pageAt opens a new page's session on ts and connects to it, as its
+// script does.
 func pageAt(t *testing.T, ts *httptest.Server) (string, *websocket.Conn) {
 	t.Helper()
 	status, _, id := getPage(t, ts.URL+"/")
 	if status != http.StatusOK || id == "" {
 		t.Fatalf("GET /: got %d, session %q; want a page", status, id)
 	}
-	return id, dial(t, wsURL(ts)+id)
+	c := dial(t, wsURL(ts)+id)
+	// The first answer means the server has registered the connection.
+	if o := roundTrip(t, c, `{"type": "view"}`); o.Type != msgView {
+		t.Fatalf("a new page's first view: got %+v", o)
+	}
+	return id, c
 }
 
 func wsURL(ts *httptest.Server) string {

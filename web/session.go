@@ -190,7 +190,7 @@ func (st *store) create(d *document, init func(*session)) (*session, error) {
 	st.mu.Lock()
 	dropped = st.expire(now)
 	for len(st.byID)-len(st.pinned) >= st.max {
-		old := st.evictable()
+		old := st.evictable(now)
 		if old == nil {
 			st.mu.Unlock()
 			st.closeDropped(dropped)
@@ -293,26 +293,40 @@ func (st *store) expire(now time.Time) []*session {
 	return out
 }
 
-// evictable picks the session to drop for a new one: never connected
-// before ever connected, then least recently used; never a pinned one or
-// one with a page connected. nil: none may go. The caller holds st.mu.
-func (st *store) evictable() *session {
-	var pick *session
-	better := func(s *session) bool {
-		if pick == nil {
-			return true
+// sessionGrace is how long a session counts as fresh: a page just loaded
+// that has not connected yet, or one whose connection dropped and that is
+// still retrying (the page retries for about 5 s).
+const sessionGrace = 10 * time.Second
+
+// evictable picks the session to drop for a new one, never a pinned one or
+// one with a page connected; nil when none may go. Among the others it
+// drops, oldest first: pages never connected and no longer fresh (plain
+// GETs, crawlers), then pages gone longer than the grace, then fresh pages
+// not yet connected, and last pages that dropped a moment ago. A crowd of
+// plain GETs thus evicts itself before a student who blinked. The caller
+// holds st.mu.
+func (st *store) evictable(now time.Time) *session {
+	rank := func(s *session) int {
+		fresh := now.Sub(s.lastUsed()) <= sessionGrace
+		switch seen := s.seen.Load(); {
+		case !seen && !fresh:
+			return 0
+		case seen && !fresh:
+			return 1
+		case !seen:
+			return 2
 		}
-		if a, b := s.seen.Load(), pick.seen.Load(); a != b {
-			return !a
-		}
-		return s.lastUsed().Before(pick.lastUsed())
+		return 3
 	}
+	var pick *session
+	pickRank := 0
 	for id, s := range st.byID {
 		if st.pinned[id] || s.conns.Load() > 0 {
 			continue
 		}
-		if better(s) {
-			pick = s
+		r := rank(s)
+		if pick == nil || r < pickRank || r == pickRank && s.lastUsed().Before(pick.lastUsed()) {
+			pick, pickRank = s, r
 		}
 	}
 	return pick
