@@ -559,3 +559,42 @@ func TestRunFormSendsOnlyItsFields(t *testing.T) {
 		}
 	}
 }
+
+// panicTransport is an HTTP client transport with a bug.
+type panicTransport struct{}
+
+func (panicTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	panic("boom: a bug in the download")
+}
+
+// TestPanicsInPullsAndRequests: a download that panics is its page's
+// error; a request whose handler panics gets 500 and a clear text; the
+// server goes on.
+func TestPanicsInPullsAndRequests(t *testing.T) {
+	var log lockedBuffer
+	s, ts := startServer(t, Config{
+		HFCache: t.TempDir(), Hub: &modelhub.Options{Endpoint: "http://127.0.0.1:1", Client: &http.Client{Transport: panicTransport{}}},
+		Logger: slog.New(slog.NewTextHandler(&log, nil)),
+	}, nil)
+	_, c := pageAt(t, ts)
+	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})
+	if o := waitFor(t, c, "the download's error", func(o outbound) bool { return o.Type == msgError }); !strings.Contains(o.Message, "internal error") {
+		t.Errorf("got %q, want the download's internal error", o.Message)
+	}
+	s.pulls.wg.Wait()
+
+	h := s.checkHost(securityHeaders(s.recoverHTTP(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("boom: a bug in a handler")
+	}))))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "http://localhost/import", nil))
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "internal error") {
+		t.Errorf("a panicking handler: got %d %q, want 500 with a clear text", rec.Code, rec.Body.String())
+	}
+	for _, want := range []string{"boom: a bug in the download", "boom: a bug in a handler", "goroutine"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+	generate(t, s, c, form{"model": "toy"}) // the server goes on
+}
