@@ -26,7 +26,7 @@ type Moment struct {
 	Step   int      // the trace step the moment belongs to, -1 for none
 	Row    string   // the table row read (the context word); "" for none
 	Cell   string   // the cell chosen in that row (the next word); "" for none
-	Tokens []string // the token list as it stands at this moment
+	Tokens []string // the token list as it stands at this moment: shared with the other moments, read only
 	Text   string   // what happens, in words
 }
 
@@ -68,8 +68,8 @@ func Walk(t *trace.Trace, table *toy.Table) (*Walkthrough, error) {
 	w := &Walkthrough{Table: table}
 	w.Listing = Listing(table, ListingOptions{Start: start, MaxLength: capOf(t, len(start)), Sample: t.Options.DoSample})
 	w.Printed = printed(tokens, table)
-	n := narrator{t: t, table: table, lines: w.Listing, limit: capOf(t, len(start))}
-	w.Moments = n.moments(start)
+	n := narrator{t: t, table: table, lines: w.Listing, limit: capOf(t, len(start)), all: slices.Clip(tokens)}
+	w.Moments = n.moments(len(start))
 	return w, nil
 }
 
@@ -115,20 +115,29 @@ type narrator struct {
 	table *toy.Table
 	lines []Line
 	limit int // the cap on len(tokens); 0: the table's own
-	out   []Moment
+	// all is the token list at the end of the run: the prompt's words, then
+	// every chosen one. Each moment's Tokens is a prefix of it, clipped, so
+	// a walkthrough costs memory linear in its steps, not quadratic.
+	all []string
+	out []Moment
 }
 
 func (n *narrator) add(role Role, title string, step int, row, cell string, tokens []string, text string) {
 	n.out = append(n.out, Moment{
 		Title: title, Role: role, Line: LineOf(n.lines, role), Step: step,
-		Row: row, Cell: cell, Tokens: slices.Clone(tokens), Text: text,
+		Row: row, Cell: cell, Tokens: tokens, Text: text,
 	})
 }
 
+// upTo is the token list as it stands holding k tokens.
+func (n *narrator) upTo(k int) []string { return n.all[:k:k] }
+
 // moments lists the walkthrough: start; check; pick and append of the first
 // step; the picks of the others; the end marker's append; stop; strip.
-func (n *narrator) moments(start []string) []Moment {
-	tokens := slices.Clone(start)
+// startLen is the number of the prompt's words.
+func (n *narrator) moments(startLen int) []Moment {
+	start := n.upTo(startLen)
+	tokens := start
 	n.add(RoleStart, "start", -1, "", "", tokens, n.startText(start))
 	n.add(RoleCheck, "check", -1, "", "", tokens, n.checkText(len(start)))
 	steps := n.t.Steps
@@ -137,7 +146,7 @@ func (n *narrator) moments(start []string) []Moment {
 		last := tokens[len(tokens)-1]
 		word := r.Chosen.Token
 		n.add(RolePick, "pick "+word, i, last, word, tokens, n.pickText(i, last, &r))
-		tokens = append(tokens, word)
+		tokens = n.upTo(len(tokens) + 1)
 		isEnd := i == len(steps)-1 && n.isEOS(r.Chosen)
 		switch {
 		case i == 0 && isEnd:

@@ -2,7 +2,9 @@ package lessons_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -231,5 +233,48 @@ func TestTableFromTrace(t *testing.T) {
 	}
 	if rebuilt.BOS != "<s>" || rebuilt.EOS != "</s>" || rebuilt.MaxLength != 6 {
 		t.Errorf("got markers %q %q cap %d, want <s> </s> 6", rebuilt.BOS, rebuilt.EOS, rebuilt.MaxLength)
+	}
+}
+
+// TestWalkMemoryIsLinear walks long toy runs: the moments share one token
+// list, so the walkthrough's memory grows with the steps, not with their
+// square (a 29k-step trace once cost 6.9 GB).
+func TestWalkMemoryIsLinear(t *testing.T) {
+	table := parse(t, `{"name": "loop", "max_length": 100000, "table": {
+  "<s>": {"a": 1}, "a": {"b": 1}, "b": {"a": 1}}}`)
+	for _, steps := range []int{2000, 8000} {
+		t.Run(strconv.Itoa(steps), func(t *testing.T) {
+			n := steps
+			tr := run(t, table, &engine.Settings{MaxNewTokens: &n})
+			if len(tr.Steps) != steps {
+				t.Fatalf("got %d steps, want %d", len(tr.Steps), steps)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			w, err := lessons.Walk(tr, table)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A moment's own share: its struct, its texts and a token. The
+			// old copies added 16 bytes × steps per moment.
+			const perStep = 4 << 10
+			if got := after.TotalAlloc - before.TotalAlloc; got > uint64(steps*perStep) {
+				t.Errorf("walking %d steps allocated %d bytes, want at most %d (%d per step)", steps, got, steps*perStep, perStep)
+			}
+			last := w.Moments[len(w.Moments)-1].Tokens
+			if len(last) != steps+1 || last[0] != "<s>" || last[steps] == "" {
+				t.Errorf("the last moment's tokens: got %d, want %d starting with <s>", len(last), steps+1)
+			}
+			// Moments are prefixes of one list, clipped: appending to one
+			// cannot change another.
+			m := w.Moments[2].Tokens
+			next := w.Moments[3].Tokens
+			_ = append(m, "x")
+			if len(next) > len(m) && next[len(m)] == "x" {
+				t.Error("appending to a moment's tokens changed the next moment's")
+			}
+		})
 	}
 }

@@ -13,21 +13,29 @@ import (
 // handleMessage answers one WebSocket message from a page. A message that
 // changes the session publishes its new view to every page showing it; a
 // bad one gets an error reply on its own connection.
+//
+// It runs behind a recovery boundary: a panic while answering is this
+// page's error, and the server goes on.
 func (s *Server) handleMessage(c *client, data []byte) {
-	m, err := parseInbound(data)
-	if err == nil {
-		err = s.apply(c.sess, m)
-	}
+	err := s.guard("answering the page's message", func() error {
+		m, err := parseInbound(data)
+		if err == nil {
+			err = s.apply(c.sess, m)
+		}
+		if err != nil {
+			return err
+		}
+		if m.Type == msgView { // only the asking page needs it
+			msg, seq := s.viewMessage(c.sess)
+			s.hub.offer(c, msg, seq)
+			return nil
+		}
+		s.publish(c.sess)
+		return nil
+	})
 	if err != nil {
-		s.hub.send(c, errorMessage(err.Error()))
-		return
+		s.hub.send(c, errorMessage(s.catalog.redact(err.Error())))
 	}
-	if m.Type == msgView { // only the asking page needs it
-		msg, seq := s.viewMessage(c.sess)
-		s.hub.offer(c, msg, seq)
-		return
-	}
-	s.publish(c.sess)
 }
 
 // apply makes the change a message asks of a session.
@@ -48,6 +56,9 @@ func (s *Server) apply(sess *session, m inbound) error {
 		}
 		return nil
 	case msgPull:
+		if err := s.mayPull(sess); err != nil {
+			return err
+		}
 		return s.startPull(sess, *m.Repo)
 	case msgDetach:
 		return s.detach(sess)
@@ -65,7 +76,10 @@ func (s *Server) apply(sess *session, m inbound) error {
 		if err != nil {
 			return err
 		}
-		s.startRuns(sess, []runSpec{sp}, false, fmt.Sprintf("run of %s, %s", sp.model.Spec, sp.label))
+		if err := s.reserveRun(sess); err != nil {
+			return err
+		}
+		s.startRuns(sess, []runSpec{sp}, false, fmt.Sprintf("run of %s, %s", sp.name, sp.label))
 		return nil
 	case msgCompare:
 		vs, err := m.Form.variants()
@@ -80,7 +94,10 @@ func (s *Server) apply(sess *session, m inbound) error {
 			}
 			specs = append(specs, sp)
 		}
-		s.startRuns(sess, specs, true, fmt.Sprintf("comparison of %d runs of %s", len(specs), specs[0].model.Spec))
+		if err := s.reserveRun(sess); err != nil {
+			return err
+		}
+		s.startRuns(sess, specs, true, fmt.Sprintf("comparison of %d runs of %s", len(specs), specs[0].name))
 		return nil
 	}
 	sess.mu.Lock()
@@ -97,6 +114,9 @@ func (s *Server) apply(sess *session, m inbound) error {
 	case msgBranch:
 		p, err := planBranch(sess.doc, sess.cur, m)
 		if err != nil {
+			return err
+		}
+		if err := s.reserveRun(sess); err != nil {
 			return err
 		}
 		s.startBranch(sess, p)
@@ -146,8 +166,19 @@ func selectBranch(sess *session, id int) error {
 }
 
 // publish sends the session's view to every page showing it, and for the
-// classroom's instructor, to every student following.
+// classroom's instructor, to every student following. A panic while
+// building the views is logged and reported to the session's pages.
 func (s *Server) publish(sess *session) {
+	err := s.guard("showing the view", func() error {
+		s.publishViews(sess)
+		return nil
+	})
+	if err != nil {
+		s.hub.broadcast(sess.id, errorMessage(err.Error()))
+	}
+}
+
+func (s *Server) publishViews(sess *session) {
 	msg, seq := s.viewMessage(sess)
 	s.hub.offerSession(sess.id, msg, seq)
 	if sess.teach {

@@ -168,15 +168,17 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 		if st.Index < b.At {
 			return
 		}
-		sess.mu.Lock()
-		br := &r.trace.Branches[b.ID-1]
-		br.Steps = append(br.Steps, st)
-		s.stepArrived(sess, j, r, b.ID)
-		sess.mu.Unlock()
+		func() {
+			sess.mu.Lock()
+			defer sess.mu.Unlock()
+			br := &r.trace.Branches[b.ID-1]
+			br.Steps = append(br.Steps, st)
+			s.stepArrived(sess, j, r, b.ID)
+		}()
 		j.poke()
 	}
 	s.launch(sess, j, func() error {
-		out, err := engine.Generate(j.ctx, req)
+		out, err := s.generate(j.ctx, "the branch", req)
 		sess.mu.Lock()
 		defer sess.mu.Unlock()
 		br := &r.trace.Branches[b.ID-1]

@@ -480,3 +480,34 @@ func TestBrowserLayouts(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserRunsWithDownloadRow presses Generate and Compare on a page
+// that shows the download row, as every server not offline does: the
+// row's box once travelled with the run form and the server refused it.
+func TestBrowserRunsWithDownloadRow(t *testing.T) {
+	skipShort(t)
+	url, _ := serve(t, Config{}, nil)
+	ctx := browser(t)
+	consoleErrors := collectConsole(ctx)
+	open(t, ctx, url)
+	fillRun(t, ctx, form{"model": "toy", "do_sample": "false"})
+	if !evalJS[bool](t, ctx, `!!document.querySelector("[data-testid=pull-repo]")`) {
+		t.Fatal("the page lacks the download row: this test needs it shown")
+	}
+	do(t, ctx, "type a repository", chromedp.SetValue(css("[data-testid=pull-repo]"), "org/not-asked-for"))
+	runAndWait(t, ctx, "run-generate", "done")
+	if e := pageError(t, ctx); e != "" {
+		t.Errorf("Generate: got error %q, want none", e)
+	}
+	do(t, ctx, "variants", chromedp.SetValue(css("[data-testid=run-variants]"), "greedy\nT=0.7"))
+	runAndWait(t, ctx, "run-compare", "done")
+	if e := pageError(t, ctx); e != "" {
+		t.Errorf("Compare: got error %q, want none", e)
+	}
+	if n := evalJS[float64](t, ctx, `document.querySelectorAll("[data-testid=compare-run]").length`); n != 2 {
+		t.Errorf("got %v runs compared, want 2", n)
+	}
+	if msgs := consoleErrors(); len(msgs) > 0 {
+		t.Errorf("the page logged errors:\n%s", strings.Join(msgs, "\n"))
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	modelhub "tracer/engine/hub"
+	"tracer/engine/hub/hubtest"
 	"tracer/trace"
 )
 
@@ -36,9 +38,15 @@ func findChromium() string {
 }
 
 // serve runs a server on a random loopback port until the test ends.
-// setup, when not nil, prepares the server first (adds models, say).
+// setup, when not nil, prepares the server first (adds models, say). As
+// for users, pages may download models (the run form shows its download
+// row): a config without a Hub gets a fake one and an empty cache.
 func serve(t *testing.T, cfg Config, setup func(*Server)) (string, *Server) {
 	t.Helper()
+	if cfg.Hub == nil && cfg.HFCache == "" && !cfg.NoPull {
+		cfg.Hub = &modelhub.Options{Endpoint: hubtest.New(t).URL}
+		cfg.HFCache = t.TempDir()
+	}
 	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

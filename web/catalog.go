@@ -100,6 +100,42 @@ func (c *catalog) add(name, label string, m *models.Loaded) {
 	c.entries = nil
 }
 
+// redact rewrites a message for a page: the server's paths become the
+// names the catalog gives their models ("tiny-qwen2", not
+// "/srv/models/tiny-qwen2"), and what remains of the models folder or the
+// Hugging Face cache is named, not spelled out. Pages never learn where
+// the server keeps its files.
+func (c *catalog) redact(text string) string {
+	type pair struct{ from, to string }
+	var ps []pair
+	entries := c.list()
+	c.mu.Lock()
+	for _, e := range entries {
+		if strings.ContainsAny(e.Path, `/\`) {
+			ps = append(ps, pair{e.Path, e.Name})
+		}
+		if m := c.opened[e.Path]; m != nil && m.Spec != e.Path && strings.ContainsAny(m.Spec, `/\`) {
+			ps = append(ps, pair{m.Spec, e.Name})
+		}
+	}
+	c.mu.Unlock()
+	for _, d := range []pair{{c.dir, "the models folder"}, {c.cache, "the Hugging Face cache"}} {
+		if d.from == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(d.from); err == nil && abs != d.from {
+			ps = append(ps, pair{abs, d.to})
+		}
+		ps = append(ps, d)
+	}
+	// Longest first, so a model's path goes before the folder holding it.
+	slices.SortStableFunc(ps, func(a, b pair) int { return len(b.from) - len(a.from) })
+	for _, p := range ps {
+		text = strings.ReplaceAll(text, p.from, p.to)
+	}
+	return text
+}
+
 // rescan makes the next list read the models folder and the cache again.
 func (c *catalog) rescan() {
 	c.mu.Lock()

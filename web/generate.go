@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,6 +19,7 @@ const publishEvery = 40 * time.Millisecond
 // runSpec is one run to start.
 type runSpec struct {
 	label string
+	name  string // the model as the catalog names it, for the page
 	model *models.Loaded
 	req   engine.Request
 }
@@ -60,6 +62,9 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 	if err := engine.Validate(req.Options, info); err != nil {
 		return runSpec{}, err
 	}
+	if err := s.checkRunSize(info, req.Options, req.Prompts); err != nil {
+		return runSpec{}, err
+	}
 	req.Record = true
 	if len(req.Prompts) > 1 {
 		req.Options.Padding = "left"
@@ -70,7 +75,80 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 	if label == "" {
 		label = describe(req.Options)
 	}
-	return runSpec{label: label, model: m, req: req}, nil
+	return runSpec{label: label, name: cmp.Or(f.Model, "toy"), model: m, req: req}, nil
+}
+
+// checkRunSize holds a run to the server's limits before it starts: rows ×
+// beams (Config.MaxRowsBeams), and the memory the run needs beyond the
+// shared weights by estimate (Config.MaxRunBytes).
+func (s *Server) checkRunSize(info engine.Info, o trace.Options, prompts [][]int) error {
+	seqs := len(prompts) * max(1, o.NumBeams)
+	if len(prompts) > s.cfg.MaxRowsBeams || max(1, o.NumBeams) > s.cfg.MaxRowsBeams || seqs > s.cfg.MaxRowsBeams {
+		return fmt.Errorf("%d prompts × %d beams = %d sequences is more than this server runs at once (%d): use fewer prompts or beams (the server's --max-rows-beams sets the limit)", len(prompts), max(1, o.NumBeams), seqs, s.cfg.MaxRowsBeams)
+	}
+	e := estimateRun(info, o, prompts)
+	if e.total() > float64(s.cfg.MaxRunBytes) {
+		return fmt.Errorf("this run needs about %s by estimate (KV cache %s for %d sequences of up to %d tokens, recorded steps %s), more than this server allows one run (%s): ask for fewer new tokens, prompts or beams (the server's --max-run-mib sets the limit)",
+			mibText(e.total()), mibText(e.kv), seqs, e.length, mibText(e.record), sizeText(s.cfg.MaxRunBytes))
+	}
+	return nil
+}
+
+// runEstimate is the memory a run needs beyond the weights, in bytes
+// (float64, so that absurd requests cannot overflow).
+type runEstimate struct {
+	kv, work, record float64
+	length           int // the longest a sequence may grow, in tokens
+}
+
+func (e runEstimate) total() float64 { return e.kv + e.work + e.record }
+
+// estimateRun estimates a run's memory from the model's shape: the KV
+// cache of every sequence (rows × beams) at its longest, the working
+// buffers over the vocabulary, and the recorded steps (each row's
+// candidates, processor stages and final distribution, RecordTop entries
+// each, and every logit with FullLogits).
+func estimateRun(info engine.Info, o trace.Options, prompts [][]int) runEstimate {
+	longest := 0
+	for _, p := range prompts {
+		longest = max(longest, len(p))
+	}
+	newTokens := o.MaxNewTokens
+	if newTokens < 0 {
+		newTokens = max(0, o.MaxLength-longest)
+	}
+	if info.MaxPositions > 0 {
+		newTokens = min(newTokens, max(0, info.MaxPositions-longest))
+	}
+	length := longest + newTokens
+	seqs := float64(len(prompts) * max(1, o.NumBeams))
+	kvPerToken := float64(info.KVBytesPerToken)
+	if kvPerToken == 0 {
+		kvPerToken = float64(2 * 4 * info.Layers * max(info.KVHeads, info.Heads) * info.HeadDim)
+	}
+	const (
+		entryBytes  = 48 // one recorded candidate: id, token string header, logit, prob
+		recordLists = 8  // candidates, up to six processor stages, the final distribution
+		rowBytes    = 512
+	)
+	perRowStep := float64(recordLists*max(o.RecordTop, 1)*entryBytes + rowBytes)
+	if o.FullLogits {
+		perRowStep += 4 * float64(info.VocabSize)
+	}
+	if !o.UseCache {
+		perRowStep += 8 * float64(length) // every step feeds the whole context
+	}
+	return runEstimate{
+		kv:     seqs * float64(length) * kvPerToken,
+		work:   seqs * float64(info.VocabSize) * 4 * 4, // logits, scores, probabilities, sort order
+		record: seqs * float64(newTokens) * perRowStep,
+		length: length,
+	}
+}
+
+// mibText writes a byte count in MiB.
+func mibText(n float64) string {
+	return fmt.Sprintf("%.1f MiB", n/(1<<20))
 }
 
 // placeholder is the trace of a run before its first step: the model, the
@@ -96,6 +174,7 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 		r.model, r.req, r.live = sp.model, sp.req, true
 		d.runs = append(d.runs, r)
 	}
+	s.sessions.holdImport(sess, 0, 0) // an imported trace the page showed is gone
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.stopLocked()
@@ -116,10 +195,12 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 func (s *Server) generateRun(sess *session, j *job, r *run) error {
 	req := r.req
 	req.OnStep = func(st trace.Step) {
-		sess.mu.Lock()
-		r.trace.Steps = append(r.trace.Steps, st)
-		s.stepArrived(sess, j, r, 0)
-		sess.mu.Unlock()
+		func() {
+			sess.mu.Lock()
+			defer sess.mu.Unlock()
+			r.trace.Steps = append(r.trace.Steps, st)
+			s.stepArrived(sess, j, r, 0)
+		}()
 		j.poke()
 	}
 	req.KeepCache = func(c engine.Cache) {
@@ -130,7 +211,7 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 	var out *trace.Trace
 	err := j.ctx.Err()
 	if err == nil {
-		out, err = engine.Generate(j.ctx, req)
+		out, err = s.generate(j.ctx, "the run", req)
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -142,7 +223,7 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 		err = nil
 	default:
 		r.trace.Output = cutOutput()
-		r.err = err.Error()
+		r.err = s.catalog.redact(err.Error())
 	}
 	r.live = false
 	s.runEnded(sess, j, r, 0)
@@ -161,22 +242,30 @@ func (s *Server) newSessionJob(sess *session) *job {
 // launch runs work in its own goroutine, once a generation slot is free,
 // with a publisher that sends the session's view as steps arrive (at most
 // every publishEvery) and once more at the end, with work's error if any.
+// work runs behind a recovery boundary: its panic is its error. The caller
+// has counted the run in sess.runs (see reserveRun); launch uncounts it when
+// work ends.
 func (s *Server) launch(sess *session, j *job, work func() error) {
 	if !s.addJob() {
+		sess.runs.Add(-1)
 		j.cancel()
 		return
 	}
 	go func() {
 		defer s.jobs.Done()
 		defer close(j.done)
+		defer sess.runs.Add(-1)
 		select {
 		case s.slots <- struct{}{}:
 		case <-j.ctx.Done():
-			j.err = work() // ends at once: the context is done
+			j.err = s.guard("a stopped run", work) // ends at once: the context is done
 			return
 		}
 		defer func() { <-s.slots }()
-		j.err = work()
+		j.err = s.guard("a run", work)
+		if errors.Is(j.err, errPanic) {
+			s.settleAfterPanic(sess, j)
+		}
 	}()
 	go func() {
 		defer s.jobs.Done()
@@ -193,7 +282,7 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 				j.cancel()
 				s.publish(sess)
 				if j.err != nil {
-					s.hub.broadcast(sess.id, errorMessage(j.err.Error()))
+					s.hub.broadcast(sess.id, errorMessage(s.catalog.redact(j.err.Error())))
 				}
 				return
 			}
@@ -203,6 +292,37 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 			}
 		}
 	}()
+}
+
+// settleAfterPanic marks the runs of a job that panicked as ended, so the
+// page does not show them running for ever.
+func (s *Server) settleAfterPanic(sess *session, j *job) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.job != j || sess.doc == nil {
+		return
+	}
+	for _, r := range sess.doc.runs {
+		if r.live {
+			r.live = false
+			if r.trace.Output.StopReason == "" {
+				r.trace.Output = cutOutput()
+			}
+		}
+	}
+	sess.tail, sess.until, sess.cur.pending = false, nil, false
+	sess.cur.pos = min(sess.cur.pos, sess.doc.count(sess.cur.branch)-1)
+}
+
+// reserveRun counts a new generation of the page against
+// Config.MaxPageRuns; a run stopped a moment ago still counts until its
+// goroutine has ended. launch uncounts it.
+func (s *Server) reserveRun(sess *session) error {
+	if n := sess.runs.Add(1); int(n) > s.cfg.MaxPageRuns {
+		sess.runs.Add(-1)
+		return fmt.Errorf("this page already has %d runs still ending, its limit: wait a moment and try again (the server's --max-page-runs sets the limit)", s.cfg.MaxPageRuns)
+	}
+	return nil
 }
 
 // stepArrived moves the cursor of a session whose run (branch) has a new

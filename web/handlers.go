@@ -95,7 +95,11 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, err := s.sessions.create(d, init)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		status := http.StatusInternalServerError
+		if errors.As(err, new(errSessionsFull)) {
+			status = http.StatusServiceUnavailable
+		}
+		http.Error(w, err.Error(), status)
 		return
 	}
 	s.renderPage(w, r, http.StatusOK, sess, "")
@@ -120,7 +124,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		Icon:          s.static.url("favicon.svg"),
 		MaxImport:     sizeText(s.cfg.MaxTraceSize),
 		Error:         errText,
-		Form:          s.formView(),
+		Form:          s.formView(sess),
 		Stepper:       v,
 		ExportURL:     "/export?session=" + sess.id,
 		ImportURL:     "/import" + q,
@@ -143,8 +147,10 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 }
 
 // formView lists the models on offer for the run form.
-func (s *Server) formView() FormView {
-	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.cfg.Hub != nil && s.cfg.HFCache != ""}
+// The download row shows only to a page that may download (see mayPull);
+// sess nil asks whether the server downloads at all.
+func (s *Server) formView(sess *session) FormView {
+	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.canPull(sess)}
 	for _, e := range s.catalog.list() {
 		v.Models = append(v.Models, ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
 	}
@@ -174,6 +180,8 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	}
 	// Multipart framing needs a little room beyond the trace itself.
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxTraceSize+64<<10)
+	size := &countingReader{r: r.Body}
+	r.Body = size
 	t, name, err := s.readUpload(r)
 	if err != nil {
 		status := http.StatusBadRequest
@@ -183,6 +191,11 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 			err = fmt.Errorf("the file is larger than the import limit of %s", sizeText(s.cfg.MaxTraceSize))
 		}
 		fail(status, sess, fmt.Sprintf("Could not import %s: %s", name, strings.TrimPrefix(err.Error(), "trace: ")))
+		return
+	}
+	if total, ok := s.sessions.holdImport(sess, size.n, s.cfg.MaxImports); !ok {
+		fail(http.StatusInsufficientStorage, sess, fmt.Sprintf("Could not import %s: the pages of this server already hold %s of imported traces, and this one (%s) would pass the limit of %s: try again later, or start the server with a larger --max-import-mib",
+			name, sizeText(total), sizeText(size.n), sizeText(s.cfg.MaxImports)))
 		return
 	}
 	if sess.following() { // a student's import is their own
@@ -202,6 +215,20 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	msg, _ := s.viewMessage(sess)
 	writeJSON(w, http.StatusOK, msg)
 }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
 
 // readUpload returns the posted trace and the name of its file.
 func (s *Server) readUpload(r *http.Request) (*trace.Trace, string, error) {

@@ -39,6 +39,7 @@ const (
 	msgError    = "error"    // {"type": "error", "message": "..."}
 	msgProgress = "progress" // a download's progress: {"type": "progress", "message": "config.json 12 kB of 12 kB"}
 	msgPulled   = "pulled"   // a download finished: {"type": "pulled", "message": "ORG/NAME"}
+	msgExpired  = "expired"  // the page's session is gone: the page reloads for a fresh one
 	// msgView also answers: {"type": "view", "seq": 7, "index": 3, "count": 10,
 	// "running": false, "html": "..."}. seq grows with every view the server
 	// builds, so a page ignores a view older than the one it shows.

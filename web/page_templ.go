@@ -1045,7 +1045,7 @@ func runFormPanel(f FormView, w Words) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, " <input name=\"pull\" id=\"pull-repo\" placeholder=\"HuggingFaceTB/SmolLM2-135M-Instruct\" data-testid=\"pull-repo\"></label> <button type=\"button\" id=\"pull\" data-testid=\"pull-start\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, " <input id=\"pull-repo\" placeholder=\"HuggingFaceTB/SmolLM2-135M-Instruct\" data-testid=\"pull-repo\"></label> <button type=\"button\" id=\"pull\" data-testid=\"pull-start\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -20,7 +20,7 @@ func TestPullFromThePage(t *testing.T) {
 	)
 	cache := t.TempDir()
 	s, _, c := liveServer(t, Config{HFCache: cache, Hub: &modelhub.Options{Endpoint: h.URL}}, 0)
-	if !s.formView().CanPull {
+	if !s.formView(nil).CanPull {
 		t.Fatal("the run form offers no download although the server has a Hub")
 	}
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})
@@ -35,11 +35,11 @@ func TestPullFromThePage(t *testing.T) {
 		t.Errorf("progress %q, want the start and the files", progress)
 	}
 	found := false
-	for _, m := range s.formView().Models {
+	for _, m := range s.formView(nil).Models {
 		found = found || strings.Contains(m.Label, "org/tiny") || strings.Contains(m.Value, "org--tiny")
 	}
 	if !found {
-		t.Errorf("the menu %+v lacks the downloaded org/tiny", s.formView().Models)
+		t.Errorf("the menu %+v lacks the downloaded org/tiny", s.formView(nil).Models)
 	}
 
 	// A gated model without a token, and a bad name, come back as errors.
@@ -56,7 +56,7 @@ func TestPullFromThePage(t *testing.T) {
 
 func TestPullNeedsAHub(t *testing.T) {
 	s, _, c := liveServer(t, Config{}, 0)
-	if s.formView().CanPull {
+	if s.formView(nil).CanPull {
 		t.Error("the run form offers a download without a Hub")
 	}
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})

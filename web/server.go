@@ -18,6 +18,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -41,6 +42,12 @@ const (
 	DefaultMaxSessions  = 1000
 	DefaultSessionTTL   = 2 * time.Hour
 	DefaultMaxNewTokens = 1024
+	DefaultMaxRowsBeams = 64              // rows × beams of one run
+	DefaultMaxRunBytes  = 1 << 30         // estimated memory of one run, in bytes
+	DefaultMaxImports   = 256 << 20       // imported traces held, all sessions together, in bytes
+	DefaultMaxPageRuns  = 2               // generations of one page not yet ended
+	DefaultMaxPullBytes = 4 << 30         // one download from the Hub, in bytes
+	DefaultMaxPulls     = 2               // downloads running at once
 	shutdownWait        = 5 * time.Second // how long Serve waits for requests and connections to end
 )
 
@@ -55,6 +62,14 @@ type Config struct {
 	SessionTTL   time.Duration // a page idle this long is forgotten; 0 means DefaultSessionTTL
 	MaxNewTokens int           // the most tokens a page may ask one run for; 0 means DefaultMaxNewTokens
 	Generations  int           // generations running at once, server-wide; 0 means the number of CPUs
+	MaxRowsBeams int           // the most prompts × beams one run may use; 0 means DefaultMaxRowsBeams
+	MaxRunBytes  int64         // the most memory one run may need by estimate (KV cache, recording); 0 means DefaultMaxRunBytes
+	MaxImports   int64         // the most bytes of imported traces all sessions together hold; 0 means DefaultMaxImports
+	MaxPageRuns  int           // generations one page may have not yet ended; 0 means DefaultMaxPageRuns
+	MaxPullBytes int64         // the largest download from the Hub; 0 means DefaultMaxPullBytes
+	MaxPulls     int           // downloads running at once; 0 means DefaultMaxPulls
+	NoPull       bool          // pages never download models, whoever asks
+	AllowHosts   []string      // host names the server answers to besides loopback names and its IP address
 	Logger       *slog.Logger  // nil: no logging
 
 	// Bandwidth reports the machine's main-memory read bandwidth in GB/s,
@@ -82,7 +97,8 @@ type Server struct {
 	lessons  *lessonPages // the /lessons pages and their runs
 	mux      *http.ServeMux
 
-	pulls pulls // downloads from the Hub in progress
+	pulls  pulls        // downloads from the Hub in progress
+	listen atomic.Value // *net.TCPAddr the server listens on, once ServeListener has started
 
 	seq    atomic.Uint64  // numbers views, so pages keep the newest
 	runIDs atomic.Uint64  // names runs in chart caches
@@ -113,6 +129,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Generations <= 0 {
 		cfg.Generations = runtime.NumCPU()
 	}
+	cfg.MaxRowsBeams = cmp.Or(max(cfg.MaxRowsBeams, 0), DefaultMaxRowsBeams)
+	cfg.MaxRunBytes = cmp.Or(max(cfg.MaxRunBytes, 0), DefaultMaxRunBytes)
+	cfg.MaxImports = cmp.Or(max(cfg.MaxImports, 0), DefaultMaxImports)
+	cfg.MaxPageRuns = cmp.Or(max(cfg.MaxPageRuns, 0), DefaultMaxPageRuns)
+	cfg.MaxPullBytes = cmp.Or(max(cfg.MaxPullBytes, 0), DefaultMaxPullBytes)
+	cfg.MaxPulls = cmp.Or(max(cfg.MaxPulls, 0), DefaultMaxPulls)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -189,8 +211,10 @@ func (s *Server) TeachToken() string {
 	return s.class.token
 }
 
-// Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return securityHeaders(s.mux) }
+// Handler returns the server's HTTP handler. It refuses requests whose
+// Host is not this server's (see hostAllowed) and answers a handler's
+// panic with 500.
+func (s *Server) Handler() http.Handler { return s.checkHost(securityHeaders(s.recoverHTTP(s.mux))) }
 
 // Serve listens on addr and serves until ctx ends, then shuts down
 // gracefully: generations are cancelled, WebSocket connections are closed
@@ -206,6 +230,9 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 // ServeListener is Serve on a listener the caller opened (to learn the port
 // of "127.0.0.1:0", say). It closes ln.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.listen.Store(a)
+	}
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

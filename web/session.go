@@ -42,6 +42,11 @@ type session struct {
 	job    *job         // the generation in progress, if any
 	cache  *chartCache
 	used   time.Time
+
+	conns    atomic.Int32 // pages connected over the WebSocket now
+	seen     atomic.Bool  // a page has connected at least once
+	runs     atomic.Int32 // generations of this page not yet ended (a stopped one may still be finishing)
+	imported atomic.Int64 // bytes of the imported trace it holds, counted against Config.MaxImportTotal
 }
 
 func newSession(id string, d *document, now time.Time) *session {
@@ -139,17 +144,30 @@ func (j *job) poke() {
 	}
 }
 
-// store holds the open sessions. Sessions idle longer than ttl are dropped,
-// and when max sessions are open the least recently used one makes room.
-// Pinned sessions (the classroom's instructor) are never dropped.
+// store holds the open sessions. Sessions idle longer than ttl are dropped
+// unless a page is connected to them. When max sessions are open, one that
+// no page is connected to makes room: first those that never had a page
+// connected (a plain GET /), then the least recently used. A session with a
+// connected page is never dropped, and pinned sessions (the classroom's
+// instructor) are never dropped: when every session is in use, create
+// refuses with errSessionsFull.
 type store struct {
 	max int
 	ttl time.Duration
 	now func() time.Time
 
-	mu     sync.Mutex
-	byID   map[string]*session
-	pinned map[string]bool
+	mu      sync.Mutex
+	byID    map[string]*session
+	pinned  map[string]bool
+	imports int64 // bytes of imported traces the sessions hold, the sum of their imported
+}
+
+// errSessionsFull is create's answer when every session has a page
+// connected.
+type errSessionsFull struct{ max int }
+
+func (e errSessionsFull) Error() string {
+	return fmt.Sprintf("this server already has %d pages open, its limit: close a tab, or start tracer serve with a larger --max-sessions", e.max)
 }
 
 func newStore(max int, ttl time.Duration) *store {
@@ -172,14 +190,44 @@ func (st *store) create(d *document, init func(*session)) (*session, error) {
 	st.mu.Lock()
 	dropped = st.expire(now)
 	for len(st.byID)-len(st.pinned) >= st.max {
-		dropped = append(dropped, st.dropOldest())
+		old := st.evictable(now)
+		if old == nil {
+			st.mu.Unlock()
+			st.closeDropped(dropped)
+			return nil, errSessionsFull{st.max}
+		}
+		delete(st.byID, old.id)
+		dropped = append(dropped, old)
 	}
 	st.byID[s.id] = s
 	st.mu.Unlock()
-	for _, d := range dropped {
-		d.close()
-	}
+	st.closeDropped(dropped)
 	return s, nil
+}
+
+// closeDropped stops the sessions just forgotten and frees what their
+// imports held against the import limit.
+func (st *store) closeDropped(ss []*session) {
+	for _, s := range ss {
+		st.holdImport(s, 0, 0)
+		s.close()
+	}
+}
+
+// holdImport counts n bytes of imported trace for s in place of what it
+// held before, unless all sessions together would then hold more than
+// limit (0: no limit, for releasing); it reports the total held and
+// whether it did.
+func (st *store) holdImport(s *session, n, limit int64) (int64, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	total := st.imports - s.imported.Load() + n
+	if limit > 0 && total > limit {
+		return st.imports, false
+	}
+	st.imports = total
+	s.imported.Store(n)
+	return total, true
 }
 
 // pin keeps s open for good.
@@ -194,10 +242,10 @@ func (st *store) get(id string) (*session, bool) {
 	now := st.now()
 	st.mu.Lock()
 	s, ok := st.byID[id]
-	if ok && !st.pinned[id] && now.Sub(s.lastUsed()) > st.ttl {
+	if ok && st.stale(id, s, now) {
 		delete(st.byID, id)
 		st.mu.Unlock()
-		s.close()
+		st.closeDropped([]*session{s})
 		return nil, false
 	}
 	st.mu.Unlock()
@@ -206,6 +254,12 @@ func (st *store) get(id string) (*session, bool) {
 	}
 	s.touch(now)
 	return s, true
+}
+
+// stale reports whether a session has outlived the ttl: idle that long,
+// not pinned, and no page connected. The caller holds st.mu.
+func (st *store) stale(id string, s *session, now time.Time) bool {
+	return !st.pinned[id] && s.conns.Load() == 0 && now.Sub(s.lastUsed()) > st.ttl
 }
 
 // len returns the number of open sessions.
@@ -231,7 +285,7 @@ func (st *store) closeAll() {
 func (st *store) expire(now time.Time) []*session {
 	var out []*session
 	for id, s := range st.byID {
-		if !st.pinned[id] && now.Sub(s.lastUsed()) > st.ttl {
+		if st.stale(id, s, now) {
 			delete(st.byID, id)
 			out = append(out, s)
 		}
@@ -239,18 +293,43 @@ func (st *store) expire(now time.Time) []*session {
 	return out
 }
 
-func (st *store) dropOldest() *session {
-	var oldest *session
+// sessionGrace is how long a session counts as fresh: a page just loaded
+// that has not connected yet, or one whose connection dropped and that is
+// still retrying (the page retries for about 5 s).
+const sessionGrace = 10 * time.Second
+
+// evictable picks the session to drop for a new one, never a pinned one or
+// one with a page connected; nil when none may go. Among the others it
+// drops, oldest first: pages never connected and no longer fresh (plain
+// GETs, crawlers), then pages gone longer than the grace, then fresh pages
+// not yet connected, and last pages that dropped a moment ago. A crowd of
+// plain GETs thus evicts itself before a student who blinked. The caller
+// holds st.mu.
+func (st *store) evictable(now time.Time) *session {
+	rank := func(s *session) int {
+		fresh := now.Sub(s.lastUsed()) <= sessionGrace
+		switch seen := s.seen.Load(); {
+		case !seen && !fresh:
+			return 0
+		case seen && !fresh:
+			return 1
+		case !seen:
+			return 2
+		}
+		return 3
+	}
+	var pick *session
+	pickRank := 0
 	for id, s := range st.byID {
-		if st.pinned[id] {
+		if st.pinned[id] || s.conns.Load() > 0 {
 			continue
 		}
-		if oldest == nil || s.lastUsed().Before(oldest.lastUsed()) {
-			oldest = s
+		r := rank(s)
+		if pick == nil || r < pickRank || r == pickRank && s.lastUsed().Before(pick.lastUsed()) {
+			pick, pickRank = s, r
 		}
 	}
-	delete(st.byID, oldest.id)
-	return oldest
+	return pick
 }
 
 func (s *session) lastUsed() time.Time {

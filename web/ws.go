@@ -57,6 +57,8 @@ func (h *hub) add(c *client) bool {
 		h.bySession[c.sess.id] = set
 	}
 	set[c] = struct{}{}
+	c.sess.conns.Add(1)
+	c.sess.seen.Store(true)
 	h.pumps.Add(2)
 	return true
 }
@@ -87,6 +89,7 @@ func (h *hub) drop(c *client) {
 		return
 	}
 	delete(h.clients, c)
+	c.sess.conns.Add(-1)
 	set := h.bySession[c.sess.id]
 	delete(set, c)
 	if len(set) == 0 {
@@ -237,11 +240,13 @@ func sameOrigin(r *http.Request) bool {
 }
 
 // handleWS upgrades a page's connection and starts its two pumps. The
-// classroom's instructor session takes the instructor's token.
+// classroom's instructor session takes the instructor's token. A page
+// whose session has expired (it reconnects after a network blip, say) is
+// told so in an "expired" message and reloads into a fresh session.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
 	if !ok {
-		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
+		s.expiredWS(w, r)
 		return
 	}
 	if sess.teach && !s.class.check(r.URL.Query().Get("teach")) {
@@ -262,6 +267,27 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	go c.readPump()
 }
 
+// expiredWS answers a connection for a session the server no longer holds:
+// one "expired" message, then a close with 1008 (policy), which the page
+// does not retry. A request that is not a WebSocket handshake gets 404.
+func (s *Server) expiredWS(w http.ResponseWriter, r *http.Request) {
+	if !websocket.IsWebSocketUpgrade(r) {
+		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
+		return
+	}
+	conn, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	conn.SetWriteDeadline(time.Now().Add(writeWait))
+	conn.WriteMessage(websocket.TextMessage, pageMessage(msgExpired, expiredText))
+	conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "session expired"), time.Now().Add(writeWait))
+}
+
+// expiredText tells a page its session is gone.
+const expiredText = "This page's session has expired or the server restarted: the page reloads with a fresh one."
+
 // readPump reads the page's messages and answers each one. It ends when the
 // connection fails or closes, or a message breaks the limits, and then
 // unregisters the client, which stops the write pump.
@@ -270,6 +296,7 @@ func (c *client) readPump() {
 	defer func() {
 		c.srv.hub.remove(c)
 		c.conn.Close()
+		c.sess.touch(time.Now()) // its idle time starts now
 	}()
 	c.conn.SetReadLimit(maxMessageSize)
 	c.conn.SetReadDeadline(time.Now().Add(pongWait))
@@ -282,6 +309,7 @@ func (c *client) readPump() {
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
+		c.sess.touch(time.Now())
 		if kind != websocket.TextMessage {
 			c.srv.hub.send(c, errorMessage("bad message: send JSON text, not binary data"))
 			continue

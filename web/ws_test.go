@@ -196,7 +196,6 @@ func TestWebSocketRejects(t *testing.T) {
 		status int
 	}{
 		{"other origin", url, "http://evil.example", http.StatusForbidden},
-		{"unknown session", "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws?session=nope", "", http.StatusNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

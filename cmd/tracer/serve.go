@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"tracer/engine/bench"
@@ -24,9 +25,46 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	classroom := fs.Bool("classroom", false, "classroom mode: print an instructor link that drives what every other page shows")
 	maxNew := fs.Int("max-new-tokens", web.DefaultMaxNewTokens, "the most tokens a page may ask one run for")
 	maxMiB := fs.Int64("max-import", web.DefaultMaxTraceSize>>20, "largest trace the page may import, in MiB")
+	maxSessions := fs.Int("max-sessions", web.DefaultMaxSessions, "open pages kept; a page connected is never dropped for a new one")
+	maxRowsBeams := fs.Int("max-rows-beams", web.DefaultMaxRowsBeams, "the most prompts × beams one run may use")
+	maxRunMiB := fs.Int64("max-run-mib", web.DefaultMaxRunBytes>>20, "the most memory one run may need by estimate (KV cache and recorded steps; the weights are shared), in MiB")
+	maxImportsMiB := fs.Int64("max-import-mib", web.DefaultMaxImports>>20, "imported traces all pages together may hold, in MiB")
+	maxPageRuns := fs.Int("max-page-runs", web.DefaultMaxPageRuns, "runs one page may have going at once (a stopped run counts until it has ended)")
+	maxPullMiB := fs.Int64("max-pull-mib", web.DefaultMaxPullBytes>>20, "the largest model a page may download from the Hub, in MiB")
+	maxPulls := fs.Int("max-pulls", web.DefaultMaxPulls, "downloads from the Hub running at once")
+	noPull := fs.Bool("no-pull", false, "pages never download models (otherwise: anyone on a loopback server, the instructor in --classroom mode)")
+	var allowHosts stringList
+	fs.Var(&allowHosts, "allow-host", "a host name the server answers to besides localhost and its IP address, e.g. the machine's name students type (repeatable)")
 	verbose := fs.Bool("v", false, "log requests and imports to stderr")
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
+	}
+	for _, l := range []struct {
+		name string
+		n    int64
+	}{
+		{"max-sessions", int64(*maxSessions)}, {"max-rows-beams", int64(*maxRowsBeams)}, {"max-run-mib", *maxRunMiB},
+		{"max-import-mib", *maxImportsMiB}, {"max-page-runs", int64(*maxPageRuns)}, {"max-pull-mib", *maxPullMiB}, {"max-pulls", int64(*maxPulls)},
+	} {
+		if l.n <= 0 {
+			fmt.Fprintf(stderr, "tracer serve: --%s must be positive, got %d\n", l.name, l.n)
+			return exitUsage
+		}
+	}
+	for _, l := range []struct {
+		name string
+		mib  int64
+	}{{"max-import", *maxMiB}, {"max-run-mib", *maxRunMiB}, {"max-import-mib", *maxImportsMiB}, {"max-pull-mib", *maxPullMiB}} {
+		if l.mib > math.MaxInt64>>20 {
+			fmt.Fprintf(stderr, "tracer serve: --%s %d is too large: at most %d MiB\n", l.name, l.mib, int64(math.MaxInt64>>20))
+			return exitUsage
+		}
+	}
+	for _, h := range allowHosts {
+		if h == "" || strings.ContainsAny(h, ":/ ") {
+			fmt.Fprintf(stderr, "tracer serve: --allow-host %q: give a host name without scheme or port, e.g. --allow-host teacher.local\n", h)
+			return exitUsage
+		}
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tracer serve: unexpected argument %q\n", fs.Arg(0))
@@ -70,6 +108,15 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Classroom:    *classroom,
 		MaxNewTokens: *maxNew,
 		MaxTraceSize: *maxMiB << 20,
+		MaxSessions:  *maxSessions,
+		MaxRowsBeams: *maxRowsBeams,
+		MaxRunBytes:  *maxRunMiB << 20,
+		MaxImports:   *maxImportsMiB << 20,
+		MaxPageRuns:  *maxPageRuns,
+		MaxPullBytes: *maxPullMiB << 20,
+		MaxPulls:     *maxPulls,
+		NoPull:       *noPull,
+		AllowHosts:   allowHosts,
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -121,5 +126,126 @@ func TestServeUsage(t *testing.T) {
 				t.Error("got no message on stderr")
 			}
 		})
+	}
+}
+
+// TestServeLimitFlagsUsage runs the binary with limits it must refuse:
+// each refusal names its flag.
+func TestServeLimitFlagsUsage(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"zero run memory", []string{"--max-run-mib", "0"}, "--max-run-mib must be positive"},
+		{"negative pulls", []string{"--max-pulls", "-1"}, "--max-pulls must be positive"},
+		{"zero sessions", []string{"--max-sessions", "0"}, "--max-sessions must be positive"},
+		{"zero rows × beams", []string{"--max-rows-beams", "0"}, "--max-rows-beams must be positive"},
+		{"zero page runs", []string{"--max-page-runs", "0"}, "--max-page-runs must be positive"},
+		{"zero imports", []string{"--max-import-mib", "0"}, "--max-import-mib must be positive"},
+		{"overflowing pull size", []string{"--max-pull-mib", "9223372036854775807"}, "--max-pull-mib 9223372036854775807 is too large"},
+		{"host with a scheme", []string{"--allow-host", "http://class.example"}, "--allow-host"},
+		{"host with a port", []string{"--allow-host", "class.example:8080"}, "without scheme or port"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, code := tracer(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, c.says) {
+				t.Errorf("got exit %d, stderr %q; want %d saying %q", code, errOut, exitUsage, c.says)
+			}
+		})
+	}
+}
+
+// startBinary runs tracer serve as a user does and returns its URL; the
+// server gets SIGINT when the test ends.
+func startBinary(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HF_HUB_OFFLINE=", "HF_HUB_CACHE="+t.TempDir(), "HF_ENDPOINT=http://127.0.0.1:1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("tracer serve did not stop on SIGINT; stderr %q", stderr.String())
+		}
+	})
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
+	deadline := time.Now().Add(20 * time.Second)
+	for url.FindString(stdout.String()) == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no URL printed; stdout %q, stderr %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return url.FindString(stdout.String())
+}
+
+// TestServeClassroomFlags runs the binary with the classroom's limits and
+// checks each reaches the server: the Host check with --allow-host, the
+// rows × beams limit and --no-pull.
+func TestServeClassroomFlags(t *testing.T) {
+	base := startBinary(t, "--allow-host", "class.example", "--max-rows-beams", "4", "--no-pull")
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"))
+	var session string
+	for _, c := range []struct {
+		host   string
+		status int
+	}{
+		{"evil.example:" + port, http.StatusForbidden},
+		{"class.example:" + port, http.StatusOK},
+		{"localhost:" + port, http.StatusOK},
+	} {
+		req, _ := http.NewRequest("GET", base, nil)
+		req.Host = c.host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.status {
+			t.Errorf("Host %s: got %d, want %d", c.host, res.StatusCode, c.status)
+		}
+		if m := regexp.MustCompile(`data-session="([0-9a-f]+)"`).FindSubmatch(body); m != nil {
+			session = string(m[1])
+		}
+	}
+	if session == "" {
+		t.Fatal("no page session")
+	}
+	c, _, err := websocket.DefaultDialer.Dial("ws://127.0.0.1:"+port+"/ws?session="+session, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, m := range []struct{ msg, says string }{
+		{`{"type": "generate", "form": {"model": "toy", "num_beams": "8"}}`, "--max-rows-beams"},
+		{`{"type": "pull", "repo": "org/tiny"}`, "--no-pull"},
+	} {
+		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if err := c.WriteMessage(websocket.TextMessage, []byte(m.msg)); err != nil {
+			t.Fatal(err)
+		}
+		var o struct{ Type, Message string }
+		for o.Type != "error" {
+			if err := c.ReadJSON(&o); err != nil {
+				t.Fatalf("%s: %v", m.msg, err)
+			}
+		}
+		if !strings.Contains(o.Message, m.says) {
+			t.Errorf("%s: got %q, want an error naming %s", m.msg, o.Message, m.says)
+		}
 	}
 }

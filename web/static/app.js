@@ -112,6 +112,13 @@
     } else if (m.type === "error") {
       showError(String(m.message || msg("msgFailed")));
       stopPlay();
+    } else if (m.type === "expired") {
+      // The server forgot this page's session (it restarted, or the page
+      // was away too long): say so, and reload into a fresh session.
+      showError(String(m.message || ""));
+      const u = new URL(location.href);
+      u.searchParams.delete("session");
+      setTimeout(() => location.assign(u.toString()), 1500);
     } else if (m.type === "progress" || m.type === "pulled") {
       const p = document.getElementById("pull-progress");
       if (p) p.textContent = String(m.message || "");
@@ -184,6 +191,7 @@
     stopPlay();
     const form = formObject(runForm);
     delete form.variants;
+    delete form.pull; // the download box's field, if a cached page still names it
     send({ type: "generate", form });
   });
   runForm.elements.input.addEventListener("change", syncRunForm);
@@ -196,7 +204,9 @@
   }
   document.getElementById("compare").addEventListener("click", () => {
     stopPlay();
-    send({ type: "compare", form: formObject(runForm) });
+    const form = formObject(runForm);
+    delete form.pull;
+    send({ type: "compare", form });
   });
   for (const b of document.querySelectorAll("#stop, .controls .stop")) {
     b.addEventListener("click", () => send({ type: "stop" }));
