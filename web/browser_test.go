@@ -17,6 +17,7 @@ import (
 
 	modelhub "tracer/engine/hub"
 	"tracer/engine/hub/hubtest"
+	"tracer/engine/refdata"
 	"tracer/trace"
 )
 
@@ -76,6 +77,9 @@ func browser(t *testing.T) context.Context {
 	t.Helper()
 	path := findChromium()
 	if path == "" {
+		if refdata.InCI() {
+			t.Fatal("no Chromium found: CI must run the browser tests (.ci/run installs chromium)")
+		}
 		t.Skip("no Chromium found: set $CHROMIUM or install chromium (apt-get install chromium) to run the browser test")
 	}
 	opts := []chromedp.ExecAllocatorOption{

@@ -9,30 +9,24 @@ import (
 
 	"tracer/engine/hub/hubtest"
 	"tracer/engine/models"
-)
-
-// Real models from the shared folder, when it is there.
-const (
-	goldenGPT2 = "/work/shared/golden/tiny-gpt2"
-	stories    = "/work/shared/models/stories260K"
+	"tracer/engine/refdata"
 )
 
 // realModels makes a models folder that links to tiny-gpt2 and the
-// stories260K folder. It skips the test when the shared folder is absent or
-// tracer cannot open the models yet.
+// stories260K folder of the shared reference data (found through refdata:
+// a skip when absent, a failure in CI).
 func realModels(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	gpt2 := refdata.Need(t, "golden/tiny-gpt2")
+	stories := refdata.Need(t, "models/stories260K")
 	for _, m := range []struct{ link, target, open string }{
-		{"tiny-gpt2", goldenGPT2, goldenGPT2},
+		{"tiny-gpt2", gpt2, gpt2},
 		{"stories260K", stories, filepath.Join(stories, "stories260K.bin")},
 	} {
-		if _, err := os.Stat(m.target); err != nil {
-			t.Skipf("%s is absent (%v): the real-model tests need /work/shared", m.target, err)
-		}
 		l, err := models.Open(m.open)
 		if err != nil {
-			t.Skipf("tracer cannot open %s yet: %v", m.open, err)
+			t.Fatalf("open %s: %v", m.open, err)
 		}
 		l.Close()
 		if err := os.Symlink(m.target, filepath.Join(dir, m.link)); err != nil {

@@ -62,7 +62,7 @@ func TestBrowserLessons(t *testing.T) {
 	}
 	real := models != ""
 	if !real {
-		t.Log("skipping the real-model checks: no stories260K under /work/shared/models (real steps must say what to download)")
+		t.Log("skipping the real-model checks: no stories260K in the reference data (real steps must say what to download)")
 	}
 	for _, lang := range lessons.Languages() {
 		t.Run(lang, func(t *testing.T) {
