@@ -125,6 +125,12 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, name
 	if !ok {
 		return
 	}
+	h.mu.Lock()
+	rewrite := h.rewrites[id+"/"+name]
+	h.mu.Unlock()
+	if rewrite != nil {
+		w = &rewriter{ResponseWriter: w, f: rewrite}
+	}
 	data, ok := repo.Files[name]
 	if !ok {
 		hubError(w, http.StatusNotFound, "EntryNotFound", name+" does not exist on "+rev)
@@ -166,8 +172,22 @@ func (h *Hub) serveBytes(w http.ResponseWriter, r *http.Request, key string, dat
 	if faulty && r.Method == http.MethodGet {
 		delete(h.faults, key)
 	}
+	g := h.gates[key]
+	if g != nil && r.Method == http.MethodGet {
+		delete(h.gates, key)
+	} else {
+		g = nil
+	}
 	corrupt, ignoreRange := h.corrupt[key], h.ignoreRange
 	h.mu.Unlock()
+	if g != nil {
+		close(g.started)
+		select {
+		case <-g.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if corrupt && len(data) > 0 {
 		data = append([]byte(nil), data...)
 		data[len(data)/2] ^= 0xff
@@ -199,6 +219,35 @@ func (h *Hub) serveBytes(w http.ResponseWriter, r *http.Request, key string, dat
 		panic(http.ErrAbortHandler) // drop the connection mid-file
 	}
 	w.Write(body)
+}
+
+// rewriter applies a test's rewrite to the headers just before they go.
+type rewriter struct {
+	http.ResponseWriter
+	f     func(http.Header)
+	wrote bool
+}
+
+func (w *rewriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		w.f(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *rewriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on to the server's writer, for the faults that cut a file.
+func (w *rewriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
 }
 
 // hubError answers as the Hub does: a status, X-Error-Code and a JSON message.
