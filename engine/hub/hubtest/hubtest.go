@@ -54,7 +54,7 @@ type Hub struct {
 
 	mu          sync.Mutex
 	repos       map[string]Repo
-	byHash      map[string][2]string // sha256 → repo, file
+	byHash      map[string]string // repo/sha256 → file
 	requests    []Request
 	faults      map[string]fault // repo/file → fault on the next GET
 	corrupt     map[string]bool  // repo/file → serve altered bytes
@@ -76,7 +76,7 @@ func New(t testing.TB, repos ...Repo) *Hub {
 	t.Helper()
 	h := &Hub{
 		repos:    map[string]Repo{},
-		byHash:   map[string][2]string{},
+		byHash:   map[string]string{},
 		faults:   map[string]fault{},
 		corrupt:  map[string]bool{},
 		gates:    map[string]*gate{},
@@ -85,7 +85,7 @@ func New(t testing.TB, repos ...Repo) *Hub {
 	for _, r := range repos {
 		h.repos[r.ID] = r
 		for name, b := range r.Files {
-			h.byHash[SHA256(b)] = [2]string{r.ID, name}
+			h.byHash[r.ID+"/"+SHA256(b)] = name
 		}
 	}
 	h.hub = httptest.NewServer(http.HandlerFunc(h.serveHub))

@@ -142,7 +142,7 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, name
 		w.Header().Set("ETag", `"`+GitSHA1([]byte("version https://git-lfs.github.com/spec/v1\noid sha256:"+sum))+`"`)
 		w.Header().Set("X-Linked-Etag", `"`+sum+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(data)))
-		w.Header().Set("Location", h.FilesURL+"/"+sum+"?X-Amz-Signature=secret")
+		w.Header().Set("Location", h.FilesURL+"/repos/"+id+"/"+sum+"?X-Amz-Signature=secret")
 		w.WriteHeader(http.StatusFound)
 		return
 	}
@@ -150,18 +150,27 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, name
 	h.serveBytes(w, r, id+"/"+name, data)
 }
 
-// serveFiles is the file host: /{sha256} serves the LFS file with that hash.
+// serveFiles is the file host: /repos/{org}/{name}/{sha256} serves the LFS
+// file of that repository with that hash.
 func (h *Hub) serveFiles(w http.ResponseWriter, r *http.Request) {
 	h.record("files", r)
+	// /repos/{org}/{name}/{sha256}, so that two repositories holding the
+	// same file keep their own faults.
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/repos/"), "/")
+	if len(parts) != 3 {
+		http.NotFound(w, r)
+		return
+	}
+	id := parts[0] + "/" + parts[1]
 	h.mu.Lock()
-	where, ok := h.byHash[strings.TrimPrefix(r.URL.Path, "/")]
-	repo := h.repos[where[0]]
+	name, ok := h.byHash[id+"/"+parts[2]]
+	repo := h.repos[id]
 	h.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	h.serveBytes(w, r, where[0]+"/"+where[1], repo.Files[where[1]])
+	h.serveBytes(w, r, id+"/"+name, repo.Files[name])
 }
 
 // serveBytes sends data, or from byte N on for "Range: bytes=N-", applying
