@@ -229,7 +229,8 @@ type puller struct {
 	commit  string
 	todo    []planned         // files to fetch, in order
 	etags   map[string]string // file → blob to link once all are fetched
-	fetched int64
+	fetched int64             // bytes downloaded so far
+	files   int               // files downloaded so far
 }
 
 // planned is a file of the pull the snapshot does not link yet, with what
@@ -260,15 +261,15 @@ func (p *puller) plan(ctx context.Context, names []string) error {
 	return nil
 }
 
-// checkLimits refuses the pull when the blobs still to download exceed
-// MaxBytes or MaxFiles. A blob already in the cache costs nothing.
+// checkLimits refuses the pull when what it has downloaded and the blobs it
+// still lacks exceed MaxBytes or MaxFiles. A blob already in the cache costs
+// nothing.
 func (p *puller) checkLimits() error {
 	o := p.s.opts
 	if o.MaxBytes <= 0 && o.MaxFiles <= 0 {
 		return nil
 	}
-	var bytes int64
-	var files int
+	bytes, files := p.fetched, p.files
 	for _, f := range p.todo {
 		if f.done || haveBlob(p.s.cache.blob(f.meta.etag), f.meta.size) {
 			continue
@@ -320,6 +321,9 @@ func (p *puller) fetchAll(ctx context.Context) error {
 		}
 		n, err := p.s.download(ctx, f.name, f.meta)
 		p.fetched += n
+		if n > 0 {
+			p.files++
+		}
 		if err != nil {
 			return err
 		}

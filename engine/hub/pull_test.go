@@ -535,14 +535,48 @@ func TestPullLimitShards(t *testing.T) {
 	files["model-00002-of-00002.safetensors"] = hubtest.Safetensors("F32", map[string][]int{"b": {64, 64}})
 	files["model.safetensors.index.json"] = []byte(`{"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}`)
 	h, opts := setup(t, hubtest.Repo{ID: "org/sharded", Files: files})
-	opts.MaxBytes = 20000 // one shard is 16 KiB and more
+	opts.MaxBytes = 2 * 16500 // two shards of a little over 16 KiB, and the small files besides
 	_, err := Pull(context.Background(), "org/sharded", opts)
-	if !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("got %v, want ErrTooLarge", err)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than this pull's limit of 32.2 KiB (33000 bytes)") {
+		t.Fatalf("got %v, want ErrTooLarge naming the limit", err)
 	}
 	for _, r := range h.Requests() {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, ".safetensors") || r.Host == "files" {
 			t.Errorf("a shard was downloaded: %s", r.Path)
 		}
 	}
+}
+
+// FuzzPullAnswers: whatever size and ETags the Hub announces for the
+// weights, a pull never panics or hangs, and either fails or links exactly
+// the Hub's bytes: a weight file is never linked unchecked.
+func FuzzPullAnswers(f *testing.F) {
+	weights := hubtest.TinyModel()["model.safetensors"]
+	sum, size := hubtest.SHA256(weights), strconv.Itoa(len(weights))
+	f.Add(size, sum, "")                              // as the Hub answers
+	f.Add("", "", "weights-v2")                       // the bug: nothing to check
+	f.Add(size, "", `"`+hubtest.GitSHA1(weights)+`"`) // a git hash of the LFS pointer
+	f.Add("1", sum, "")                               // a wrong size
+	f.Add(size, strings.Repeat("0", 64), "")          // a wrong sha256
+	f.Add("-5", "W/\"x\"", "..")
+	f.Fuzz(func(t *testing.T, linkedSize, linkedETag, etag string) {
+		h, opts := setup(t, tinyRepo())
+		h.Rewrite("org/tiny", "model.safetensors", func(hd http.Header) {
+			for k, v := range map[string]string{"X-Linked-Size": linkedSize, "X-Linked-Etag": linkedETag, "ETag": etag} {
+				if v == "" {
+					hd.Del(k)
+				} else {
+					hd.Set(k, v)
+				}
+			}
+		})
+		snap, err := Pull(context.Background(), "org/tiny", opts)
+		if err != nil {
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(snap.Dir, "model.safetensors"))
+		if err != nil || !bytes.Equal(b, weights) {
+			t.Fatalf("a pull answered with X-Linked-Size %q, X-Linked-Etag %q, ETag %q linked other bytes than the Hub's (%v)", linkedSize, linkedETag, etag, err)
+		}
+	})
 }
