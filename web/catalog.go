@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,7 +159,11 @@ func closeModel(m *models.Loaded) { m.Close() }
 // scanModels finds what models.Open accepts in dir: Hugging Face folders
 // (with a config.json), llama2.c checkpoints (.bin files whose header
 // checks out, also one folder down) and toy tables (.json). Symlinks are
-// followed.
+// followed. Only regular files are opened: a named pipe, socket or device
+// (which can block whoever opens it) is passed over, and so is a model
+// folder holding one where a model file should be (modelhub.Describe
+// refuses it). Descriptions of unchanged weights come from modelhub's
+// memo, so a rescan does not parse their headers again.
 func scanModels(dir string) []modelEntry {
 	if dir == "" {
 		return nil
@@ -189,7 +194,7 @@ func scanModels(dir string) []modelEntry {
 					out = append(out, modelEntry{Name: e.Name() + "/" + s.Name(), Path: f, Label: e.Name() + "/" + s.Name() + " (llama2.c)"})
 				}
 			}
-		case strings.EqualFold(filepath.Ext(path), ".json"):
+		case fi.Mode().IsRegular() && strings.EqualFold(filepath.Ext(path), ".json"):
 			if t, err := toy.Load(path); err == nil {
 				out = append(out, modelEntry{Name: e.Name(), Path: path, Label: e.Name() + " (toy: " + t.Name + ")"})
 			}
@@ -204,7 +209,9 @@ func scanModels(dir string) []modelEntry {
 
 // scanCache lists the models pulled into the Hugging Face cache: each
 // snapshot with a config.json as ORG/NAME, and the llama2.c checkpoints of
-// the others as ORG/NAME:FILE.
+// the others as ORG/NAME:FILE. A snapshot holding a named pipe or other
+// non-regular file where a model file should be is left out: opening the
+// model would block.
 func scanCache(dir string) []modelEntry {
 	if dir == "" {
 		return nil
@@ -216,7 +223,10 @@ func scanCache(dir string) []modelEntry {
 	var out []modelEntry
 	for _, m := range cached {
 		if isFile(filepath.Join(m.Dir, "config.json")) {
-			d, _ := modelhub.Describe(m.Dir)
+			d, err := modelhub.Describe(m.Dir)
+			if errors.Is(err, modelhub.ErrNotRegular) {
+				continue
+			}
 			out = append(out, modelEntry{Name: m.Spec(), Path: m.Dir, Label: m.Spec() + " (cache)", Chat: d.ChatTemplate})
 			continue
 		}
@@ -229,7 +239,8 @@ func scanCache(dir string) []modelEntry {
 	return out
 }
 
-// checkpoint reports whether path is a llama2.c checkpoint.
+// checkpoint reports whether path is a llama2.c checkpoint. Describe opens
+// regular files only, so a named pipe called x.bin is not one.
 func checkpoint(path string) (string, bool) {
 	if !strings.HasSuffix(path, ".bin") || strings.HasPrefix(filepath.Base(path), "tokenizer") {
 		return "", false

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,8 @@ type modelRow struct {
 	Tokenizer    bool     `json:"tokenizer"`
 	ChatTemplate bool     `json:"chat_template"`
 	Error        string   `json:"error,omitempty"` // why the model could not be described
+
+	err error // Error's error, for errors.Is
 }
 
 func cmdModels(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -58,8 +61,11 @@ func cmdModels(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 			rows = append(rows, cachedRows(m)...)
 		}
 	}
+	note := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "tracer models: note: "+format+"\n", a...)
+	}
 	for _, dir := range dirs {
-		found, err := scanFolder(dir)
+		found, err := scanFolder(dir, note)
 		if err != nil {
 			fmt.Fprintf(stderr, "tracer models: --models %s: %v\n", dir, err)
 			return exitError
@@ -88,7 +94,7 @@ func describe(name, path, source string) modelRow {
 	r := modelRow{Name: name, Source: source, Path: path}
 	d, err := hub.Describe(path)
 	if err != nil {
-		r.Error = err.Error()
+		r.Error, r.err = err.Error(), err
 	}
 	r.Format, r.Architecture, r.Params, r.DType = d.Format, d.Architecture, d.Params, d.DType
 	r.Tokenizer, r.ChatTemplate = d.Tokenizer, d.ChatTemplate
@@ -125,7 +131,10 @@ func isCheckpointName(name string) bool {
 
 // scanFolder finds the models in dir: dir itself when it holds a
 // config.json, else its subfolders that do and its llama2.c .bin files.
-func scanFolder(dir string) ([]modelRow, error) {
+// A named pipe, socket or device is never opened (that can block): as a
+// model folder's file it makes the row's error, in place of a checkpoint it
+// is skipped with a note.
+func scanFolder(dir string, note func(format string, a ...any)) ([]modelRow, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -148,17 +157,23 @@ func scanFolder(dir string) ([]modelRow, error) {
 			rows = append(rows, folderRow(path))
 		case !e.IsDir() && isCheckpointName(e.Name()):
 			// Only llama2.c checkpoints: other .bin files fail Describe.
-			if r := folderRow(path); r.Error == "" {
+			r := folderRow(path)
+			switch {
+			case r.Error == "":
 				rows = append(rows, r)
+			case errors.Is(r.err, hub.ErrNotRegular):
+				note("skipped %v", r.err)
 			}
 		}
 	}
 	return rows, nil
 }
 
+// isModelFolder reports whether dir holds a config.json. One that is not a
+// regular file still counts, so that Describe names the problem in the row.
 func isModelFolder(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, "config.json"))
-	return err == nil && fi.Mode().IsRegular()
+	return err == nil && !fi.IsDir()
 }
 
 func folderRow(path string) modelRow {

@@ -43,6 +43,10 @@ func cmdPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	opts.File = *file
 	bar := newProgress(stderr)
 	opts.Progress = bar.update
+	opts.Waiting = func(file, lock string) {
+		bar.flush()
+		fmt.Fprintf(stderr, "tracer pull: waiting for another download of %s to finish (it holds %s)\n", file, lock)
+	}
 	snap, err := hub.Pull(ctx, pos[0], opts)
 	bar.flush()
 	if errors.Is(err, hub.ErrBadName) {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -266,5 +269,73 @@ func TestPulledModelRunsOffline(t *testing.T) {
 	got, errOut, code = tracer(t, "", "run", "--model", bin, "--prompt", "Once upon a time", "--max-new-tokens", "8")
 	if code != 0 || !strings.HasPrefix(got, " ") && len(strings.TrimSpace(got)) == 0 {
 		t.Errorf("offline run of %s: %q (stderr %q, exit %d), want text", bin, got, errOut, code)
+	}
+}
+
+// TestTwoPullProcessesShareOneDownload: two `tracer pull` processes of one
+// model at once. The fake Hub holds the first one's weights download open
+// until the second says on stderr that it waits for the first's lock; then
+// both finish, the weights come down once, and both print the snapshot.
+func TestTwoPullProcessesShareOneDownload(t *testing.T) {
+	h, home := fakeHub(t)
+	started, release := h.Gate("org/tiny", "model.safetensors")
+	defer release()
+	want := filepath.Join(home, "hub", "models--org--tiny", "snapshots", h.Commit("org/tiny")) + "\n"
+
+	first := exec.Command(binary, "pull", "org/tiny")
+	var out1, err1 bytes.Buffer
+	first.Stdout, first.Stderr = &out1, &err1
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	firstErr := make(chan error, 1)
+	go func() { firstErr <- first.Wait() }()
+	select {
+	case <-started:
+	case err := <-firstErr:
+		t.Fatalf("the first pull ended before downloading the weights: %v\n%s", err, err1.String())
+	}
+
+	second := exec.Command(binary, "pull", "org/tiny")
+	var out2 bytes.Buffer
+	second.Stdout = &out2
+	stderr, err := second.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var err2 strings.Builder
+	waited := false
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		err2.WriteString(lines.Text() + "\n")
+		if strings.HasPrefix(lines.Text(), "tracer pull: waiting for another download of model.safetensors to finish (it holds ") {
+			waited = true
+			release()
+		}
+	}
+	release() // the second ended without waiting: let the first go on too
+	if !waited {
+		t.Errorf("the second pull did not wait for the first; its stderr:\n%s", err2.String())
+	}
+	if err := <-firstErr; err != nil {
+		t.Errorf("the first pull: %v\n%s", err, err1.String())
+	}
+	if err := second.Wait(); err != nil {
+		t.Errorf("the second pull: %v\n%s", err, err2.String())
+	}
+	if out1.String() != want || out2.String() != want {
+		t.Errorf("the pulls printed %q and %q, want %q", out1.String(), out2.String(), want)
+	}
+	var gets int
+	for _, r := range h.Requests() {
+		if r.Host == "files" && r.Method == "GET" {
+			gets++
+		}
+	}
+	if gets != 1 {
+		t.Errorf("the weights were downloaded %d times, want once", gets)
 	}
 }

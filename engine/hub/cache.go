@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,7 +41,7 @@ func (c repoCache) commitFor(rev string) string {
 		}
 		return ""
 	}
-	b, err := os.ReadFile(c.ref(rev))
+	b, err := readSmall(c.ref(rev))
 	if err != nil {
 		return ""
 	}
@@ -64,8 +66,7 @@ func (c repoCache) link(commit, name, etag string) error {
 	if cur, err := os.Readlink(p); err == nil && cur == target {
 		return nil
 	}
-	tmp := fmt.Sprintf("%s.%d.link", p, os.Getpid())
-	os.Remove(tmp)
+	tmp := tempName(p, ".link")
 	if err := os.Symlink(target, tmp); err != nil {
 		return err
 	}
@@ -76,6 +77,15 @@ func (c repoCache) link(commit, name, etag string) error {
 	return nil
 }
 
+// tempName returns a name beside p for a file that is renamed onto p once
+// written: unique to this call, so that two pulls at once (in one process or
+// two) never write, or rename away, each other's.
+func tempName(p, ext string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s.%d-%s%s", p, os.Getpid(), hex.EncodeToString(b[:]), ext)
+}
+
 // writeRef records that rev points at commit (refs/<rev>), unless rev is the
 // commit itself.
 func (c repoCache) writeRef(rev, commit string) error {
@@ -83,13 +93,13 @@ func (c repoCache) writeRef(rev, commit string) error {
 		return nil
 	}
 	p := c.ref(rev)
-	if b, err := os.ReadFile(p); err == nil && string(b) == commit {
+	if b, err := readSmall(p); err == nil && string(b) == commit {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	tmp := tempName(p, ".tmp")
 	if err := os.WriteFile(tmp, []byte(commit), 0o644); err != nil {
 		return err
 	}
@@ -124,9 +134,6 @@ func complete(dir, file string) bool {
 	return true
 }
 
-// maxIndexSize bounds the JSON files this package reads (indexes, configs).
-const maxIndexSize = 64 << 20
-
 // readIndex returns the shard files a model.safetensors.index.json names,
 // sorted and without repeats.
 func readIndex(path string) ([]string, error) {
@@ -160,28 +167,6 @@ func parseIndex(b []byte) ([]string, error) {
 	}
 	sort.Strings(shards)
 	return shards, nil
-}
-
-// readSmall reads a file of at most maxIndexSize bytes.
-func readSmall(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxIndexSize {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d this reader accepts", path, fi.Size(), maxIndexSize)
-	}
-	return os.ReadFile(path)
-}
-
-func isFile(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }
 
 func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -23,15 +23,28 @@ type Description struct {
 // Describe reads a model folder (config.json, safetensors headers,
 // tokenizer files) or a llama2.c checkpoint file (its header) without
 // loading any weights.
+//
+// It opens regular files only: a named pipe, socket or device where a model
+// file should be (config.json, the weights, the tokenizer files) makes an
+// ErrNotRegular error that names it, and is never opened. The counts read
+// from safetensors headers are remembered by path, size and modification
+// time, so describing an unchanged model again does not parse its headers
+// again; a header over the safetensors limit (100 MB) is refused.
 func Describe(path string) (Description, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return Description{}, err
 	}
 	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return Description{}, notRegular(path, fi.Mode())
+		}
 		return describeLlama2c(path, fi.Size())
 	}
 	d := Description{Format: "safetensors"}
+	if err := checkModelFiles(path); err != nil {
+		return d, err
+	}
 	if err := d.readConfig(filepath.Join(path, configFile)); err != nil {
 		return d, err
 	}
@@ -85,7 +98,7 @@ func (d *Description) readWeights(dir string) error {
 	}
 	byDType := map[string]int64{}
 	for _, f := range files {
-		if err := countTensors(filepath.Join(dir, filepath.FromSlash(f)), byDType); err != nil {
+		if err := headers.count(filepath.Join(dir, filepath.FromSlash(f)), byDType); err != nil {
 			return err
 		}
 	}
@@ -98,6 +111,31 @@ func (d *Description) readWeights(dir string) error {
 	}
 	if best != "" {
 		d.DType = torchDType(best)
+	}
+	return nil
+}
+
+// checkModelFiles returns an ErrNotRegular error when one of the files
+// tracer reads from a model folder (config, weights, tokenizer, templates)
+// is there but is not a regular file, or a symlink to one. Files that are
+// absent are not its business.
+func checkModelFiles(dir string) error {
+	names := append([]string{configFile, weightsFile, indexFile}, optionalFiles()...)
+	matches, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	for _, m := range matches {
+		names = append(names, filepath.Base(m))
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		fi, err := os.Stat(p)
+		switch {
+		case notExist(err):
+			continue
+		case err != nil:
+			return err
+		case !fi.Mode().IsRegular():
+			return notRegular(p, fi.Mode())
+		}
 	}
 	return nil
 }

@@ -21,6 +21,16 @@ var (
 	// ErrChecksum marks a download whose size or checksum is not the one the
 	// Hub announced.
 	ErrChecksum = errors.New("checksum mismatch")
+	// ErrUnverifiable marks a weight file whose size or sha256 the Hub did
+	// not announce, so a download of it could not be checked.
+	ErrUnverifiable = errors.New("cannot be verified")
+	// ErrTooLarge marks a pull that would download more bytes or files than
+	// Options.MaxBytes or Options.MaxFiles allow.
+	ErrTooLarge = errors.New("over the download limit")
+	// ErrNotRegular marks a path that is a named pipe, socket, device or
+	// other non-regular file where a model file should be; it is never
+	// opened, since opening one can block.
+	ErrNotRegular = errors.New("not a regular file")
 )
 
 // hubError is an error with its own message that matches one of the

@@ -12,7 +12,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +30,7 @@ type fileMeta struct {
 	etag     string // X-Linked-Etag (LFS: sha256) or ETag (git SHA-1): the blob's name
 	size     int64  // X-Linked-Size or Content-Length; -1 when unknown
 	location string // where to GET the bytes: the file host for LFS files
+	lfs      bool   // the Hub redirected to a file host: an LFS file
 }
 
 // resolveURL is {endpoint}/{repo}/resolve/{rev}/{name}.
@@ -47,7 +50,7 @@ func (s *session) head(ctx context.Context, rev, name string) (fileMeta, error) 
 	if resp.StatusCode >= 400 || (redirect && resp.Header.Get("Location") == "") {
 		return fileMeta{}, s.statusError(resp, name)
 	}
-	m := fileMeta{commit: resp.Header.Get("X-Repo-Commit"), size: -1, location: resp.Request.URL.String()}
+	m := fileMeta{commit: resp.Header.Get("X-Repo-Commit"), size: -1, location: resp.Request.URL.String(), lfs: redirect}
 	m.etag = cleanETag(resp.Header.Get("X-Linked-Etag"))
 	if m.etag == "" {
 		m.etag = cleanETag(resp.Header.Get("ETag"))
@@ -68,6 +71,37 @@ func (s *session) head(ctx context.Context, rev, name string) (fileMeta, error) 
 		m.location = loc.String()
 	}
 	return m, nil
+}
+
+// weightExts are the extensions of weight files: the Hub keeps them in LFS,
+// and a corrupt or substituted one is the costliest to load unnoticed.
+var weightExts = []string{".safetensors", ".bin", ".gguf", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx"}
+
+// isWeightName reports whether a file of a repository holds weights.
+func isWeightName(name string) bool {
+	return slices.Contains(weightExts, strings.ToLower(path.Ext(name)))
+}
+
+// checkable refuses a weight file whose download could not be verified. It
+// needs its size and a checksum of its bytes: for an LFS file the Hub sends
+// them as X-Linked-Size and X-Linked-Etag (a sha256); a small weight file
+// kept in git comes straight from the Hub with Content-Length and a git
+// SHA-1 ETag.
+func (s *session) checkable(name string, m fileMeta) error {
+	if !isWeightName(name) {
+		return nil
+	}
+	var missing []string
+	if m.size < 0 {
+		missing = append(missing, "its size (no X-Linked-Size header)")
+	}
+	if !isHex(m.etag, 64) && (m.lfs || !isHex(m.etag, 40)) {
+		missing = append(missing, fmt.Sprintf("its sha256 (no X-Linked-Etag header holding one; the ETag was %q)", m.etag))
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errorf(ErrUnverifiable, "%s: the Hub's answer for the weight file %s lacks %s, so its download could not be checked: refused, nothing was linked (check that HF_ENDPOINT is the Hub or a mirror that passes these headers on, then try again)", s.ref.Repo, name, strings.Join(missing, " and "))
 }
 
 // cleanETag drops the weak marker and quotes of an ETag.
@@ -101,7 +135,15 @@ func (r retryable) Unwrap() error { return r.err }
 // cancelled ctx leaves the .incomplete file for the next attempt.
 func (s *session) download(ctx context.Context, name string, m fileMeta) (fetched int64, err error) {
 	blob := s.cache.blob(m.etag)
-	if fi, err := os.Stat(blob); err == nil && fi.Mode().IsRegular() && (m.size < 0 || fi.Size() == m.size) {
+	if haveBlob(blob, m.size) {
+		return 0, nil
+	}
+	lock, err := s.lockBlob(ctx, name, m.etag)
+	if err != nil {
+		return 0, err
+	}
+	defer lock.release()
+	if haveBlob(blob, m.size) { // another download finished it while this one waited
 		return 0, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(blob), 0o755); err != nil {
@@ -137,6 +179,13 @@ func (s *session) download(ctx context.Context, name string, m fileMeta) (fetche
 		return fetched, fmt.Errorf("%s: %w", s.ref.Repo, err)
 	}
 	return fetched, nil
+}
+
+// haveBlob reports whether the cache holds the blob at path, of size bytes
+// when size is known.
+func haveBlob(path string, size int64) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && (size < 0 || fi.Size() == size)
 }
 
 // fetchOnce makes one attempt at the bytes of m, appending to part.

@@ -74,7 +74,7 @@ func readRefs(dir string) map[string][]string {
 		if err != nil || d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(path)
+		b, err := readSmall(path) // never blocks on a named pipe
 		commit := strings.TrimSpace(string(b))
 		if err != nil || !IsCommit(commit) {
 			return nil

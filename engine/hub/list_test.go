@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"tracer/engine/hub/hubtest"
 )
@@ -111,4 +113,79 @@ func FuzzCountTensors(f *testing.F) {
 		os.WriteFile(p, b, 0o644)
 		countTensors(p, map[string]int64{})
 	})
+}
+
+// TestHeaderMemo: repeated descriptions of an unchanged safetensors file
+// parse its header once; a change of contents, size or time, or a new file
+// at the path, makes it read again.
+func TestHeaderMemo(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "model.safetensors")
+	small := hubtest.Safetensors("F32", map[string][]int{"a": {2, 3}})
+	big := hubtest.Safetensors("F32", map[string][]int{"a": {4, 3}})
+	m := newHeaderMemo()
+	count := func() int64 {
+		t.Helper()
+		by := map[string]int64{}
+		if err := m.count(p, by); err != nil {
+			t.Fatal(err)
+		}
+		return by["F32"]
+	}
+	same := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, step := range []struct {
+		name   string
+		change func()
+		params int64
+		reads  int
+	}{
+		{"first", func() { os.WriteFile(p, small, 0o644) }, 6, 1},
+		{"unchanged", func() {}, 6, 1},
+		{"unchanged again", func() {}, 6, 1},
+		{"rewritten larger", func() { os.WriteFile(p, big, 0o644) }, 12, 2},
+		{"touched", func() { os.Chtimes(p, same, same) }, 12, 3},
+		{"unchanged after touch", func() {}, 12, 3},
+		{"replaced by a file of the same size and time", func() {
+			q := filepath.Join(dir, "other")
+			os.WriteFile(q, big, 0o644)
+			os.Chtimes(q, same, same)
+			os.Rename(q, p)
+		}, 12, 4},
+	} {
+		step.change()
+		if got := count(); got != step.params || m.reads != step.reads {
+			t.Errorf("%s: got %d parameters after %d header reads, want %d after %d", step.name, got, m.reads, step.params, step.reads)
+		}
+	}
+}
+
+// TestDescribeRemembersHeaders: describing an unchanged model folder again,
+// as the web catalog does on every rescan, parses no header again.
+func TestDescribeRemembersHeaders(t *testing.T) {
+	dir := t.TempDir()
+	for name, b := range hubtest.TinyModel() {
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	before := headers.reads
+	for range 3 {
+		if _, err := Describe(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := headers.reads - before; got != 1 {
+		t.Errorf("3 descriptions of an unchanged model read its header %d times, want 1", got)
+	}
+}
+
+// TestDescribeRefusesHugeHeader: a header over the safetensors limit
+// (100 MB) is refused, naming the file and the limit, without reading it.
+func TestDescribeRefusesHugeHeader(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
+	p := filepath.Join(dir, "model.safetensors")
+	os.WriteFile(p, append(binary.LittleEndian.AppendUint64(nil, 100<<20+1), "{}"...), 0o644)
+	_, err := Describe(dir)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "exceeds the 104857600-byte limit") {
+		t.Errorf("got %v, want an error naming %s and the 100 MiB limit", err, p)
+	}
 }

@@ -26,8 +26,24 @@ type Options struct {
 	// model.
 	File string
 
+	// MaxBytes, when positive, bounds the bytes a pull may download: the
+	// sizes the Hub announces for the files the cache lacks are added up
+	// before any weights are fetched, and a pull over the limit is refused
+	// with an ErrTooLarge error. A file of unknown size is refused under a
+	// limit, since it cannot be counted.
+	MaxBytes int64
+	// MaxFiles, when positive, bounds the number of files a pull may
+	// download, checked the same way.
+	MaxFiles int
+
 	Client   *http.Client // nil means a client with connection timeouts
 	Progress ProgressFunc // nil means silent
+
+	// Waiting, when set, is called once for a file whose download must wait
+	// for another (another tracer, or huggingface_hub) that holds its lock
+	// file; nil means the wait is silent. It runs on the goroutine that
+	// called Pull or Resolve.
+	Waiting func(file, lockPath string)
 }
 
 // ProgressFunc receives download progress: done of total bytes of file (a

@@ -141,22 +141,32 @@ func (s *session) pull(ctx context.Context) (*Snapshot, error) {
 	}
 	p := &puller{s: s, commit: commit, etags: map[string]string{}}
 	snap := &Snapshot{Ref: s.ref, Commit: commit, Dir: s.cache.snapshot(commit)}
-	for _, name := range want {
-		if err := p.fetch(ctx, name); err != nil {
+	if err := p.plan(ctx, want); err != nil {
+		return nil, err
+	}
+	if slices.Contains(want, indexFile) {
+		// The shards are known once the index is here: fetch it (and the
+		// other small files) first, within the limits, then plan the shards.
+		if err := p.checkLimits(); err != nil {
 			return nil, err
 		}
-	}
-	if slices.Contains(want, indexFile) { // the shards are known once the index is here
+		if err := p.fetchAll(ctx); err != nil {
+			return nil, err
+		}
 		shards, err := p.shards(l.files)
 		if err != nil {
 			return nil, err
 		}
-		for _, sh := range shards {
-			if err := p.fetch(ctx, sh); err != nil {
-				return nil, err
-			}
+		if err := p.plan(ctx, shards); err != nil {
+			return nil, err
 		}
 		want = append(want, shards...)
+	}
+	if err := p.checkLimits(); err != nil {
+		return nil, err
+	}
+	if err := p.fetchAll(ctx); err != nil {
+		return nil, err
 	}
 	if err := p.link(); err != nil {
 		return nil, err
@@ -217,26 +227,109 @@ func (s *session) selectFiles(files []string) ([]string, error) {
 type puller struct {
 	s       *session
 	commit  string
+	todo    []planned         // files to fetch, in order
 	etags   map[string]string // file → blob to link once all are fetched
-	fetched int64
+	fetched int64             // bytes downloaded so far
+	files   int               // files downloaded so far
 }
 
-// fetch makes sure the cache has the blob of name at the commit. A file the
-// snapshot already links to needs no request: a commit never changes.
-func (p *puller) fetch(ctx context.Context, name string) error {
-	if isFile(p.s.cache.file(p.commit, name)) {
+// planned is a file of the pull the snapshot does not link yet, with what
+// the Hub said about it.
+type planned struct {
+	name string
+	meta fileMeta
+	done bool
+}
+
+// plan asks the Hub about each file the snapshot does not link yet (a
+// commit never changes, so a linked file needs no request) and refuses a
+// weight file whose download could not be checked.
+func (p *puller) plan(ctx context.Context, names []string) error {
+	for _, name := range names {
+		if isFile(p.s.cache.file(p.commit, name)) {
+			continue
+		}
+		m, err := p.s.head(ctx, p.commit, name)
+		if err != nil {
+			return err
+		}
+		if err := p.s.checkable(name, m); err != nil {
+			return err
+		}
+		p.todo = append(p.todo, planned{name: name, meta: m})
+	}
+	return nil
+}
+
+// checkLimits refuses the pull when what it has downloaded and the blobs it
+// still lacks exceed MaxBytes or MaxFiles. A blob already in the cache costs
+// nothing.
+func (p *puller) checkLimits() error {
+	o := p.s.opts
+	if o.MaxBytes <= 0 && o.MaxFiles <= 0 {
 		return nil
 	}
-	m, err := p.s.head(ctx, p.commit, name)
-	if err != nil {
-		return err
+	bytes, files := p.fetched, p.files
+	for _, f := range p.todo {
+		if f.done || haveBlob(p.s.cache.blob(f.meta.etag), f.meta.size) {
+			continue
+		}
+		if f.meta.size < 0 && o.MaxBytes > 0 {
+			return errorf(ErrTooLarge, "%s: the Hub did not say the size of %s, so the pull cannot be checked against its limit of %s", p.s.ref, f.name, sizeLimit(o.MaxBytes))
+		}
+		bytes += f.meta.size
+		files++
 	}
-	n, err := p.s.download(ctx, name, m)
-	p.fetched += n
-	if err != nil {
-		return err
+	if o.MaxBytes > 0 && bytes > o.MaxBytes {
+		return errorf(ErrTooLarge, "%s would download %s, more than this pull's limit of %s: nothing was downloaded", p.s.ref, exactSize(bytes), exactSize(o.MaxBytes))
 	}
-	p.etags[name] = m.etag
+	if o.MaxFiles > 0 && files > o.MaxFiles {
+		return errorf(ErrTooLarge, "%s would download %d files, more than this pull's limit of %d: nothing was downloaded", p.s.ref, files, o.MaxFiles)
+	}
+	return nil
+}
+
+// sizeLimit writes n bytes in binary units, as a --max-pull-mib style
+// limit reads: "1.5 MiB", "66.3 KiB", "512 bytes".
+func sizeLimit(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// exactSize writes n bytes in binary units and exactly: "64.8 KiB (66312
+// bytes)", or "512 bytes".
+func exactSize(n int64) string {
+	if n < 1<<10 {
+		return sizeLimit(n)
+	}
+	return fmt.Sprintf("%s (%d bytes)", sizeLimit(n), n)
+}
+
+// fetchAll downloads the planned files not fetched yet.
+func (p *puller) fetchAll(ctx context.Context) error {
+	for i := range p.todo {
+		f := &p.todo[i]
+		if f.done {
+			continue
+		}
+		n, err := p.s.download(ctx, f.name, f.meta)
+		p.fetched += n
+		if n > 0 {
+			p.files++
+		}
+		if err != nil {
+			return err
+		}
+		f.done = true
+		p.etags[f.name] = f.meta.etag
+	}
 	return nil
 }
 

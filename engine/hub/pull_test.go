@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -388,4 +390,193 @@ func TestStalePartialIsCaught(t *testing.T) {
 	checkCache(t, opts.CacheDir, false)
 	pull(t, "org/tiny", opts)
 	checkCache(t, opts.CacheDir, false)
+}
+
+// TestRefusesUnverifiableWeights: a weight file whose size or sha256 the
+// Hub's answer lacks is refused, saying what was missing, and nothing is
+// linked into a snapshot or downloaded.
+func TestRefusesUnverifiableWeights(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rewrite func(http.Header)
+		want    []string
+	}{
+		{"no size, ETag not a hash", func(h http.Header) {
+			h.Del("X-Linked-Size")
+			h.Del("X-Linked-Etag")
+			h.Set("ETag", `"weights-v2"`)
+		}, []string{"no X-Linked-Size header", "no X-Linked-Etag header", `the ETag was "weights-v2"`}},
+		{"no size", func(h http.Header) { h.Del("X-Linked-Size") }, []string{"lacks its size (no X-Linked-Size header), so"}},
+		{"no sha256", func(h http.Header) { h.Del("X-Linked-Etag") }, []string{"lacks its sha256 (no X-Linked-Etag header"}},
+		{"weak ETag only", func(h http.Header) {
+			h.Del("X-Linked-Etag")
+			h.Set("ETag", `W/"abc-123"`)
+		}, []string{`the ETag was "abc-123"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, opts := setup(t, tinyRepo())
+			h.Rewrite("org/tiny", "model.safetensors", tc.rewrite)
+			_, err := Pull(context.Background(), "org/tiny", opts)
+			if !errors.Is(err, ErrUnverifiable) {
+				t.Fatalf("got %v, want ErrUnverifiable", err)
+			}
+			for _, w := range append(tc.want, "model.safetensors", "refused") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			root := RepoDir(opts.CacheDir, "org/tiny")
+			if exists(filepath.Join(root, "snapshots")) || exists(filepath.Join(root, "refs", "main")) {
+				t.Error("a refused pull made a snapshot or a ref")
+			}
+			for _, r := range h.Requests() {
+				if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "model.safetensors") || r.Host == "files" {
+					t.Errorf("the unverifiable weights were downloaded: %s %s", r.Method, r.Path)
+				}
+			}
+			checkCache(t, opts.CacheDir, false)
+		})
+	}
+}
+
+// TestCheckable: which answers make a file's download checkable.
+func TestCheckable(t *testing.T) {
+	sha256, sha1 := strings.Repeat("ab", 32), strings.Repeat("cd", 20)
+	for _, tc := range []struct {
+		name string
+		file string
+		meta fileMeta
+		ok   bool
+	}{
+		{"LFS weights with size and sha256", "model.safetensors", fileMeta{etag: sha256, size: 10, lfs: true}, true},
+		{"LFS weights, git SHA-1 of the pointer only", "model.safetensors", fileMeta{etag: sha1, size: 10, lfs: true}, false},
+		{"weights kept in git", "model.safetensors", fileMeta{etag: sha1, size: 10}, true},
+		{"weights of unknown size", "stories15M.bin", fileMeta{etag: sha256, size: -1, lfs: true}, false},
+		{"gguf with a made-up ETag", "m.GGUF", fileMeta{etag: "v2", size: 10, lfs: true}, false},
+		{"a JSON file is not weights", "config.json", fileMeta{etag: "v2", size: -1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &session{ref: Ref{Repo: "org/x", Revision: "main"}}
+			err := s.checkable(tc.file, tc.meta)
+			if got := err == nil; got != tc.ok {
+				t.Errorf("got %v, want ok=%v", err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, ErrUnverifiable) {
+				t.Errorf("got %v, want ErrUnverifiable", err)
+			}
+		})
+	}
+}
+
+// TestPullLimits: MaxBytes and MaxFiles are checked against the sizes the
+// Hub announces before anything large is downloaded, and name the limit.
+func TestPullLimits(t *testing.T) {
+	files := hubtest.TinyModel()
+	var total int64
+	for _, f := range []string{"config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+		total += int64(len(files[f]))
+	}
+	for _, tc := range []struct {
+		name     string
+		maxBytes int64
+		maxFiles int
+		want     string // "" for success
+	}{
+		{"bytes under", total, 0, ""},
+		{"bytes over", total - 1, 0, "org/tiny would download 64.8 KiB (" + strconv.FormatInt(total, 10) + " bytes), more than this pull's limit of 64.8 KiB (" + strconv.FormatInt(total-1, 10) + " bytes): nothing was downloaded"},
+		{"one MiB", 1 << 20, 0, ""},
+		{"one GiB", 1 << 30, 0, ""},
+		{"1 kB", 1000, 0, "more than this pull's limit of 1000 bytes: nothing"},
+		{"files under", 0, 5, ""},
+		{"files over", 0, 4, "would download 5 files, more than this pull's limit of 4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, opts := setup(t, tinyRepo())
+			opts.MaxBytes, opts.MaxFiles = tc.maxBytes, tc.maxFiles
+			_, err := Pull(context.Background(), "org/tiny", opts)
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("got %v, want success within the limit", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ErrTooLarge saying %q", err, tc.want)
+			}
+			for _, r := range h.Requests() {
+				if r.Method == http.MethodGet && strings.Contains(r.Path, "/resolve/") || r.Host == "files" {
+					t.Errorf("a pull over its limit downloaded %s", r.Path)
+				}
+			}
+			if exists(filepath.Join(RepoDir(opts.CacheDir, "org/tiny"), "snapshots")) {
+				t.Error("a pull over its limit made a snapshot")
+			}
+		})
+	}
+}
+
+// TestPullLimitCountsOnlyMissingBlobs: what the cache already holds costs
+// nothing against the limit.
+func TestPullLimitCountsOnlyMissingBlobs(t *testing.T) {
+	_, opts := setup(t, tinyRepo())
+	pull(t, "org/tiny", opts)
+	opts.MaxBytes, opts.MaxFiles = 1, 1
+	if _, err := Pull(context.Background(), "org/tiny@v1", opts); err != nil {
+		t.Errorf("a second pull of cached files: %v, want success", err)
+	}
+}
+
+// TestPullLimitShards: a sharded model's shards count against the limit
+// before they are downloaded (only the small index comes first).
+func TestPullLimitShards(t *testing.T) {
+	files := hubtest.TinyModel()
+	delete(files, "model.safetensors")
+	files["model-00001-of-00002.safetensors"] = hubtest.Safetensors("F32", map[string][]int{"a": {64, 64}})
+	files["model-00002-of-00002.safetensors"] = hubtest.Safetensors("F32", map[string][]int{"b": {64, 64}})
+	files["model.safetensors.index.json"] = []byte(`{"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}`)
+	h, opts := setup(t, hubtest.Repo{ID: "org/sharded", Files: files})
+	opts.MaxBytes = 2 * 16500 // two shards of a little over 16 KiB, and the small files besides
+	_, err := Pull(context.Background(), "org/sharded", opts)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than this pull's limit of 32.2 KiB (33000 bytes)") {
+		t.Fatalf("got %v, want ErrTooLarge naming the limit", err)
+	}
+	for _, r := range h.Requests() {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, ".safetensors") || r.Host == "files" {
+			t.Errorf("a shard was downloaded: %s", r.Path)
+		}
+	}
+}
+
+// FuzzPullAnswers: whatever size and ETags the Hub announces for the
+// weights, a pull never panics or hangs, and either fails or links exactly
+// the Hub's bytes: a weight file is never linked unchecked.
+func FuzzPullAnswers(f *testing.F) {
+	weights := hubtest.TinyModel()["model.safetensors"]
+	sum, size := hubtest.SHA256(weights), strconv.Itoa(len(weights))
+	f.Add(size, sum, "")                              // as the Hub answers
+	f.Add("", "", "weights-v2")                       // the bug: nothing to check
+	f.Add(size, "", `"`+hubtest.GitSHA1(weights)+`"`) // a git hash of the LFS pointer
+	f.Add("1", sum, "")                               // a wrong size
+	f.Add(size, strings.Repeat("0", 64), "")          // a wrong sha256
+	f.Add("-5", "W/\"x\"", "..")
+	f.Fuzz(func(t *testing.T, linkedSize, linkedETag, etag string) {
+		h, opts := setup(t, tinyRepo())
+		h.Rewrite("org/tiny", "model.safetensors", func(hd http.Header) {
+			for k, v := range map[string]string{"X-Linked-Size": linkedSize, "X-Linked-Etag": linkedETag, "ETag": etag} {
+				if v == "" {
+					hd.Del(k)
+				} else {
+					hd.Set(k, v)
+				}
+			}
+		})
+		snap, err := Pull(context.Background(), "org/tiny", opts)
+		if err != nil {
+			return
+		}
+		b, err := os.ReadFile(filepath.Join(snap.Dir, "model.safetensors"))
+		if err != nil || !bytes.Equal(b, weights) {
+			t.Fatalf("a pull answered with X-Linked-Size %q, X-Linked-Etag %q, ETag %q linked other bytes than the Hub's (%v)", linkedSize, linkedETag, etag, err)
+		}
+	})
 }

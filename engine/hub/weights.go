@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"tracer/engine/safetensors"
@@ -39,7 +38,7 @@ type llama2cConfig struct {
 // describeLlama2c reads a llama2.c checkpoint's header and checks it against
 // the file size.
 func describeLlama2c(path string, size int64) (Description, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return Description{}, err
 	}

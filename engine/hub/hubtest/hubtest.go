@@ -4,7 +4,8 @@
 // LFS files (weights) redirect to a second server, the file host; both honour
 // Range requests. Gated repositories want the token, missing things get a
 // 404 with the Hub's X-Error-Code, and faults (a connection cut or held
-// mid-file, altered bytes, a server that ignores Range) come on demand.
+// mid-file, altered bytes, a server that ignores Range, a download held
+// until released, rewritten headers) come on demand.
 package hubtest
 
 import (
@@ -53,10 +54,12 @@ type Hub struct {
 
 	mu          sync.Mutex
 	repos       map[string]Repo
-	byHash      map[string][2]string // sha256 → repo, file
+	byHash      map[string]string // repo/sha256 → file
 	requests    []Request
 	faults      map[string]fault // repo/file → fault on the next GET
 	corrupt     map[string]bool  // repo/file → serve altered bytes
+	gates       map[string]*gate // repo/file → hold the next GET until released
+	rewrites    map[string]func(http.Header)
 	ignoreRange bool
 	noRevAPI    bool
 }
@@ -72,15 +75,17 @@ type fault struct {
 func New(t testing.TB, repos ...Repo) *Hub {
 	t.Helper()
 	h := &Hub{
-		repos:   map[string]Repo{},
-		byHash:  map[string][2]string{},
-		faults:  map[string]fault{},
-		corrupt: map[string]bool{},
+		repos:    map[string]Repo{},
+		byHash:   map[string]string{},
+		faults:   map[string]fault{},
+		corrupt:  map[string]bool{},
+		gates:    map[string]*gate{},
+		rewrites: map[string]func(http.Header){},
 	}
 	for _, r := range repos {
 		h.repos[r.ID] = r
 		for name, b := range r.Files {
-			h.byHash[SHA256(b)] = [2]string{r.ID, name}
+			h.byHash[r.ID+"/"+SHA256(b)] = name
 		}
 	}
 	h.hub = httptest.NewServer(http.HandlerFunc(h.serveHub))
@@ -122,6 +127,34 @@ func (h *Hub) setFault(repo, file string, f fault) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.faults[repo+"/"+file] = f
+}
+
+// gate holds a GET: started closes when it arrives, release lets it go on.
+type gate struct {
+	started, release chan struct{}
+	once             sync.Once
+}
+
+// Gate makes the next GET of a file (on the Hub or the file host) wait,
+// before sending anything, until release is called or the client gives up.
+// started is closed when that GET arrives. Tests use it to hold one
+// download open while another starts, without timing.
+func (h *Hub) Gate(repo, file string) (started <-chan struct{}, release func()) {
+	g := &gate{started: make(chan struct{}), release: make(chan struct{})}
+	h.mu.Lock()
+	h.gates[repo+"/"+file] = g
+	h.mu.Unlock()
+	return g.started, func() { g.once.Do(func() { close(g.release) }) }
+}
+
+// Rewrite calls f on the headers of every answer the Hub gives to a resolve
+// request for a file (HEAD or GET, the redirect of an LFS file included),
+// just before they are sent: tests use it to drop or alter the ETag,
+// X-Linked-Etag or X-Linked-Size a real Hub or mirror might get wrong.
+func (h *Hub) Rewrite(repo, file string, f func(http.Header)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.rewrites[repo+"/"+file] = f
 }
 
 // Corrupt makes both servers send the file with one byte altered.

@@ -125,6 +125,12 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, name
 	if !ok {
 		return
 	}
+	h.mu.Lock()
+	rewrite := h.rewrites[id+"/"+name]
+	h.mu.Unlock()
+	if rewrite != nil {
+		w = &rewriter{ResponseWriter: w, f: rewrite}
+	}
 	data, ok := repo.Files[name]
 	if !ok {
 		hubError(w, http.StatusNotFound, "EntryNotFound", name+" does not exist on "+rev)
@@ -136,7 +142,7 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, name
 		w.Header().Set("ETag", `"`+GitSHA1([]byte("version https://git-lfs.github.com/spec/v1\noid sha256:"+sum))+`"`)
 		w.Header().Set("X-Linked-Etag", `"`+sum+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(data)))
-		w.Header().Set("Location", h.FilesURL+"/"+sum+"?X-Amz-Signature=secret")
+		w.Header().Set("Location", h.FilesURL+"/repos/"+id+"/"+sum+"?X-Amz-Signature=secret")
 		w.WriteHeader(http.StatusFound)
 		return
 	}
@@ -144,18 +150,27 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, name
 	h.serveBytes(w, r, id+"/"+name, data)
 }
 
-// serveFiles is the file host: /{sha256} serves the LFS file with that hash.
+// serveFiles is the file host: /repos/{org}/{name}/{sha256} serves the LFS
+// file of that repository with that hash.
 func (h *Hub) serveFiles(w http.ResponseWriter, r *http.Request) {
 	h.record("files", r)
+	// /repos/{org}/{name}/{sha256}, so that two repositories holding the
+	// same file keep their own faults.
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/repos/"), "/")
+	if len(parts) != 3 {
+		http.NotFound(w, r)
+		return
+	}
+	id := parts[0] + "/" + parts[1]
 	h.mu.Lock()
-	where, ok := h.byHash[strings.TrimPrefix(r.URL.Path, "/")]
-	repo := h.repos[where[0]]
+	name, ok := h.byHash[id+"/"+parts[2]]
+	repo := h.repos[id]
 	h.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	h.serveBytes(w, r, where[0]+"/"+where[1], repo.Files[where[1]])
+	h.serveBytes(w, r, id+"/"+name, repo.Files[name])
 }
 
 // serveBytes sends data, or from byte N on for "Range: bytes=N-", applying
@@ -166,8 +181,22 @@ func (h *Hub) serveBytes(w http.ResponseWriter, r *http.Request, key string, dat
 	if faulty && r.Method == http.MethodGet {
 		delete(h.faults, key)
 	}
+	g := h.gates[key]
+	if g != nil && r.Method == http.MethodGet {
+		delete(h.gates, key)
+	} else {
+		g = nil
+	}
 	corrupt, ignoreRange := h.corrupt[key], h.ignoreRange
 	h.mu.Unlock()
+	if g != nil {
+		close(g.started)
+		select {
+		case <-g.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if corrupt && len(data) > 0 {
 		data = append([]byte(nil), data...)
 		data[len(data)/2] ^= 0xff
@@ -199,6 +228,35 @@ func (h *Hub) serveBytes(w http.ResponseWriter, r *http.Request, key string, dat
 		panic(http.ErrAbortHandler) // drop the connection mid-file
 	}
 	w.Write(body)
+}
+
+// rewriter applies a test's rewrite to the headers just before they go.
+type rewriter struct {
+	http.ResponseWriter
+	f     func(http.Header)
+	wrote bool
+}
+
+func (w *rewriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		w.f(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *rewriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on to the server's writer, for the faults that cut a file.
+func (w *rewriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
 }
 
 // hubError answers as the Hub does: a status, X-Error-Code and a JSON message.
