@@ -193,7 +193,7 @@ func (r *recorder) tokenize(ctx context.Context) error {
 // text, and whether the choice was forced.
 func (r *recorder) addStep(tok *token, chosenID int, chosenText string, forced bool, missing string, filled bool) {
 	i := len(r.t.Steps)
-	row := trace.StepRow{Candidates: []trace.Candidate{}, Context: len(r.t.Prompt.IDs) + i}
+	row := trace.StepRow{InputIDs: []int{}, Candidates: []trace.Candidate{}, Context: len(r.t.Prompt.IDs) + i}
 	if r.idsOK {
 		if i == 0 {
 			row.InputIDs = slices.Clone(r.ids)
@@ -259,6 +259,17 @@ func (r *recorder) fill(row *trace.StepRow, tok *token) {
 			}
 			break
 		}
+	}
+	if ch.Rank == 0 && ch.ID == tok.ID && ch.Prob > 0 && !tok.Processed {
+		// A sampled token below the top N: the server still gave its
+		// log-probability, so it joins the candidates (as OpenAI's API
+		// lists it), in order, with rank 0 (its exact rank is unknown).
+		c := trace.Candidate{ID: tok.ID, Token: tok.Text, Logit: float32(math.NaN()), Prob: ch.Prob, Bytes: tok.Bytes}
+		at := len(row.Candidates)
+		for at > 0 && row.Candidates[at-1].Prob < c.Prob {
+			at--
+		}
+		row.Candidates = slices.Insert(row.Candidates, at, c)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"tracer/engine/refdata"
 	"tracer/trace"
 )
@@ -87,11 +89,45 @@ func roundTrip(t *testing.T, tr *trace.Trace) *trace.Trace {
 	if err := trace.Write(&buf, tr); err != nil {
 		t.Fatal(err)
 	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := traceSchema(t).Validate(doc); err != nil {
+		t.Errorf("the trace does not validate against trace/schema.json: %v", err)
+	}
 	back, err := trace.Read(&buf, 0)
 	if err != nil {
 		t.Fatalf("trace.Read: %v", err)
 	}
 	return back
+}
+
+// traceSchema compiles trace/schema.json.
+func traceSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	root, err := refdata.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "trace", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestRecordFixtures(t *testing.T) {
@@ -469,5 +505,32 @@ func TestKeyIsSentButNeverRecorded(t *testing.T) {
 		if strings.Contains(buf.String(), secret) {
 			t.Errorf("the trace holds %q", secret)
 		}
+	}
+}
+
+func TestSampledTokenBelowTheTopJoinsTheCandidates(t *testing.T) {
+	// A sampled token (id 9) that is not among the top 2 alternatives.
+	ans := nativeChunk("z", []int{9}, "["+entry(9, "z", -6.5, [2]float64{4, -0.1}, [2]float64{5, -2.4})+"]", "limit")
+	url := fake(t, models("m", "llamacpp", 512), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, ans)
+	})
+	c, err := Dial(context.Background(), Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := greedy(1)
+	o.DoSample, o.Seed = true, 3
+	tr, err := c.Record(context.Background(), Request{IDs: []int{1}, Options: o, Step: true, TopLogprobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := roundTrip(t, tr).Steps[0].Rows[0]
+	var ids []int
+	for _, c := range r.Candidates {
+		ids = append(ids, c.ID)
+	}
+	if len(ids) != 3 || ids[2] != 9 || r.Chosen.Rank != 0 || math.Abs(r.Chosen.Prob-math.Exp(-6.5)) > 1e-12 {
+		t.Errorf("candidates %v, chosen %+v; want [4 5 9], rank 0, p=exp(-6.5)", ids, r.Chosen)
 	}
 }
