@@ -172,6 +172,9 @@ func (r *recorder) plain(ctx context.Context) error {
 		if ch.errText != "" {
 			return fmt.Errorf("the server reported an error mid-stream: %s", ch.errText)
 		}
+		if n := len(r.t.Steps) + max(len(ch.tokens), len(ch.ids)); n > r.req.Options.MaxNewTokens {
+			return fmt.Errorf("the server sent %d tokens, more than the %d asked for: %w", n, r.req.Options.MaxNewTokens, ErrBadAnswer)
+		}
 		// llama.cpp leaves out the probabilities of a token after which the
 		// text ends inside a UTF-8 sequence: its id still comes in tokens.
 		for _, id := range ch.ids[:max(0, len(ch.ids)-len(ch.tokens))] {

@@ -24,7 +24,7 @@ import (
 )
 
 // fixture reads a file under the repository's testdata/servers.
-func fixture(t *testing.T, name string) []byte {
+func fixture(t testing.TB, name string) []byte {
 	t.Helper()
 	root, err := refdata.Root()
 	if err != nil {
