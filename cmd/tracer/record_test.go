@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/pem"
 	"errors"
 	"io"
 	"math"
@@ -313,6 +314,50 @@ func TestRecordUsageErrors(t *testing.T) {
 			_, errOut, code := tracer(t, "", append([]string{"record"}, tc.args...)...)
 			if code != exitUsage || !strings.Contains(errOut, tc.want) {
 				t.Errorf("exit %d, stderr %q; want %d and %q", code, errOut, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+func TestRecordOverTLS(t *testing.T) {
+	stream, err := os.ReadFile(refdata.Need(t, "servers/vllm-completions-stream.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := os.ReadFile(refdata.Need(t, "servers/vllm-models.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			w.Write(models)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(stream)
+	}))
+	defer srv.Close()
+	// The binary trusts the test server's certificate through the system's
+	// usual variable, as it would trust a company's CA.
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	var pemData bytes.Buffer
+	pem.Encode(&pemData, &pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemData.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		code int
+		want string
+	}{
+		{"trusted certificate", []string{"SSL_CERT_FILE=" + ca}, exitOK, " Paris, which\n"},
+		{"unknown certificate", []string{"SSL_CERT_FILE=" + filepath.Join(t.TempDir(), "none.pem")}, exitError, "TLS certificate is not trusted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := tracerEnv(t, tc.env, "record", "--server", srv.URL, "--prompt", "The capital of France is", "--max-new-tokens", "3")
+			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tc.code, tc.want)
 			}
 		})
 	}

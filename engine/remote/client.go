@@ -13,6 +13,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -221,6 +222,10 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 			if errors.Is(err, syscall.ECONNREFUSED) {
 				lastErr = fmt.Errorf("remote: %s: %w", c.URL(), ErrRefused)
 				continue
+			}
+			var certErr *tls.CertificateVerificationError
+			if errors.As(err, &certErr) {
+				return nil, fmt.Errorf("remote: %s: the server's TLS certificate is not trusted (%v); if it is signed by your own CA, point SSL_CERT_FILE at that CA's PEM file", c.URL(), certErr.Err)
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {

@@ -26,11 +26,7 @@ import (
 // fixture reads a file under the repository's testdata/servers.
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	root, err := refdata.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "testdata", "servers", name))
+	data, err := os.ReadFile(refdata.Need(t, "servers/"+name))
 	if err != nil {
 		t.Fatal(err)
 	}
