@@ -154,6 +154,17 @@ func TestRecordAgainstLlamaServer(t *testing.T) {
 		})
 	}
 
+	t.Run("a stop string ends the run as in tracer run", func(t *testing.T) {
+		args := []string{"--prompt", "Once", "--stop", "girl", "--max-new-tokens", "30"}
+		want := traceOf(t, append([]string{"run", "--model", bin}, args...)...)
+		for _, mode := range [][]string{nil, {"--step"}} {
+			got := traceOf(t, append(append([]string{"record", "--server", url}, args...), mode...)...)
+			if got.Output.NewText != want.Output.NewText || got.Output.StopReason != want.Output.StopReason {
+				t.Errorf("%v: got %q (%s), want tracer run's %q (%s)", mode, got.Output.NewText, got.Output.StopReason, want.Output.NewText, want.Output.StopReason)
+			}
+		}
+	})
+
 	t.Run("a branch in step mode continues from the forced token", func(t *testing.T) {
 		// " there a" instead of ", there": two forced tokens, then free.
 		args := []string{"--prompt", "Once upon a time", "--max-new-tokens", "12", "--force-ids", "383,261"}

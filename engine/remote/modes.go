@@ -37,9 +37,8 @@ func (r *recorder) body(prompt any, maxTokens int, seedOffset uint64, stream boo
 	if stream && !native && c.Engine != EngineOllama {
 		b["stream_options"] = map[string]any{"include_usage": true}
 	}
-	if !r.req.Step && len(o.StopStrings) > 0 {
-		b["stop"] = o.StopStrings
-	}
+	// Stop strings are checked here, not sent: servers cut the stop string
+	// (and the token holding it) from their answer, transformers keeps it.
 	if !o.DoSample {
 		b["temperature"] = 0
 		return b
@@ -142,6 +141,9 @@ func parseChunk(data []byte) (chunk, error) {
 	return ch, nil
 }
 
+// errStopped ends reading a stream at a stop string.
+var errStopped = errors.New("stopped at a stop string")
+
 // plain asks for one streamed completion and records each token.
 func (r *recorder) plain(ctx context.Context) error {
 	var prompt any = r.req.Text
@@ -185,6 +187,10 @@ func (r *recorder) plain(ctx context.Context) error {
 			r.addStep(t, t.ID, t.Text, false, "", false)
 			r.elapsed(last)
 			last = time.Now()
+			if r.stopString() {
+				r.t.Output.StopReason = trace.StopString
+				return errStopped
+			}
 		}
 		if ch.text != "" && len(ch.tokens) == 0 && len(ch.ids) == 0 {
 			sawText = true
@@ -198,6 +204,9 @@ func (r *recorder) plain(ctx context.Context) error {
 		}
 		return nil
 	})
+	if errors.Is(err, errStopped) {
+		return nil // closing the body ends the server's generation
+	}
 	if ctx.Err() != nil {
 		return r.cut("cancelled")
 	}

@@ -530,3 +530,30 @@ func TestSampledTokenBelowTheTopJoinsTheCandidates(t *testing.T) {
 		t.Errorf("candidates %v, chosen %+v; want [4 5 9], rank 0, p=exp(-6.5)", ids, r.Chosen)
 	}
 }
+
+func TestStopStringsAreCheckedHere(t *testing.T) {
+	// The server is not told the stop string (it would cut it from its
+	// answer); tracer stops reading once the text holds it, keeping it, as
+	// transformers does.
+	var sent map[string]any
+	url := fake(t, models("m", "vllm", 0), func(w http.ResponseWriter, r *http.Request) {
+		json.NewDecoder(r.Body).Decode(&sent)
+		serve(fixture(t, "vllm-completions-stream.txt"), ".txt")(w, r)
+	})
+	c, err := Dial(context.Background(), Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := greedy(3)
+	o.StopStrings = []string{"s,"}
+	tr, err := c.Record(context.Background(), Request{Text: "x", Options: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sent["stop"]; ok {
+		t.Errorf("the request sent stop %v, want none", sent["stop"])
+	}
+	if tr.Output.NewText != " Paris," || tr.Output.StopReason != trace.StopString || len(tr.Steps) != 2 {
+		t.Errorf("got %q, %s, %d steps; want \" Paris,\", stop_string, 2 steps", tr.Output.NewText, tr.Output.StopReason, len(tr.Steps))
+	}
+}
