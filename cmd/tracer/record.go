@@ -41,6 +41,7 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	fs := newFlags("record", "--server URL [flags]", stderr)
 	server := fs.String("server", "", "the serving engine's base URL, e.g. http://127.0.0.1:8080 (llama.cpp, vLLM, SGLang, Ollama or any OpenAI-compatible server)")
 	serverModel := fs.String("server-model", "", "the server's model name (default: its only model)")
+	serverEngine := fs.String("server-engine", "", "the serving engine, to override what /v1/models says: llama.cpp, vllm, sglang, ollama or openai (plain OpenAI API)")
 	keyEnv := fs.String("server-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent as a bearer token, never recorded)")
 	prompt := fs.String("prompt", "", "prompt text")
 	promptIDs := fs.String("prompt-ids", "", `prompt token ids, "1,2,3" (where the server takes ids)`)
@@ -120,7 +121,7 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		force = rows[0]
 	}
 
-	c, err := remote.Dial(ctx, remote.Config{URL: *server, Model: *serverModel, Key: os.Getenv(*keyEnv), Timeout: *timeout})
+	c, err := remote.Dial(ctx, remote.Config{URL: *server, Model: *serverModel, Engine: *serverEngine, Key: os.Getenv(*keyEnv), Timeout: *timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer record: %v\n", err)
 		return exitError

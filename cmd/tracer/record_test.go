@@ -136,16 +136,20 @@ func TestRecordAgainstLlamaServer(t *testing.T) {
 	local := traceOf(t, append([]string{"run", "--model", bin}, prompt...)...)
 
 	for _, tc := range []struct {
-		name string
-		args []string
+		name             string
+		args             []string
+		engine, endpoint string
 	}{
-		{"plain mode matches tracer run", nil},
-		{"step mode matches tracer run", []string{"--step"}},
+		{"plain mode matches tracer run", nil, "llama.cpp", "/completion"},
+		{"step mode matches tracer run", []string{"--step"}, "llama.cpp", "/completion"},
+		// llama.cpp's /v1/completions answers in the chat shape (content: [...]).
+		{"plain mode through /v1/completions matches tracer run", []string{"--server-engine", "openai"}, "openai", "/v1/completions"},
+		{"step mode through /v1/completions matches tracer run", []string{"--server-engine", "openai", "--step"}, "openai", "/v1/completions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := traceOf(t, append(append([]string{"record", "--server", url}, prompt...), tc.args...)...)
-			if src := tr.Model.Source; src == nil || src.Engine != "llama.cpp" || src.URL != url || !src.TokenIDs {
-				t.Errorf("model.source %+v, want llama.cpp at %s with token ids", src, url)
+			if src := tr.Model.Source; src == nil || src.Engine != tc.engine || src.Endpoint != tc.endpoint || src.URL != url || !src.TokenIDs {
+				t.Errorf("model.source %+v, want %s %s at %s with token ids", src, tc.engine, tc.endpoint, url)
 			}
 			if got, want := tr.Output.NewText, local.Output.NewText; got != want {
 				t.Errorf("new text %q, want tracer run's %q", got, want)

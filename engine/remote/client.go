@@ -56,6 +56,7 @@ const (
 type Config struct {
 	URL     string        // base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is accepted)
 	Model   string        // the server's model name; empty: its only model
+	Engine  string        // EngineLlamaCpp, ...; empty: from /v1/models' owned_by
 	Key     string        // API key sent as a bearer token; never recorded
 	Timeout time.Duration // per request; 0: 5 minutes
 	Retries int           // extra tries after a connection error or a 502/503/504; 0: 2
@@ -94,8 +95,16 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.http = &http.Client{Timeout: t}
 	}
+	switch cfg.Engine {
+	case "", EngineLlamaCpp, EngineVLLM, EngineSGLang, EngineOllama, EngineOpenAI:
+	default:
+		return nil, fmt.Errorf("remote: engine %q: want llama.cpp, vllm, sglang, ollama or openai", cfg.Engine)
+	}
 	if err := c.models(ctx, cfg.Model); err != nil {
 		return nil, err
+	}
+	if cfg.Engine != "" {
+		c.Engine = cfg.Engine
 	}
 	return c, nil
 }

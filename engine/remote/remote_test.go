@@ -140,6 +140,7 @@ func TestRecordFixtures(t *testing.T) {
 		newText, stop        string
 		first                []cand // step 0's candidates
 		ids                  bool   // the trace has token ids
+		override             string // Config.Engine
 	}{
 		{name: "vllm completions streamed", models: "vllm-models.json", answer: "vllm-completions-stream.txt", engine: EngineVLLM,
 			steps: 3, newText: " Paris, which", stop: trace.StopMaxNewTokens,
@@ -159,7 +160,7 @@ func TestRecordFixtures(t *testing.T) {
 		{name: "ollama chat streamed", models: "ollama-models.json", answer: "ollama-chat-stream.txt", engine: EngineOllama, chat: true,
 			steps: 2, newText: "Hello!", stop: trace.StopEOS,
 			first: []cand{{-1, "Hello", math.Exp(-0.3134)}, {-1, "Hi", math.Exp(-1.3271)}, {-1, "Hey", math.Exp(-4.0022)}}},
-		{name: "llama.cpp v1 completions in the chat shape", models: "llamacpp-models.json", answer: "llamacpp-v1-completions.json", engine: EngineLlamaCpp,
+		{name: "llama.cpp v1 completions in the chat shape", models: "llamacpp-models.json", answer: "llamacpp-v1-completions.json", engine: EngineOpenAI, override: EngineOpenAI,
 			steps: 3, newText: ", there was", stop: trace.StopMaxNewTokens, ids: true,
 			first: []cand{{432, ",", math.Exp(-0.03170236945152283)}, {383, " there", math.Exp(-3.549842119216919)}, {322, " in", math.Exp(-8.121450424194336)}}},
 		{name: "llama.cpp native stream", models: "llamacpp-models.json", answer: "llamacpp-completion-stream.txt", engine: EngineLlamaCpp,
@@ -177,7 +178,7 @@ func TestRecordFixtures(t *testing.T) {
 				gotPath = r.URL.Path
 				answer(w, r)
 			})
-			c, err := Dial(context.Background(), Config{URL: url})
+			c, err := Dial(context.Background(), Config{URL: url, Engine: tc.override})
 			if err != nil {
 				t.Fatal(err)
 			}
