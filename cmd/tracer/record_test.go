@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,6 +160,33 @@ func TestRecordAgainstLlamaServer(t *testing.T) {
 			sameSteps(t, tr, local)
 		})
 	}
+
+	t.Run("a token that ends inside a UTF-8 sequence: plain mode marks it, step mode fills it", func(t *testing.T) {
+		// A proxy pushes the first token of the prompt's continuation to the
+		// lone byte 0xE2 (id 229 in stories260K's vocabulary), after which
+		// the text ends inside a UTF-8 sequence and llama.cpp leaves out
+		// the token's probabilities.
+		proxy := biasProxy(t, url, 5, 229)
+		plain := traceOf(t, "record", "--server", proxy, "--prompt", "Once upon a time", "--max-new-tokens", "3")
+		if len(plain.Steps) != 3 {
+			t.Fatalf("plain: %d steps, want 3", len(plain.Steps))
+		}
+		for i, s := range plain.Steps {
+			if r := s.Rows[0]; r.Server == nil || r.Server.Missing != trace.MissingUTF8 || len(r.Candidates) != 0 {
+				t.Errorf("plain step %d: server %+v, %d candidates; want marked utf8 with none", i, r.Server, len(r.Candidates))
+			}
+		}
+		step := traceOf(t, "record", "--server", proxy, "--step", "--prompt", "Once upon a time", "--max-new-tokens", "4")
+		want := traceOf(t, "run", "--model", bin, "--prompt", "Once upon a time", "--max-new-tokens", "4", "--force-ids", "229")
+		r0 := step.Steps[0].Rows[0]
+		if r0.Chosen.ID != 229 || r0.Server == nil || !r0.Server.Filled {
+			t.Fatalf("step 0: chosen %d, server %+v; want 229, filled", r0.Chosen.ID, r0.Server)
+		}
+		// Step 0 is the server's choice, tracer run's forced one: compare
+		// its distribution, then the steps after it.
+		step.Steps[0].Rows[0].Chosen.By = trace.ByForced
+		sameSteps(t, step, want)
+	})
 
 	t.Run("a stop string ends the run as in tracer run", func(t *testing.T) {
 		args := []string{"--prompt", "Once", "--stop", "girl", "--max-new-tokens", "30"}
@@ -376,4 +406,32 @@ func TestRecordOverTLS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// biasProxy forwards requests to a llama.cpp server, adding a logit bias of
+// +100 for id to each /completion request whose prompt has promptLen ids
+// and no logit_bias of its own.
+func biasProxy(t *testing.T, target string, promptLen, id int) string {
+	t.Helper()
+	u, err := neturl.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/completion" {
+			var body map[string]any
+			json.NewDecoder(r.Body).Decode(&body)
+			prompt, _ := body["prompt"].([]any)
+			if _, ok := body["logit_bias"]; !ok && len(prompt) == promptLen {
+				body["logit_bias"] = [][]any{{id, 100}}
+			}
+			data, _ := json.Marshal(body)
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -58,24 +58,26 @@ func (r *recorder) body(prompt any, maxTokens int, seedOffset uint64, stream boo
 
 // chunk is what one answer (or one streamed event) holds.
 type chunk struct {
-	tokens  []token
-	ids     []int  // llama.cpp's return_tokens: every generated id, even those without probabilities
-	text    string // new text
-	finish  string // finish_reason or stop_type; empty while unfinished
-	byStop  bool   // the server stopped at a stop string
-	errText string // an error event in the stream
+	tokens    []token
+	ids       []int  // llama.cpp's return_tokens: every generated id, even those without probabilities
+	predicted int    // llama.cpp's tokens_predicted: tokens generated so far, sent or not; -1 if absent
+	text      string // new text
+	finish    string // finish_reason or stop_type; empty while unfinished
+	byStop    bool   // the server stopped at a stop string
+	errText   string // an error event in the stream
 }
 
 // parseChunk reads one answer in any of the three shapes: llama.cpp's
 // native /completion, OpenAI's completions and chat completions.
 func parseChunk(data []byte) (chunk, error) {
 	var raw struct {
-		Content  *string         `json:"content"`
-		Tokens   []int           `json:"tokens"`
-		Stop     bool            `json:"stop"`
-		StopType string          `json:"stop_type"`
-		Probs    json.RawMessage `json:"completion_probabilities"`
-		Choices  []struct {
+		Content   *string         `json:"content"`
+		Tokens    []int           `json:"tokens"`
+		Predicted *int            `json:"tokens_predicted"`
+		Stop      bool            `json:"stop"`
+		StopType  string          `json:"stop_type"`
+		Probs     json.RawMessage `json:"completion_probabilities"`
+		Choices   []struct {
 			Text         string                    `json:"text"`
 			Delta        *struct{ Content string } `json:"delta"`
 			Message      *struct{ Content string } `json:"message"`
@@ -89,7 +91,10 @@ func parseChunk(data []byte) (chunk, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return chunk{}, fmt.Errorf("%v: %w", err, ErrBadAnswer)
 	}
-	var ch chunk
+	ch := chunk{predicted: -1}
+	if raw.Predicted != nil && *raw.Predicted >= 0 {
+		ch.predicted = *raw.Predicted
+	}
 	if len(raw.Error) > 0 && string(raw.Error) != "null" {
 		ch.errText = string(raw.Error)
 		return ch, nil
@@ -141,6 +146,46 @@ func parseChunk(data []byte) (chunk, error) {
 	return ch, nil
 }
 
+// slot is one generated token of an answer: with its probabilities, or
+// missing them.
+type slot struct {
+	tok     *token
+	id      int
+	text    string
+	missing string
+}
+
+// align lines up an answer's tokens with the ids the server generated.
+// llama.cpp leaves out the probabilities of a token after which the text
+// ends inside a UTF-8 sequence: a whole answer still lists its id in
+// tokens, and a stream skips it but counts it in tokens_predicted, so such
+// a step is kept, marked, with its id when known (else -1).
+func (r *recorder) align(ch chunk) []slot {
+	var out []slot
+	if len(ch.ids) > len(ch.tokens) {
+		j := 0
+		for _, id := range ch.ids {
+			if j < len(ch.tokens) && ch.tokens[j].ID == id {
+				out = append(out, slot{tok: &ch.tokens[j], id: id, text: ch.tokens[j].Text})
+				j++
+				continue
+			}
+			out = append(out, slot{id: id, missing: trace.MissingUTF8})
+		}
+		for ; j < len(ch.tokens); j++ {
+			out = append(out, slot{tok: &ch.tokens[j], id: ch.tokens[j].ID, text: ch.tokens[j].Text})
+		}
+		return out
+	}
+	for n := ch.predicted - len(r.t.Steps) - len(ch.tokens); n > 0; n-- {
+		out = append(out, slot{id: -1, missing: trace.MissingUTF8})
+	}
+	for j := range ch.tokens {
+		out = append(out, slot{tok: &ch.tokens[j], id: ch.tokens[j].ID, text: ch.tokens[j].Text})
+	}
+	return out
+}
+
 // errStopped ends reading a stream at a stop string.
 var errStopped = errors.New("stopped at a stop string")
 
@@ -174,17 +219,11 @@ func (r *recorder) plain(ctx context.Context) error {
 		if ch.errText != "" {
 			return fmt.Errorf("the server reported an error mid-stream: %s", ch.errText)
 		}
-		if n := len(r.t.Steps) + max(len(ch.tokens), len(ch.ids)); n > r.req.Options.MaxNewTokens {
+		if n := max(len(r.t.Steps)+max(len(ch.tokens), len(ch.ids)), ch.predicted); n > r.req.Options.MaxNewTokens {
 			return fmt.Errorf("the server sent %d tokens, more than the %d asked for: %w", n, r.req.Options.MaxNewTokens, ErrBadAnswer)
 		}
-		// llama.cpp leaves out the probabilities of a token after which the
-		// text ends inside a UTF-8 sequence: its id still comes in tokens.
-		for _, id := range ch.ids[:max(0, len(ch.ids)-len(ch.tokens))] {
-			r.addStep(nil, id, "", false, trace.MissingUTF8, false)
-		}
-		for i := range ch.tokens {
-			t := &ch.tokens[i]
-			r.addStep(t, t.ID, t.Text, false, "", false)
+		for _, s := range r.align(ch) {
+			r.addStep(s.tok, s.id, s.text, false, s.missing, false)
 			r.elapsed(last)
 			last = time.Now()
 			if r.stopString() {

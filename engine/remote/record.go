@@ -336,7 +336,7 @@ func (r *recorder) finish() {
 		}
 	}
 	if missing > 0 {
-		t.Notices = append(t.Notices, fmt.Sprintf("the server left out the probabilities of %d tokens (its text then ended inside a UTF-8 character); those steps are marked server.missing", missing))
+		t.Notices = append(t.Notices, fmt.Sprintf("the server left out the probabilities of %d token(s) after which its text ended inside a UTF-8 character; those steps are marked server.missing (step mode fills them)", missing))
 	}
 	if t.Model.Source.Probs == trace.ProbsProcessed {
 		t.Notices = append(t.Notices, "the server reported probabilities after its sampling processors (llama.cpp post_sampling_probs): they are in final, not candidates, and a greedy step's token has probability 1")

@@ -265,35 +265,48 @@ func TestLlamaCppQuirks(t *testing.T) {
 	ctx := context.Background()
 	lm := models("stories", "llamacpp", 512)
 	t.Run("plain mode marks a step left out inside a UTF-8 sequence", func(t *testing.T) {
-		// 0xE2 0x80 0x9C is “: llama.cpp sends the lone byte token 200 and
-		// the completing token 300 as ids, but probabilities only for 300.
-		stream := "data: " + nativeChunk("“", []int{200, 300}, "["+entry(300, "“", -0.5, [2]float64{300, -0.5}, [2]float64{7, -1.2})+"]", "") + "\n\n" +
-			"data: " + nativeChunk("", nil, "", "limit") + "\n\n"
-		url := fake(t, lm, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			io.WriteString(w, stream)
-		})
-		c, err := Dial(ctx, Config{URL: url})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := c.Record(ctx, Request{IDs: []int{1, 5}, Options: greedy(2)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr = roundTrip(t, tr)
-		if len(tr.Steps) != 2 {
-			t.Fatalf("got %d steps, want 2", len(tr.Steps))
-		}
-		s0, s1 := tr.Steps[0].Rows[0], tr.Steps[1].Rows[0]
-		if s0.Chosen.ID != 200 || s0.Server == nil || s0.Server.Missing != trace.MissingUTF8 || len(s0.Candidates) != 0 {
-			t.Errorf("step 0: chosen %d, server %+v, %d candidates; want 200, missing utf8, none", s0.Chosen.ID, s0.Server, len(s0.Candidates))
-		}
-		if s1.Chosen.ID != 300 || s1.Server != nil || len(s1.Candidates) != 2 {
-			t.Errorf("step 1: chosen %d, server %+v, %d candidates; want 300, nothing missing, 2", s1.Chosen.ID, s1.Server, len(s1.Candidates))
-		}
-		if got := tr.Output.NewIDs; len(got) != 2 || got[0] != 200 || got[1] != 300 {
-			t.Errorf("new ids %v, want [200 300]", got)
+		// 0xE2 0x80 0x9C is “: the lone byte token 200 leaves the text
+		// inside a UTF-8 sequence, so llama.cpp sends no probabilities for
+		// it, only for the completing token 300. A stream skips 200 and only
+		// counts it in tokens_predicted; a whole answer lists its id.
+		probs := "[" + entry(300, "“", -0.5, [2]float64{300, -0.5}, [2]float64{7, -1.2}) + "]"
+		for _, tc := range []struct {
+			name, contentType, body string
+			wantFirst                  int
+		}{
+			{"streamed", "text/event-stream",
+				"data: " + strings.Replace(nativeChunk("“", []int{300}, probs, ""), "{", `{"tokens_predicted":2,`, 1) + "\n\n" +
+					"data: " + strings.Replace(nativeChunk("", nil, "", "limit"), "{", `{"tokens_predicted":2,`, 1) + "\n\n", -1},
+			{"whole", "application/json", nativeChunk("“", []int{200, 300}, probs, "limit"), 200},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				url := fake(t, lm, func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", tc.contentType)
+					io.WriteString(w, tc.body)
+				})
+				c, err := Dial(ctx, Config{URL: url})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr, err := c.Record(ctx, Request{IDs: []int{1, 5}, Options: greedy(2)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr = roundTrip(t, tr)
+				if len(tr.Steps) != 2 {
+					t.Fatalf("got %d steps, want 2", len(tr.Steps))
+				}
+				s0, s1 := tr.Steps[0].Rows[0], tr.Steps[1].Rows[0]
+				if s0.Chosen.ID != tc.wantFirst || s0.Server == nil || s0.Server.Missing != trace.MissingUTF8 || len(s0.Candidates) != 0 {
+					t.Errorf("step 0: chosen %d, server %+v, %d candidates; want %d, missing utf8, none", s0.Chosen.ID, s0.Server, len(s0.Candidates), tc.wantFirst)
+				}
+				if s1.Chosen.ID != 300 || s1.Server != nil || len(s1.Candidates) != 2 {
+					t.Errorf("step 1: chosen %d, server %+v, %d candidates; want 300, nothing missing, 2", s1.Chosen.ID, s1.Server, len(s1.Candidates))
+				}
+				if tr.Output.NewText != "“" || !strings.Contains(strings.Join(tr.Notices, " "), "left out the probabilities of 1 token") {
+					t.Errorf("new text %q, notices %q; want “ and a notice of 1 token left out", tr.Output.NewText, tr.Notices)
+				}
+			})
 		}
 	})
 	t.Run("step mode fills a step left out inside a UTF-8 sequence", func(t *testing.T) {
