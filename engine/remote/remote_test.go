@@ -272,7 +272,7 @@ func TestLlamaCppQuirks(t *testing.T) {
 		probs := "[" + entry(300, "“", -0.5, [2]float64{300, -0.5}, [2]float64{7, -1.2}) + "]"
 		for _, tc := range []struct {
 			name, contentType, body string
-			wantFirst                  int
+			wantFirst               int
 		}{
 			{"streamed", "text/event-stream",
 				"data: " + strings.Replace(nativeChunk("“", []int{300}, probs, ""), "{", `{"tokens_predicted":2,`, 1) + "\n\n" +
