@@ -571,3 +571,54 @@ func TestStopStringsAreCheckedHere(t *testing.T) {
 		t.Errorf("got %q, %s, %d steps; want \" Paris,\", stop_string, 2 steps", tr.Output.NewText, tr.Output.StopReason, len(tr.Steps))
 	}
 }
+
+func TestCancelKeepsThePartialTrace(t *testing.T) {
+	event := `data: {"choices":[{"text":" a","logprobs":{"tokens":[" a"],"token_logprobs":[-0.1],"top_logprobs":[{" a":-0.1}]},"finish_reason":null}]}` + "\n\n"
+	url := fake(t, models("m", "vllm", 0), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, event)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	})
+	c, err := Dial(context.Background(), Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr, err := c.Record(ctx, Request{Text: "x", Options: greedy(5), OnStep: func(trace.Step) { cancel() }})
+	if !errors.Is(err, ErrStreamCut) || tr == nil {
+		t.Fatalf("got %v (trace %v), want a partial trace and ErrStreamCut", err, tr != nil)
+	}
+	tr = roundTrip(t, tr)
+	if len(tr.Steps) != 1 || tr.Model.Source.Incomplete != "cancelled" || tr.Output.StopReason != trace.StopCancelled {
+		t.Errorf("got %d steps, incomplete %q, stop %q; want 1, cancelled, cancelled", len(tr.Steps), tr.Model.Source.Incomplete, tr.Output.StopReason)
+	}
+}
+
+func TestRecordRefusesWhatAServerCannotDo(t *testing.T) {
+	url := fake(t, models("m", "vllm", 0), status(500, "should not be asked"))
+	c, err := Dial(context.Background(), Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forced := greedy(2)
+	forced.ForceIDs = []int{3}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want string
+	}{
+		{"no length", Request{Text: "x", Options: trace.Options{MaxNewTokens: -1, MaxLength: -1}}, "set max_new_tokens"},
+		{"forced tokens in plain mode", Request{Text: "x", Options: forced}, "need step mode"},
+		{"forced tokens without prompt ids", Request{Text: "x", Options: forced, Step: true}, "prompt as token ids"},
+		{"chat in step mode", Request{Messages: []trace.Message{{Role: "user", Content: "hi"}}, Options: greedy(2), Step: true}, "not --chat"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := c.Record(context.Background(), tc.req)
+			if err == nil || tr != nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v (trace %v), want an error that says %q", err, tr != nil, tc.want)
+			}
+		})
+	}
+}
