@@ -61,12 +61,16 @@ type ServerStep struct {
 
 // MarshalJSON writes a Candidate, with a NaN or infinite logit (unknown, as
 // for a server's candidates) as null.
+// The fields keep Candidate's order; TestCandidateJSONHasEveryField checks
+// that none is left out.
 func (c Candidate) MarshalJSON() ([]byte, error) {
-	type plain Candidate
 	v := struct {
-		plain
+		ID    int      `json:"id"`
+		Token string   `json:"token"`
 		Logit *float32 `json:"logit"`
-	}{plain: plain(c)}
+		Prob  float64  `json:"prob"`
+		Bytes []int    `json:"bytes,omitempty"`
+	}{ID: c.ID, Token: c.Token, Prob: c.Prob, Bytes: c.Bytes}
 	if !math.IsNaN(float64(c.Logit)) && !math.IsInf(float64(c.Logit), 0) {
 		v.Logit = &c.Logit
 	}

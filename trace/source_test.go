@@ -3,6 +3,7 @@ package trace_test
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,5 +105,44 @@ func TestServerTraces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCandidateJSONHasEveryField(t *testing.T) {
+	// Candidate.MarshalJSON lists the fields itself: a field added to
+	// Candidate must be added there too.
+	c := trace.Candidate{}
+	v := reflect.ValueOf(&c).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Int:
+			f.SetInt(7)
+		case reflect.String:
+			f.SetString("s")
+		case reflect.Float32, reflect.Float64:
+			f.SetFloat(0.25)
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		default:
+			t.Fatalf("field %s has kind %s: teach this test and Candidate.MarshalJSON about it", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.Unmarshal(data, &got)
+	var names []string
+	for i := 0; i < v.NumField(); i++ {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+		if _, ok := got[name]; !ok {
+			t.Errorf("field %q is missing from %s", name, data)
+		}
+	}
+	if want := `{"id":7,"token":"s","logit":0.25,"prob":0.25,"bytes":[0]}`; string(data) != want {
+		t.Errorf("got %s, want %s (fields %v in order)", data, want, names)
 	}
 }
