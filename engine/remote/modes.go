@@ -33,6 +33,11 @@ func (r *recorder) body(prompt any, maxTokens int, seedOffset uint64, stream boo
 		b["logprobs"], b["top_logprobs"] = true, r.req.TopLogprobs
 	default:
 		b["model"], b["prompt"], b["max_tokens"], b["logprobs"] = c.Model, prompt, maxTokens, r.req.TopLogprobs
+		if c.Engine == EngineVLLM && r.req.Step && r.idsOK {
+			// Tokens come back as "token_id:N": step mode can then go on in
+			// ids (their text is not given).
+			b["return_tokens_as_token_ids"] = true
+		}
 	}
 	if stream && !native && c.Engine != EngineOllama {
 		b["stream_options"] = map[string]any{"include_usage": true}
@@ -389,8 +394,11 @@ func (r *recorder) steps(ctx context.Context) error {
 // choose (llama.cpp logit_bias: its probabilities are before the bias).
 func (r *recorder) ask(ctx context.Context, i int, ban []int) (chunk, error) {
 	var prompt any = r.req.Text + r.newText
-	if r.idsOK {
+	switch {
+	case r.idsOK:
 		prompt = r.ids
+	case r.req.Text == "":
+		return chunk{}, fmt.Errorf("remote: step %d: the server gave no id for the last token, so the prompt given as ids cannot be extended: give --prompt text instead", i)
 	}
 	b := r.body(prompt, 1, uint64(i), false)
 	if len(ban) > 0 {

@@ -622,3 +622,38 @@ func TestRecordRefusesWhatAServerCannotDo(t *testing.T) {
 		})
 	}
 }
+
+func TestStepModeExtendsThePromptIDs(t *testing.T) {
+	// vLLM in step mode: each answer gives the token as "token_id:N", so
+	// the next request's prompt is the ids so far.
+	answers := []string{"token_id:11", "token_id:12"}
+	var prompts []any
+	var asIDs []any
+	url := fake(t, models("m", "vllm", 0), func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		prompts = append(prompts, body["prompt"])
+		asIDs = append(asIDs, body["return_tokens_as_token_ids"])
+		tok := answers[min(len(prompts)-1, len(answers)-1)]
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"text":"","logprobs":{"tokens":["`+tok+`"],"token_logprobs":[-0.2],"top_logprobs":[{"`+tok+`":-0.2,"token_id:99":-1.9}]},"finish_reason":"length"}]}`)
+	})
+	c, err := Dial(context.Background(), Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := c.Record(context.Background(), Request{IDs: []int{1, 2}, Options: greedy(2), Step: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr = roundTrip(t, tr)
+	if got := mustJSON(prompts); got != "[[1,2],[1,2,11]]" {
+		t.Errorf("prompts sent %s, want [[1,2],[1,2,11]]", got)
+	}
+	if got := mustJSON(asIDs); got != "[true,true]" {
+		t.Errorf("return_tokens_as_token_ids sent %s, want [true,true]", got)
+	}
+	if got := mustJSON(tr.Output.IDs); got != "[1,2,11,12]" || !tr.Model.Source.TokenIDs {
+		t.Errorf("output ids %s, token_ids %v; want [1,2,11,12], true", got, tr.Model.Source.TokenIDs)
+	}
+}
