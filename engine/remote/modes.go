@@ -353,8 +353,8 @@ func (r *recorder) steps(ctx context.Context) error {
 		}
 		missing, filled := "", false
 		if tok == nil {
-			if chosenID < 0 && ch.text == "" && ch.finish == "" {
-				return fmt.Errorf("remote: step %d: the server answered no token: %w", i, ErrBadAnswer)
+			if r.c.Engine != EngineLlamaCpp || (chosenID < 0 && ch.text == "" && ch.finish == "") {
+				return fmt.Errorf("remote: step %d: the server answered no log-probabilities (logprobs=%d was sent): %w", i, r.req.TopLogprobs, ErrNoLogprobs)
 			}
 			if tok, err = r.refill(ctx, i, chosenID); err != nil {
 				return r.cut(err.Error())
@@ -367,9 +367,6 @@ func (r *recorder) steps(ctx context.Context) error {
 		forced := i < len(o.ForceIDs)
 		if forced {
 			chosenID, chosenText = o.ForceIDs[i], ""
-		}
-		if chosenID < 0 && tok == nil && len(ch.tokens) == 0 && ch.text == "" {
-			return fmt.Errorf("remote: step %d: the server answered neither a token nor log-probabilities: %w", i, ErrNoLogprobs)
 		}
 		r.addStep(tok, chosenID, chosenText, forced, missing, filled)
 		r.elapsed(start)

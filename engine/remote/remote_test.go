@@ -390,6 +390,7 @@ func TestRecordErrors(t *testing.T) {
 		model   string
 		want    error
 		partial int // steps kept in a partial trace
+		step    bool
 	}{
 		{name: "connection refused", url: refused, want: ErrRefused},
 		{name: "401", handler: status(401, `{"error":{"message":"Invalid API key","type":"invalid_request_error"}}`), want: ErrAuth},
@@ -397,6 +398,9 @@ func TestRecordErrors(t *testing.T) {
 		{name: "unknown model named", handler: serveText(chunk), model: "other", want: ErrUnknownModel},
 		{name: "unknown model answered 404", handler: status(404, `{"error":{"message":"The model 'm' does not exist.","code":"model_not_found"}}`), want: ErrUnknownModel},
 		{name: "server ignores logprobs", handler: serveText(`data: {"choices":[{"text":" a","finish_reason":null}]}` + "\n\n" + `data: {"choices":[{"text":"","finish_reason":"length"}]}` + "\n\ndata: [DONE]\n\n"), want: ErrNoLogprobs},
+		{name: "server ignores logprobs in step mode", handler: func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"choices":[{"text":" a","finish_reason":"length"}]}`)
+		}, step: true, want: ErrNoLogprobs},
 		{name: "stream cut in the middle", handler: serveText(chunk + chunk), want: ErrStreamCut, partial: 2},
 		{name: "stream cut mid-event", handler: serveText(chunk + chunk[:40]), want: ErrStreamCut, partial: 1},
 	} {
@@ -408,7 +412,7 @@ func TestRecordErrors(t *testing.T) {
 			c, err := Dial(ctx, Config{URL: url, Model: tc.model, Retries: 1})
 			var tr *trace.Trace
 			if err == nil {
-				tr, err = c.Record(ctx, Request{Text: "x", Options: greedy(4)})
+				tr, err = c.Record(ctx, Request{Text: "x", Options: greedy(4), Step: tc.step})
 			}
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got error %v, want %v", err, tc.want)
