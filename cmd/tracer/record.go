@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -64,8 +65,8 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (quote the prompt: --prompt \"...\")", fs.Arg(0))
 	}
-	if *server == "" {
-		return usageErr("--server URL is required, e.g. --server http://127.0.0.1:8080")
+	if u, err := url.Parse(*server); *server == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErr("--server URL is required, as http://HOST:PORT or https://HOST, e.g. --server http://127.0.0.1:8080; got %q", *server)
 	}
 	given := 0
 	for _, set := range []bool{*prompt != "", *promptIDs != "", *chatMsg != ""} {
