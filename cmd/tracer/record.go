@@ -66,7 +66,14 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return usageErr("unexpected argument %q (quote the prompt: --prompt \"...\")", fs.Arg(0))
 	}
 	if u, err := url.Parse(*server); *server == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErr("--server URL is required, as http://HOST:PORT or https://HOST, e.g. --server http://127.0.0.1:8080; got %q", *server)
+		shown := *server
+		if err == nil {
+			u.User = nil
+			shown = u.String()
+		} else if i := strings.LastIndexByte(shown, '@'); i >= 0 {
+			shown = "..." + shown[i:] // never echo a password
+		}
+		return usageErr("--server URL is required, as http://HOST:PORT or https://HOST, e.g. --server http://127.0.0.1:8080; got %q", shown)
 	}
 	given := 0
 	for _, set := range []bool{*prompt != "", *promptIDs != "", *chatMsg != ""} {

@@ -350,6 +350,7 @@ func TestRecordUsageErrors(t *testing.T) {
 	}{
 		{"no server", []string{"--prompt", "x"}, "--server URL is required"},
 		{"not an HTTP URL", []string{"--server", "ftp://host", "--prompt", "x"}, `got "ftp://host"`},
+		{"not an HTTP URL, password not echoed", []string{"--server", "ftp://me:hunter2@host", "--prompt", "x"}, `got "ftp://host"`},
 		{"no prompt", []string{"--server", "http://127.0.0.1:1"}, "give one of --prompt"},
 		{"two prompts", []string{"--server", "http://127.0.0.1:1", "--prompt", "x", "--chat", "y"}, "give one of --prompt"},
 		{"beam search", []string{"--server", "http://127.0.0.1:1", "--prompt", "x", "--num-beams", "2"}, "--num-beams cannot be sent to a server"},

@@ -80,7 +80,7 @@ type Client struct {
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(cfg.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("remote: server URL %q: want http://HOST:PORT or https://HOST", cfg.URL)
+		return nil, fmt.Errorf("remote: server URL %q: want http://HOST:PORT or https://HOST", redact(cfg.URL))
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
 	u.RawQuery, u.Fragment = "", ""
@@ -238,7 +238,7 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				return nil, fmt.Errorf("remote: %s %s: no answer in time (%v); the server may be busy: try again or raise --timeout", method, path, err)
+				return nil, fmt.Errorf("remote: %s %s: no answer in time (%v); the server may be busy: try again or raise --timeout", method, path, stripURL(err))
 			}
 			lastErr = fmt.Errorf("remote: %s %s: %w", method, c.URL()+path, stripURL(err))
 			continue
@@ -313,4 +313,17 @@ func stripURL(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// redact returns a URL without its user and password, for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			return "..." + raw[i:]
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }
