@@ -97,11 +97,19 @@ func (t *Trace) Validate() error {
 		return bad("format %q, want %q", t.Format, Format)
 	}
 	v := t.Model.VocabSize
-	if v <= 0 {
+	src := t.Model.Source
+	if err := src.validate(bad); err != nil {
+		return err
+	}
+	// A server may not say how large its vocabulary is (0), nor give ids (-1).
+	if v < 0 || (v == 0 && src == nil) {
 		return bad("model.vocab_size is %d: want a positive vocabulary size", v)
 	}
 	inVocab := func(what string, id int) error {
-		if id < 0 || id >= v {
+		if id == -1 && src != nil && !src.TokenIDs {
+			return nil
+		}
+		if id < 0 || (v > 0 && id >= v) {
 			return bad("%s: token id %d is outside the vocabulary (0..%d)", what, id, v-1)
 		}
 		return nil

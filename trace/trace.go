@@ -106,6 +106,10 @@ type Model struct {
 	BOS int   `json:"bos_token_id"` // -1 when the model has none
 	EOS []int `json:"eos_token_id"` // generation stops when a row emits any of these
 	PAD int   `json:"pad_token_id"` // -1 when the model has none
+
+	// Source says where a model's answers came from when it is not tracer's
+	// own engine: a serving engine reached over HTTP (see source.go).
+	Source *Source `json:"source,omitempty"`
 }
 
 // Options are the generation options in force, named as in transformers'
@@ -202,6 +206,9 @@ type StepRow struct {
 	// Inside is what the forward pass showed inside the model for this
 	// row, when options.record_attention or options.record_lens asked.
 	Inside *Inside `json:"inside,omitempty"`
+
+	// Server notes what a serving engine left out of this step.
+	Server *ServerStep `json:"server,omitempty"`
 }
 
 // What Options.RecordAttention records.
@@ -278,6 +285,11 @@ type Candidate struct {
 	Token string  `json:"token"`
 	Logit float32 `json:"logit"`
 	Prob  float64 `json:"prob"`
+
+	// Bytes are the token's bytes when a server gives them (its text may
+	// be only part of a UTF-8 character). Logit is NaN, written null, when
+	// only the probability is known (see source.go).
+	Bytes []int `json:"bytes,omitempty"`
 }
 
 // Stage is the state of the scores after one processor of the pipeline.

@@ -6,6 +6,7 @@
 //
 //	tracer run      [flags]   generate and print the new text (or the trace with --json)
 //	tracer serve    [flags]   the web UI on 127.0.0.1:8080
+//	tracer record   --server URL [flags]  record from a serving engine
 //	tracer validate FILE      check a trace file
 //	tracer info     --model M describe a model
 //	tracer pull     ORG/NAME  download a model into the Hugging Face cache
@@ -52,6 +53,7 @@ func commands() []command {
 	return []command{
 		{"run", "generate from a model and print the new text, or the trace with --json", cmdRun},
 		{"serve", "serve the step-through web UI", cmdServe},
+		{"record", "record generation from a serving engine (llama.cpp, vLLM, SGLang, Ollama) as a trace", cmdRecord},
 		{"validate", "check that a file is a valid tracer trace", cmdValidate},
 		{"pull", "download a model from the Hugging Face Hub into its cache", cmdPull},
 		{"models", "list the models in the Hugging Face cache and in --models folders", cmdModels},

@@ -1,0 +1,329 @@
+// Package remote records generation from a serving engine (llama.cpp's
+// server, vLLM, SGLang, Ollama or any OpenAI-compatible server) as a tracer
+// trace: a server is one more model, whose forward pass is an HTTP request
+// answered with the log-probabilities of the chosen token and its top
+// alternatives.
+//
+// Plain mode asks for one streamed completion and turns each token into a
+// step. Step mode asks for one token per request (the context sent as ids
+// where the API takes them), so each step's distribution is the model's own
+// at that position and a forced token continues the run as a branch would.
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Errors a caller can tell apart with errors.Is.
+var (
+	ErrRefused      = errors.New("connection refused: is the server running at that address?")
+	ErrAuth         = errors.New("the server refused the API key")
+	ErrUnknownModel = errors.New("the server has no such model")
+	ErrNoLogprobs   = errors.New("the server ignored the request for log-probabilities")
+	ErrStreamCut    = errors.New("the stream ended in the middle of the answer")
+	ErrBadAnswer    = errors.New("the server's answer is not what its API promises")
+)
+
+// Limits on what a server may send.
+const (
+	maxBody      = 64 << 20 // bytes of one non-streamed answer
+	maxEvent     = 4 << 20  // bytes of one server-sent event line
+	maxTopLogits = 1000     // alternatives per step tracer accepts
+)
+
+// Engines tracer knows by their /v1/models answer (Client.Engine).
+const (
+	EngineLlamaCpp = "llama.cpp"
+	EngineVLLM     = "vllm"
+	EngineSGLang   = "sglang"
+	EngineOllama   = "ollama"
+	EngineOpenAI   = "openai" // any other OpenAI-compatible server
+)
+
+// Config says how to reach a server.
+type Config struct {
+	URL     string        // base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is accepted)
+	Model   string        // the server's model name; empty: its only model
+	Engine  string        // EngineLlamaCpp, ...; empty: from /v1/models' owned_by
+	Key     string        // API key sent as a bearer token; never recorded
+	Timeout time.Duration // per request; 0: 5 minutes
+	Retries int           // extra tries after a connection error or a 502/503/504; 0: 2
+	HTTP    *http.Client  // nil: a client with Timeout (TLS from the system's roots)
+}
+
+// Client talks to one model on one server.
+type Client struct {
+	base    *url.URL
+	key     string
+	http    *http.Client
+	retries int
+
+	Engine    string // EngineLlamaCpp, EngineVLLM, ...
+	Model     string // the server's name for the model
+	VocabSize int    // 0 when the server does not say
+}
+
+// Dial checks that the server answers and has the model, and learns which
+// engine it is.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(cfg.URL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("remote: server URL %q: want http://HOST:PORT or https://HOST", redact(cfg.URL))
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.RawQuery, u.Fragment = "", ""
+	c := &Client{base: u, key: cfg.Key, http: cfg.HTTP, retries: cfg.Retries}
+	if c.retries <= 0 {
+		c.retries = 2
+	}
+	if c.http == nil {
+		t := cfg.Timeout
+		if t <= 0 {
+			t = 5 * time.Minute
+		}
+		c.http = &http.Client{Timeout: t}
+	}
+	switch cfg.Engine {
+	case "", EngineLlamaCpp, EngineVLLM, EngineSGLang, EngineOllama, EngineOpenAI:
+	default:
+		return nil, fmt.Errorf("remote: engine %q: want llama.cpp, vllm, sglang, ollama or openai", cfg.Engine)
+	}
+	if err := c.models(ctx, cfg.Model); err != nil {
+		return nil, err
+	}
+	if cfg.Engine != "" {
+		c.Engine = cfg.Engine
+	}
+	return c, nil
+}
+
+// URL returns the server's base URL without credentials.
+func (c *Client) URL() string {
+	u := *c.base
+	u.User = nil
+	return u.String()
+}
+
+// models reads /v1/models: the model to use, the engine and, from
+// llama.cpp, the vocabulary size.
+func (c *Client) models(ctx context.Context, want string) error {
+	var list struct {
+		Data []struct {
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
+			Meta    struct {
+				NVocab int `json:"n_vocab"`
+			} `json:"meta"`
+		} `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/v1/models", nil, &list); err != nil {
+		return err
+	}
+	if len(list.Data) == 0 {
+		return fmt.Errorf("remote: %s/v1/models lists no model: %w", c.URL(), ErrUnknownModel)
+	}
+	i := -1
+	var names []string
+	for j, m := range list.Data {
+		names = append(names, m.ID)
+		if m.ID == want {
+			i = j
+		}
+	}
+	switch {
+	case want == "" && len(list.Data) == 1:
+		i = 0
+	case want == "":
+		return fmt.Errorf("remote: the server has %d models (%s): choose one with --server-model", len(names), strings.Join(names, ", "))
+	case i < 0:
+		return fmt.Errorf("remote: model %q: %w (it lists %s); check --server-model", want, ErrUnknownModel, strings.Join(names, ", "))
+	}
+	m := list.Data[i]
+	c.Model, c.VocabSize = m.ID, m.Meta.NVocab
+	switch owner := strings.ToLower(m.OwnedBy); {
+	case owner == "llamacpp":
+		c.Engine = EngineLlamaCpp
+	case owner == "vllm":
+		c.Engine = EngineVLLM
+	case owner == "sglang":
+		c.Engine = EngineSGLang
+	case owner == "ollama" || owner == "library":
+		c.Engine = EngineOllama
+	default:
+		c.Engine = EngineOpenAI
+	}
+	return nil
+}
+
+// post sends a JSON request and decodes the JSON answer into out.
+func (c *Client) post(ctx context.Context, path string, body, out any) error {
+	return c.do(ctx, http.MethodPost, path, body, out)
+}
+
+// do sends a request, with bounded retries on connection errors and
+// 502/503/504, and decodes the answer into out.
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	if err != nil {
+		return fmt.Errorf("remote: %s %s: reading the answer: %w", method, path, err)
+	}
+	if len(data) > maxBody {
+		return fmt.Errorf("remote: %s %s: the answer is larger than %d MiB: %w", method, path, maxBody>>20, ErrBadAnswer)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("remote: %s %s: %v: %w", method, path, err, ErrBadAnswer)
+	}
+	return nil
+}
+
+// send sends a request and returns a 2xx response whose body the caller
+// closes; other statuses become errors that say what to do.
+func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return nil, fmt.Errorf("remote: %s: %w", path, err)
+		}
+	}
+	u := c.base.JoinPath(path)
+	var lastErr error
+	for try := 0; try <= c.retries; try++ {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(try*try) * 200 * time.Millisecond):
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(payload))
+		if err != nil {
+			return nil, fmt.Errorf("remote: %s: %w", path, err)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				lastErr = fmt.Errorf("remote: %s: %w", c.URL(), ErrRefused)
+				continue
+			}
+			var certErr *tls.CertificateVerificationError
+			if errors.As(err, &certErr) {
+				return nil, fmt.Errorf("remote: %s: the server's TLS certificate is not trusted (%v); if it is signed by your own CA, point SSL_CERT_FILE at that CA's PEM file", c.URL(), certErr.Err)
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return nil, fmt.Errorf("remote: %s %s: no answer in time (%v); the server may be busy: try again or raise --timeout", method, path, stripURL(err))
+			}
+			lastErr = fmt.Errorf("remote: %s %s: %w", method, c.URL()+path, stripURL(err))
+			continue
+		}
+		if resp.StatusCode/100 == 2 {
+			return resp, nil
+		}
+		msg := errorMessage(resp)
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return nil, fmt.Errorf("remote: %s: HTTP %d %s: %w; set the key in the variable named by --server-key-env (default OPENAI_API_KEY)", path, resp.StatusCode, msg, ErrAuth)
+		case http.StatusNotFound:
+			if strings.Contains(strings.ToLower(msg), "model") {
+				return nil, fmt.Errorf("remote: %s: HTTP 404 %s: %w", path, msg, ErrUnknownModel)
+			}
+			return nil, fmt.Errorf("remote: %s: HTTP 404 %s: the server has no such endpoint; is it an OpenAI-compatible server?", path, msg)
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			lastErr = fmt.Errorf("remote: %s: HTTP %d %s (still loading or overloaded?)", path, resp.StatusCode, msg)
+			continue
+		}
+		if strings.Contains(strings.ToLower(msg), "model") && strings.Contains(strings.ToLower(msg), "not") {
+			return nil, fmt.Errorf("remote: %s: HTTP %d %s: %w", path, resp.StatusCode, msg, ErrUnknownModel)
+		}
+		return nil, fmt.Errorf("remote: %s: HTTP %d %s", path, resp.StatusCode, msg)
+	}
+	return nil, fmt.Errorf("%w (after %d tries)", lastErr, c.retries+1)
+}
+
+// errorMessage reads an error answer's message: OpenAI's {"error":
+// {"message": ...}}, vLLM's {"message": ...}, Ollama's {"error": "..."}, or
+// the first bytes of the body. It closes the body.
+func errorMessage(resp *http.Response) string {
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &e) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(e.Error, &inner) == nil && inner.Message != "":
+			return quoteShort(inner.Message)
+		case json.Unmarshal(e.Error, &s) == nil && s != "":
+			return quoteShort(s)
+		case e.Message != "":
+			return quoteShort(e.Message)
+		case len(e.Detail) > 0:
+			return quoteShort(string(e.Detail))
+		}
+	}
+	return quoteShort(string(data))
+}
+
+func quoteShort(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// stripURL removes the URL (which may hold credentials) from a transport
+// error.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// redact returns a URL without its user and password, for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			return "..." + raw[i:]
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
