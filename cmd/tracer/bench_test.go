@@ -2,10 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"tracer/engine/refdata"
 
 	"tracer/engine/bench"
 )
@@ -45,10 +44,7 @@ func TestBenchHelp(t *testing.T) {
 // TestBenchModelJSON measures llama2.c's stories260K briefly and checks the
 // report's shape; the figures themselves depend on the machine.
 func TestBenchModelJSON(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "models", "stories260K", "stories260K.bin")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("stories260K not available: %v", err)
-	}
+	path := refdata.Need(t, "models/stories260K/stories260K.bin")
 	out, errOut, code := tracer(t, "", "bench", "--model", path, "--threads", "2", "--prompt-len", "4",
 		"--new-tokens", "6", "--reps", "2", "--record", "--probe-mib", "8", "--json")
 	if code != exitOK {

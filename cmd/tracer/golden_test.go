@@ -9,19 +9,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"tracer/engine/refdata"
 
 	"tracer/trace"
 )
-
-const sharedDir = "../../../shared"
 
 // TestRunGoldenModel runs the binary on every golden model's greedy/p0 case
 // and compares the new ids and every step's top-50 logits with what
 // transformers recorded.
 func TestRunGoldenModel(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join(sharedDir, "golden", "tiny-*"))
+	dirs, _ := filepath.Glob(filepath.Join(refdata.Need(t, "golden"), "tiny-*"))
 	if len(dirs) == 0 {
-		t.Skipf("no golden models under %s/golden (the shared reference data is absent)", sharedDir)
+		t.Fatal("no golden models tiny-* in the shared golden folder")
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -130,10 +129,7 @@ func top50(l []float32) ([]int, []float32) {
 // transformers' defaults < the file < flags, each value's source recorded,
 // and the default length of 20 with its notice when no length is given.
 func TestRunUsesGenerationConfig(t *testing.T) {
-	dir := filepath.Join(sharedDir, "golden", "tiny-qwen2")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no %s (the shared reference data is absent)", dir)
-	}
+	dir := refdata.Need(t, "golden/tiny-qwen2")
 	out, errOut, code := tracer(t, "", "run", "--model", dir, "--prompt-ids", "176,100,8,326,245,28,460", "--json", "--seed", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

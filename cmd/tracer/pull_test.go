@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"tracer/engine/refdata"
 
 	"tracer/engine/hub/hubtest"
 )
@@ -209,15 +210,12 @@ func TestProgressLines(t *testing.T) {
 // and a llama2.c checkpoint with their tokenizers from the fake Hub, then
 // runs them by name with the network off.
 func TestPulledModelRunsOffline(t *testing.T) {
-	golden := filepath.Join(sharedDir, "golden", "tiny-llama")
-	if _, err := os.Stat(golden); err != nil {
-		t.Skipf("no %s (the shared reference data is absent)", golden)
-	}
+	golden := refdata.Need(t, "golden/tiny-llama")
 	files := map[string][]byte{}
 	for _, f := range []string{
 		filepath.Join(golden, "config.json"), filepath.Join(golden, "generation_config.json"), filepath.Join(golden, "model.safetensors"),
-		filepath.Join(sharedDir, "tokenizers", "smollm2-135m-instruct", "tokenizer.json"),
-		filepath.Join(sharedDir, "tokenizers", "smollm2-135m-instruct", "tokenizer_config.json"),
+		refdata.Need(t, "tokenizers/smollm2-135m-instruct/tokenizer.json"),
+		refdata.Need(t, "tokenizers/smollm2-135m-instruct/tokenizer_config.json"),
 	} {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -225,11 +223,11 @@ func TestPulledModelRunsOffline(t *testing.T) {
 		}
 		files[filepath.Base(f)] = b
 	}
-	stories, err := os.ReadFile(filepath.Join(sharedDir, "models", "stories260K", "stories260K.bin"))
+	stories, err := os.ReadFile(refdata.Need(t, "models/stories260K/stories260K.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok512, err := os.ReadFile(filepath.Join(sharedDir, "models", "stories260K", "tok512.bin"))
+	tok512, err := os.ReadFile(refdata.Need(t, "models/stories260K/tok512.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
