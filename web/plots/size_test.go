@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 // size in user units, and the text itself.
 type svgGeometry struct {
 	pxPerUnit float64
+	widthPx   float64
 	heightPx  float64
 	sizes     []float64
 	texts     []string
@@ -56,7 +58,7 @@ func readGeometry(t *testing.T, doc []byte) svgGeometry {
 				if err != nil || vw <= 0 {
 					t.Fatalf("viewBox %q: %v", attr["viewBox"], err)
 				}
-				g.pxPerUnit = w / vw
+				g.pxPerUnit, g.widthPx = w/vw, w
 			case "text":
 				inText = true
 				_, rest, ok := strings.Cut(attr["style"], "font-size:")
@@ -162,4 +164,32 @@ func TestTitleWraps(t *testing.T) {
 	if !strings.HasPrefix(title, "Step 1 of 14 (prefill): moved") || strings.Contains(title, "…") || !strings.Contains(title, "\u00a0ms") {
 		t.Errorf("got title lines %q and %q, want the whole title over two lines", texts[0], texts[1])
 	}
+}
+
+// FuzzRenderSize asks for any chart at any size and step: no panic, and
+// either an error or a chart of exactly the asked width whose text reads at
+// 11 px or more at MinScale.
+func FuzzRenderSize(f *testing.F) {
+	f.Add(uint8(0), 360, 0, 2)
+	f.Add(uint8(3), 320, 0, 0)
+	f.Add(uint8(1), 4096, 4096, 13)
+	f.Add(uint8(2), 319, 100, -1)
+	f.Add(uint8(3), 500, 250, 20)
+	runs := []*trace.Trace{handTrace(14, true), handTrace(14, false)}
+	f.Fuzz(func(t *testing.T, chart uint8, width, height, step int) {
+		c := plots.Charts()[int(chart)%len(plots.Charts())]
+		got, err := plots.Render(c, runs[:1+int(chart/4)%2], step, plots.SVG, plots.Options{Width: width, Height: height})
+		if err != nil {
+			return
+		}
+		g := readGeometry(t, got)
+		if width != 0 && math.Abs(g.widthPx-float64(width)) > 0.01 {
+			t.Errorf("%s: got a chart %v px wide, want %d", c, g.widthPx, width)
+		}
+		for i, s := range g.sizes {
+			if px := s * g.pxPerUnit * plots.MinScale; px < 11 {
+				t.Errorf("%s at %d×%d: text %q is %.1f px at MinScale, want 11 or more", c, width, height, g.texts[i], px)
+			}
+		}
+	})
 }
