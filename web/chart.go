@@ -17,6 +17,15 @@ import (
 // chartCacheSize bounds the rendered charts a session keeps.
 const chartCacheSize = 96
 
+// pageChartWidth is the width, in CSS px, of the charts the page inlines.
+// The stylesheet (the "Charts at their size" block of style.css) gives a
+// chart a grid cell at least this wide where the panel has room, and shows
+// it from a phone's panel (about 330 px, at least plots.MinScale of this)
+// up to 1.5 times this, so chart text, 13 px or more at this width, reads
+// at 11 px or more everywhere. The PNG download keeps the plots default,
+// a larger image for slides.
+const pageChartWidth = 360
+
 // chartKind is one chart the page offers.
 type chartKind struct {
 	name, title string
@@ -122,11 +131,11 @@ func chart(c *chartCache, j chartJob) ([]byte, error) {
 	if b, ok := c.get(j.key); ok {
 		return b, nil
 	}
-	f := plots.SVG
+	f, width := plots.SVG, pageChartWidth
 	if j.key.format == "png" {
-		f = plots.PNG
+		f, width = plots.PNG, 0
 	}
-	b, err := plots.Render(plots.Chart(j.key.chart), j.runs, j.step, f, plots.Options{Names: j.names, Dark: j.key.dark})
+	b, err := plots.Render(plots.Chart(j.key.chart), j.runs, j.step, f, plots.Options{Names: j.names, Dark: j.key.dark, Width: width})
 	if err != nil {
 		return nil, err
 	}

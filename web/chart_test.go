@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"fmt"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -108,5 +110,31 @@ func TestChartsDark(t *testing.T) {
 	}
 	if o := roundTrip(t, c, `{"type": "charts", "on": true, "dark": false}`); strings.Contains(o.HTML, "fill:#1E2125") {
 		t.Errorf("light charts: the view's SVG is in the dark palette")
+	}
+}
+
+// TestChartsAtPageWidth wants the inlined charts drawn pageChartWidth wide,
+// the width the stylesheet shows them at (so their text reads at 11 px or
+// more), and the PNG download at the plots default, a larger image.
+func TestChartsAtPageWidth(t *testing.T) {
+	s, sess, c := liveServer(t, Config{}, 0)
+	o := generate(t, s, c, form{"do_sample": "true", "top_k": "3", "seed": "1"})
+	want := fmt.Sprintf(`<svg width="%gpt"`, pageChartWidth*0.75)
+	if n := strings.Count(o.HTML, "<svg"); n == 0 || strings.Count(o.HTML, want) != n {
+		t.Errorf("got %d charts inlined, %d of them starting %s, want all", n, strings.Count(o.HTML, want), want)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	res, err := http.Get(ts.URL + "/chart?session=" + sess.id + "&chart=candidates&step=1&format=png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	img, err := png.DecodeConfig(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Width != 640 {
+		t.Errorf("the PNG download is %d px wide, want the plots default 640", img.Width)
 	}
 }

@@ -51,7 +51,7 @@ func funnelView(sr trace.StepRow, vocab int, w Words) FunnelView {
 		v.Stages = append(v.Stages, StageView{
 			Name: st.Name, Params: paramsText(st.Params),
 			Kept:  fmt.Sprintf("%d of %d", st.Kept, vocab),
-			Width: logShare(st.Kept, vocab),
+			Width: keptShare(st.Kept, vocab),
 		})
 	}
 	for k, c := range sr.Candidates {
@@ -93,14 +93,15 @@ func paramsText(p map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// logShare is kept/vocab on a log scale as a CSS width: one token is a
-// sliver, the whole vocabulary the full bar.
-func logShare(kept, vocab int) string {
-	if vocab <= 1 || kept <= 0 {
+// keptShare is kept/vocab as a CSS width, on a linear scale: "8 of 512"
+// is 1.6 % of the bar, as a reader takes a bar's length to mean. (A log
+// scale put it at a third, unlabelled.) Out-of-range counts are clamped.
+func keptShare(kept, vocab int) string {
+	if vocab <= 0 || kept <= 0 {
 		return "0%"
 	}
-	f := math.Log(float64(kept)+1) / math.Log(float64(vocab)+1)
-	return strconv.FormatFloat(100*min(f, 1), 'f', 1, 64) + "%"
+	f := float64(kept) / float64(vocab)
+	return strconv.FormatFloat(100*min(f, 1), 'f', 3, 64) + "%"
 }
 
 // drawView lays the final distribution on [0, 1) with the draw's marker.

@@ -166,7 +166,7 @@ type StageView struct {
 	Name   string // "top_k"
 	Params string // "k=50"
 	Kept   string // "50 of 50257"
-	Width  string // kept share as a CSS width, on a log scale
+	Width  string // kept share as a CSS width, on a linear scale
 }
 
 // FunnelTokenView is one leading raw candidate and its fate at each stage.

@@ -123,14 +123,15 @@ func TestUnits(t *testing.T) {
 		n    int64
 		want string
 	}{
-		{0, "0 B"}, {999, "999 B"}, {23040, "23 kB"}, {269_060_352, "269 MB"}, {3_000_000_000, "3 GB"},
+		// Binary units, written as the page's panels write them.
+		{0, "0\u00a0B"}, {1023, "1023\u00a0B"}, {1024, "1.0\u00a0KiB"}, {23040, "22.5\u00a0KiB"}, {269_060_352, "256.6\u00a0MiB"}, {3_000_000_000, "2.8\u00a0GiB"},
 	}
 	for _, tt := range tests {
 		if got := formatBytes(tt.n); got != tt.want {
 			t.Errorf("formatBytes(%d) = %q, want %q", tt.n, got, tt.want)
 		}
 	}
-	if got := formatFLOPs(269_030_016); got != "269 MFLOP" {
-		t.Errorf("formatFLOPs = %q, want 269 MFLOP", got)
+	if got := formatFLOPs(269_030_016); got != "269.0\u00a0MFLOP" {
+		t.Errorf("formatFLOPs = %q, want 269.0 MFLOP", got)
 	}
 }

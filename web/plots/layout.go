@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -19,18 +20,26 @@ import (
 
 // Sizes. Lengths are in points (1/72 inch); a CSS pixel is 3/4 of a point,
 // so a 640 px chart is a 480 pt canvas and a 10 pt font is 13.3 px.
+//
+// The smallest text is 13 px at the chart's own size, so that it still reads
+// at 11 px or more when the page shrinks the chart to 85 % (a phone's panel
+// is a little narrower than the width the page renders for).
 const (
 	pxToPt       = 0.75
 	pngDPI       = 96 // one image pixel per CSS pixel
 	defaultWidth = 640
 
-	titleSize = 10.5 // pt
-	labelSize = 9    // axis labels and the key
-	tickSize  = 8.25
+	titleSize = 11.25 // pt: 15 px
+	labelSize = 9.75  // axis labels and the key: 13 px
+	tickSize  = 9.75
 
-	margin  = 8 // pt around the chart
-	gapY    = 5 // pt between title, key and panels
-	panelPx = 160
+	margin       = 8 // pt around the chart
+	gapY         = 5 // pt between title, key and panels
+	headerPx     = 160
+	panelPx      = 160 // a panel's height at the default width
+	narrowPanel  = 120 // … and at the least width
+	titleLines   = 2   // a longer title ends in an ellipsis
+	minTextScale = 0.85
 )
 
 var (
@@ -94,8 +103,17 @@ type keyEntry struct {
 	thumbs []plot.Thumbnailer
 }
 
-// defaultHeight is the frame's height in pixels when none is asked for.
-func (fr *frame) defaultHeight() int { return 160 + panelPx*len(fr.panels) }
+// defaultHeight is the frame's height in pixels, w wide, when none is asked
+// for: a header for the title, key and axes, and each panel panelPx high at
+// the default width, narrowing to narrowPanel at the least width, so a
+// narrow chart is not a tall strip.
+func (fr *frame) defaultHeight(w int) int {
+	ph := panelPx
+	if w < defaultWidth {
+		ph = narrowPanel + (panelPx-narrowPanel)*max(0, w-minWidth)/(defaultWidth-minWidth)
+	}
+	return headerPx + ph*len(fr.panels)
+}
 
 // encode draws the frame on a w × h pixel canvas in format f.
 func (fr *frame) encode(f Format, w, h int, pal palette) ([]byte, error) {
@@ -129,9 +147,11 @@ func (fr *frame) draw(dc draw.Canvas, pal palette) {
 	c := draw.Crop(dc, margin, -margin, margin/2, -margin)
 
 	ts := pal.text(sans, titleSize, pal.ink)
-	title := fit(ts, fr.title, c.Size().X)
-	c.FillText(ts, vg.Point{X: c.Min.X, Y: c.Max.Y}, title)
-	c.Max.Y -= ts.Height(title) + gapY
+	for _, line := range wrap(ts, fr.title, c.Size().X, titleLines) {
+		c.FillText(ts, vg.Point{X: c.Min.X, Y: c.Max.Y}, line)
+		c.Max.Y -= ts.Height(line)
+	}
+	c.Max.Y -= gapY
 
 	c.Max.Y -= drawKey(c, fr.key, pal) + gapY + fr.headroom
 
@@ -175,6 +195,26 @@ func drawKey(c draw.Canvas, key []keyEntry, pal palette) vg.Length {
 		x += w + entryGap
 	}
 	return c.Max.Y - y + lineH/2
+}
+
+// wrap breaks s at spaces (not at no-break spaces) into at most n lines of at most w in sty; the
+// last line ends in an ellipsis when s does not fit. A word wider than w
+// is cut the same way.
+func wrap(sty text.Style, s string, w vg.Length, n int) []string {
+	words := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' })
+	var lines []string
+	for len(words) > 0 {
+		if len(lines) == n-1 {
+			return append(lines, fit(sty, strings.Join(words, " "), w))
+		}
+		k := 1
+		for k < len(words) && sty.Width(strings.Join(words[:k+1], " ")) <= w {
+			k++
+		}
+		lines = append(lines, fit(sty, strings.Join(words[:k], " "), w))
+		words = words[k:]
+	}
+	return lines
 }
 
 // fit shortens s with an ellipsis until it is at most w wide in sty.

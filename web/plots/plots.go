@@ -95,8 +95,12 @@ type Options struct {
 	// Width and Height are the chart's size in CSS pixels (1/96 inch); the
 	// PNG has exactly this many pixels. Zero picks the default: 640 wide,
 	// and 160 px high per panel plus 160 for the title, key and axes
-	// (Candidates and KV 320, Confidence 480, Cost 640). Width may be 320
-	// to 4096, height 5/8 of the default to 4096.
+	// (Candidates and KV 320, Confidence 480, Cost 640 at 640 wide); a
+	// narrower chart has lower panels, down to 120 px at 320 wide. Width
+	// may be 320 to 4096, height 5/8 of the default to 4096.
+	//
+	// Text is 13 px or more at this size: shown on a page, the chart should
+	// be scaled to no less than MinScale of it to keep text at 11 px.
 	Width, Height int
 
 	// Dark draws light ink on the page's dark panel colour; otherwise dark
@@ -108,6 +112,10 @@ type Options struct {
 	// use_cache, the model names when those differ, else "run 1", "run 2".
 	Names []string
 }
+
+// MinScale is the least a page may shrink a chart (displayed width over
+// Options.Width) and keep its smallest text at 11 CSS px or more.
+const MinScale = minTextScale
 
 // NoStep asks a chart over the steps (Confidence, KV, Cost) for no
 // current-step marker: the page's position is before the first step.
@@ -179,9 +187,9 @@ func Render(c Chart, runs []*trace.Trace, step int, f Format, opts Options) ([]b
 	}
 	h := opts.Height
 	if h == 0 {
-		h = fr.defaultHeight()
+		h = fr.defaultHeight(w)
 	}
-	if least := fr.defaultHeight() * 5 / 8; h < least {
+	if least := fr.defaultHeight(w) * 5 / 8; h < least {
 		return nil, fmt.Errorf("plots: %s: height %d px: want 0 (default) or %d…%d for its %d panels", c, h, least, maxSide, len(fr.panels))
 	}
 	return fr.encode(f, w, h, pal)

@@ -82,9 +82,9 @@ func chartCases(t *testing.T) []chartCase {
 		{"confidence compare", plots.Confidence, []*trace.Trace{toy, toyTrace(t)}, plots.NoStep,
 			[]string{"run 1", "run 2", "Confidence over 4 steps"}},
 		{"kv", plots.KV, []*trace.Trace{on}, 6,
-			[]string{"KV cache (kB)", "Step 7 of 14: KV cache 415 kB for 18 positions"}},
+			[]string{"KV cache (KiB)", "Step 7 of 14: KV cache 405.0\u00a0KiB for 18 positions"}},
 		{"cost", plots.Cost, []*trace.Trace{on}, 0,
-			[]string{"moved (MB)", "compute (GFLOP)", "time (ms)", "prefill", "decode", "Step 1 of 14 (prefill)"}},
+			[]string{"moved (MiB)", "compute (GFLOP)", "time (ms)", "prefill", "decode", "Step 1 of 14 (prefill)"}},
 		{"cost cache on and off", plots.Cost, []*trace.Trace{on, off}, 13,
 			[]string{"cache on", "cache off", "full (cache off)", "step 14"}},
 	}

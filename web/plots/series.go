@@ -316,7 +316,7 @@ func costChart(runs []*trace.Trace, names []string, step int, pal palette) (*fra
 		fr.key = append(fr.key, keyEntry{fmt.Sprintf("step %d", step+1), []plot.Thumbnailer{m}})
 		st := &runs[0].Steps[step]
 		if tr := st.Traffic; tr != nil {
-			fr.title = fmt.Sprintf("Step %d of %d (%s): moved %s, %s, %.3g ms",
+			fr.title = fmt.Sprintf("Step %d of %d (%s): moved %s, %s, %.3g\u00a0ms",
 				step+1, len(runs[0].Steps), phaseName(st.Phase),
 				formatBytes(tr.WeightBytes+tr.KVReadBytes+tr.KVWriteBytes), formatFLOPs(tr.FLOPs), float64(st.ElapsedNS)/1e6)
 		}
@@ -356,33 +356,43 @@ func phaseName(phase string) string {
 	return phase
 }
 
-// byteUnit returns the decimal unit that shows max as 1 to 999.
+// byteUnit returns the binary unit (KiB = 1024 B, as the page's panels
+// write bytes) that shows max as 1 to 1023.
 func byteUnit(max float64) (scale float64, unit string) {
-	return unitFor(max, "B", "kB", "MB", "GB", "TB")
+	return unitFor(max, 1024, "B", "KiB", "MiB", "GiB", "TiB")
 }
 
-// flopUnit is byteUnit for arithmetic.
+// flopUnit is the decimal unit that shows max as 1 to 999, as the panels
+// write arithmetic (kFLOP = 1000 FLOP).
 func flopUnit(max float64) (scale float64, unit string) {
-	return unitFor(max, "FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP")
+	return unitFor(max, 1000, "FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP")
 }
 
-func unitFor(max float64, units ...string) (float64, string) {
+func unitFor(max, base float64, units ...string) (float64, string) {
 	scale := 1.0
 	for _, u := range units[:len(units)-1] {
-		if max < scale*1000 {
+		if max < scale*base {
 			return scale, u
 		}
-		scale *= 1000
+		scale *= base
 	}
 	return scale, units[len(units)-1]
 }
 
+// formatBytes writes n as the page's panels do: 512 B, 1.5 KiB, 12.0 MiB,
+// with a no-break space, so that a wrapped title keeps the unit by its
+// number.
 func formatBytes(n int64) string {
 	s, u := byteUnit(float64(n))
-	return fmt.Sprintf("%.3g %s", float64(n)/s, u)
+	if s == 1 {
+		return fmt.Sprintf("%d\u00a0B", n)
+	}
+	return fmt.Sprintf("%.1f\u00a0%s", float64(n)/s, u)
 }
 
+// formatFLOPs writes n as the page's panels do: 269.0 MFLOP (with a
+// no-break space).
 func formatFLOPs(n int64) string {
 	s, u := flopUnit(float64(n))
-	return fmt.Sprintf("%.3g %s", float64(n)/s, u)
+	return fmt.Sprintf("%.1f\u00a0%s", float64(n)/s, u)
 }
