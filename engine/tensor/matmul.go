@@ -37,6 +37,10 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // of x.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
+	if w.needsRounding() {
+		(*Pool)(nil).matMulRound(dst, w, x, n)
+		return
+	}
 	matMulRows(dst, w, x, n, 0, w.Rows)
 }
 
