@@ -352,4 +352,3 @@ func ggufSpecials(info *engine.Info, f *gguf.File) error {
 	}
 	return nil
 }
-
