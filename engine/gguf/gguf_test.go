@@ -152,8 +152,35 @@ func TestGGUFReferenceFiles(t *testing.T) {
 					t.Errorf("got %d %s tensors, want %d", got[typ], typ, n)
 				}
 			}
+			var sum int64
+			for i, tb := range f.BytesByType() {
+				sum += tb.Bytes
+				if i == 0 && tb.Tensors != c.types[bigType(f)] {
+					t.Errorf("BytesByType()[0] is %+v, want the type holding most bytes first", tb)
+				}
+			}
+			var want int64
+			for _, ti := range f.Tensors {
+				want += int64(len(ti.Data))
+			}
+			if sum != want {
+				t.Errorf("BytesByType sums to %d, want the tensors' %d", sum, want)
+			}
 		})
 	}
+}
+
+// bigType is the type holding the most tensor bytes, counted plainly.
+func bigType(f *File) Type {
+	bytes := map[Type]int{}
+	best := F32
+	for _, t := range f.Tensors {
+		bytes[t.Type] += len(t.Data)
+		if bytes[t.Type] > bytes[best] {
+			best = t.Type
+		}
+	}
+	return best
 }
 
 // FuzzGGUF feeds mutated headers and metadata to Parse. Property: no

@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"fmt"
+	"sort"
 )
 
 // ValueType is the type of a metadata value. The Go type of KV.Value for
@@ -286,4 +287,29 @@ func asUint(v any) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(n), true
+}
+
+// TypeBytes is the tensor data of one ggml type in a file.
+type TypeBytes struct {
+	Type    string `json:"type"` // ggml's name: "Q4_K"
+	Tensors int    `json:"tensors"`
+	Bytes   int64  `json:"bytes"`
+}
+
+// BytesByType sums the file's tensor data per ggml type, most bytes first.
+func (f *File) BytesByType() []TypeBytes {
+	at := map[Type]int{}
+	var out []TypeBytes
+	for _, t := range f.Tensors {
+		i, ok := at[t.Type]
+		if !ok {
+			i = len(out)
+			at[t.Type] = i
+			out = append(out, TypeBytes{Type: t.Type.String()})
+		}
+		out[i].Tensors++
+		out[i].Bytes += int64(len(t.Data))
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Bytes > out[b].Bytes })
+	return out
 }
