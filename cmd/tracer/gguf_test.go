@@ -136,7 +136,7 @@ func TestGGUFOllamaModel(t *testing.T) {
 		}
 	}
 	t.Setenv("OLLAMA_MODELS", root)
-	out, errOut, code := tracer(t, "", "run", "--model", "ollama:stories:260k", "--prompt", "Once upon a time", "--max-new-tokens", "7")
+	out, errOut, code := tracer(t, "", "run", "--model", "ollama:stories:260k", "--prompt", "Once upon a time", "--max-new-tokens", "8")
 	if code != 0 || out != ", there was a little girl\n" {
 		t.Errorf("got %q (stderr %q, exit %d), want \", there was a little girl\\n\"", out, errOut, code)
 	}
