@@ -3,6 +3,7 @@ package arch
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"tracer/engine"
@@ -256,6 +257,11 @@ func newGGUF(f *gguf.File) (*Model, error) {
 		Layers: d.layers, Hidden: d.hidden, Heads: d.heads, KVHeads: d.kvHeads, HeadDim: d.headDim, Intermediate: d.ffn,
 		Params: ld.params, DType: best.String(), WeightBytes: ld.bytes, KVBytesPerToken: d.kvBytesPerToken(),
 	}
+	info.WeightTypes = map[string]int64{}
+	for dt, b := range ld.byDType {
+		info.WeightTypes[dt.String()] = b
+	}
+	info.ActivationRounding = activationRounding(n)
 	if err := ggufSpecials(&info, f); err != nil {
 		return nil, err
 	}
@@ -351,4 +357,20 @@ func ggufSpecials(info *engine.Info, f *gguf.File) error {
 		info.EOS = append(info.EOS, eot)
 	}
 	return nil
+}
+
+// activationRounding lists how the model's products round their inputs,
+// in the order first met: "f16", "q8_0", "q8_k"; nil when none does.
+func activationRounding(n *llama) []string {
+	mats := []tensor.Matrix{n.lmHead}
+	for _, L := range n.layers {
+		mats = append(mats, L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down)
+	}
+	var out []string
+	for _, m := range mats {
+		if r := m.ActRounding(); r != "f32" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,6 +127,9 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 				t.Fatalf("no model %q in the reference", name)
 			}
 			m := openGGUF(t, "models/"+mr.File)
+			if r, ok := wantRounding[name]; ok && !slices.Equal(m.Info().ActivationRounding, r) {
+				t.Errorf("got activation rounding %v, want %v", m.Info().ActivationRounding, r)
+			}
 			tol, loose := 1e-4, 1e-4
 			switch {
 			case strings.HasSuffix(name, "f16"):
@@ -162,6 +166,12 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 			t.Logf("%s: worst top-10 |Δp| %.3g over %d steps, %d over %g", name, worst, steps, over, tol)
 		})
 	}
+}
+
+// wantRounding is how each file's products round their inputs.
+var wantRounding = map[string][]string{
+	"stories260K-f32": nil, "stories260K-f16": {"f16"}, "tiny-random-llama-q8_0": {"q8_0"}, "tiny-random-llama-q4_0": {"q8_0"},
+	"k256-random-llama-q4_k_s": {"q8_k"},
 }
 
 // q6kFlips are the steps of model-q6_k.gguf where one Q8_K activation
@@ -245,6 +255,34 @@ func TestGGUFDequantizedNearF32(t *testing.T) {
 				if rel := math.Sqrt(se / ss); rel > c.bound {
 					t.Errorf("%s (%s): relative RMS error %.3g, want ≤ %g", name, p[0].DType, rel, c.bound)
 				}
+			}
+		})
+	}
+}
+
+// TestGGUFTrafficCountsRealBytes: a decode step reads every weight once at
+// its stored size (quantized blocks included) and one embedding row.
+func TestGGUFTrafficCountsRealBytes(t *testing.T) {
+	cases := []struct {
+		file   string
+		rowLen int64 // bytes of one embedding row
+	}{
+		{"models/tiny-random-llama/gguf/model-f16.gguf", 64 * 2},
+		{"models/tiny-random-llama/gguf/model-q8_0.gguf", 64 / 32 * 34},
+		{"models/tiny-random-llama/gguf/model-q4_0.gguf", 64 / 32 * 34}, // token_embd is Q8_0 there
+		{"models/k256-random-llama/gguf/model-q4_k_m.gguf", 210},        // token_embd is Q6_K
+	}
+	for _, c := range cases {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			m := openGGUF(t, c.file)
+			info := m.Info()
+			var sum int64
+			for _, b := range info.WeightTypes {
+				sum += b
+			}
+			// The tied head is read besides the row, so every weight counts once.
+			if got, want := m.Cost(1, 0, 1).WeightBytes, info.WeightBytes+c.rowLen; got != want || sum != info.WeightBytes {
+				t.Errorf("got %d bytes per step (types sum to %d), want %d = %d + %d", got, sum, want, info.WeightBytes, c.rowLen)
 			}
 		})
 	}
