@@ -287,3 +287,34 @@ func TestGGUFTrafficCountsRealBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestGGUFDecodeAllocatesNothing: a decode step on quantized and F16
+// weights allocates nothing once the first step has sized the scratch.
+func TestGGUFDecodeAllocatesNothing(t *testing.T) {
+	for _, file := range []string{"model-q8_0.gguf", "model-q4_0.gguf", "model-f16.gguf"} {
+		t.Run(file, func(t *testing.T) {
+			m := openGGUF(t, "models/tiny-random-llama/gguf/"+file)
+			c, err := m.NewCache(1, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logits := [][]float32{make([]float32, m.d.vocab)}
+			mask := make([]bool, 64)
+			for i := range mask {
+				mask[i] = true
+			}
+			b := &engine.Batch{Tokens: [][]int{{1}}, Positions: [][]int{{0}}, Mask: [][]bool{mask[:1]}}
+			step := func() {
+				n := c.Len()
+				b.Positions[0][0], b.Mask[0] = n, mask[:n+1]
+				if err := m.Forward(c, b, logits); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step()
+			if allocs := testing.AllocsPerRun(10, step); allocs != 0 {
+				t.Errorf("got %v allocations per decode step, want 0", allocs)
+			}
+		})
+	}
+}

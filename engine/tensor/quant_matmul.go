@@ -42,13 +42,19 @@ func (m Matrix) needsRounding() bool { return m.roundF16 || m.DType.Quantized() 
 // where K-quant blocks sum per sub-block with their 6-bit (Q6_K: 8-bit)
 // scales and subtract dmin·Σ min·(sum of x's sub-block).
 func (p *Pool) matMulRound(dst []float32, w Matrix, x []float32, n int) {
-	var local qActs
-	a := &local
-	if p != nil {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		a = &p.qa
+	if p == nil {
+		var a qActs // a lone product allocates its rounded activations
+		p.matMulRounded(&a, dst, w, x, n)
+		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.matMulRounded(&p.qa, dst, w, x, n)
+}
+
+// matMulRounded is matMulRound with the activations' buffers a (p.mu held
+// when p is not nil).
+func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, x []float32, n int) {
 	if w.roundF16 {
 		growF(&a.f, len(x))
 		f := a.f[:len(x)]
@@ -66,12 +72,12 @@ func (p *Pool) matMulRound(dst []float32, w Matrix, x []float32, n int) {
 		return
 	}
 	a.quantize(w.DType, x, n, w.Cols)
-	job := quantJob{dst: dst, w: w, a: a, n: n}
 	if p == nil {
+		job := quantJob{dst: dst, w: w, a: a, n: n}
 		job.Run(0, w.Rows)
 		return
 	}
-	p.qmm = job
+	p.qmm = quantJob{dst: dst, w: w, a: a, n: n}
 	p.parallel(w.Rows, grain(w.Cols*n), &p.qmm)
 	p.qmm = quantJob{}
 }
@@ -86,9 +92,19 @@ func (j *quantJob) Run(lo, hi int) {
 			var s float32
 			switch w.DType {
 			case Q8_0:
-				s = dotQ8_0(row, a.d[t*in/32:(t+1)*in/32], xq)
+				xd := a.d[t*in/32 : (t+1)*in/32]
+				if useAsm {
+					s = dotQ8_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
+				} else {
+					s = dotQ8_0(row, xd, xq)
+				}
 			case Q4_0:
-				s = dotQ4_0(row, a.d[t*in/32:(t+1)*in/32], xq)
+				xd := a.d[t*in/32 : (t+1)*in/32]
+				if useAsm {
+					s = dotQ4_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
+				} else {
+					s = dotQ4_0(row, xd, xq)
+				}
 			case Q4_K:
 				s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q5_K:

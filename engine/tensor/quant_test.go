@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -260,4 +261,40 @@ func FuzzQuantMatMul(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestQuantAsmMatchesGo: the AVX2 dot products equal their pure-Go twins
+// up to float32 summation order.
+func TestQuantAsmMatchesGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dt := range []DType{Q8_0, Q4_0} {
+		for _, blocks := range []int{1, 2, 18, 48} {
+			t.Run(fmt.Sprintf("%s/%d blocks", dt, blocks), func(t *testing.T) {
+				w := randomBlocks(r, dt, 1, 32*blocks)
+				x := make([]float32, 32*blocks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 4)
+				}
+				var a qActs
+				a.quantize(dt, x, 1, len(x))
+				var got, want float32
+				if dt == Q8_0 {
+					got, want = dotQ8_0AVX2(&w[0], &a.d[0], &a.qs[0], blocks), dotQ8_0(w, a.d, a.qs)
+				} else {
+					got, want = dotQ4_0AVX2(&w[0], &a.d[0], &a.qs[0], blocks), dotQ4_0(w, a.d, a.qs)
+				}
+				var scale float64
+				for b := 0; b < blocks; b++ {
+					_, by := dt.Block()
+					scale += math.Abs(float64(f16At(w[b*by:]) * a.d[b] * 127 * 127 * 32))
+				}
+				if d := math.Abs(float64(got - want)); d > 1e-6*scale {
+					t.Errorf("got %v, want %v (Go twin)", got, want)
+				}
+			})
+		}
+	}
 }

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// The assembly kernels' signatures, never called here: quant_matmul.go
+// tests useAsm first.
+
+func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm") }
+func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm") }
