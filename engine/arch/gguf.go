@@ -30,7 +30,7 @@ import (
 // tensor's quant.go).
 
 // OpenGGUF loads the GGUF file at path, memory-mapped: architectures llama
-// (Llama 2/3, TinyLlama, SmolLM2 layouts) and qwen2; tensor types F32, F16,
+// (Llama 2/3, TinyLlama, SmolLM2 layouts), qwen2 and gpt2; tensor types F32, F16,
 // BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The result is a
 // *Model; Close it to unmap the file.
 func OpenGGUF(path string) (engine.Model, error) {
@@ -122,24 +122,27 @@ func (ld *ggufLoader) vector(name string, n int) ([]float32, error) {
 	return v, nil
 }
 
-// ggufDims reads the hyperparameters of architecture a from the metadata.
-func ggufDims(f *gguf.File, a string) (dims, float32, float64, error) {
-	get := func(key string, def int64) (int, error) {
-		v, ok, err := f.Uint(a + "." + key)
-		if err != nil {
-			return 0, fmt.Errorf("arch: %w", err)
-		}
-		if !ok {
-			if def < 0 {
-				return 0, fmt.Errorf("arch: %s: metadata %q is missing", f.Name, a+"."+key)
-			}
-			return int(def), nil
-		}
-		if v > 1<<30 {
-			return 0, fmt.Errorf("arch: %s: metadata %q is %d, over tracer's limit of 2^30", f.Name, a+"."+key, v)
-		}
-		return int(v), nil
+// ggufInt reads the integer metadata key a.key: def when absent (an error
+// when def < 0), at most 2^30.
+func ggufInt(f *gguf.File, a, key string, def int64) (int, error) {
+	v, ok, err := f.Uint(a + "." + key)
+	if err != nil {
+		return 0, fmt.Errorf("arch: %w", err)
 	}
+	if !ok {
+		if def < 0 {
+			return 0, fmt.Errorf("arch: %s: metadata %q is missing", f.Name, a+"."+key)
+		}
+		return int(def), nil
+	}
+	if v > 1<<30 {
+		return 0, fmt.Errorf("arch: %s: metadata %q is %d, over tracer's limit of 2^30", f.Name, a+"."+key, v)
+	}
+	return int(v), nil
+}
+
+// ggufSizes reads the sizes every architecture has and checks them.
+func ggufSizes(f *gguf.File, a string) (dims, error) {
 	var d dims
 	var err error
 	steps := []struct {
@@ -151,23 +154,34 @@ func ggufDims(f *gguf.File, a string) (dims, float32, float64, error) {
 		{&d.heads, "attention.head_count", -1}, {&d.maxPos, "context_length", 0},
 	}
 	for _, s := range steps {
-		if *s.dst, err = get(s.key, s.def); err != nil {
-			return d, 0, 0, err
+		if *s.dst, err = ggufInt(f, a, s.key, s.def); err != nil {
+			return d, err
 		}
 	}
-	if d.kvHeads, err = get("attention.head_count_kv", int64(d.heads)); err != nil {
-		return d, 0, 0, err
+	if d.kvHeads, err = ggufInt(f, a, "attention.head_count_kv", int64(d.heads)); err != nil {
+		return d, err
 	}
 	if err := checkLimits(f.Name, limit{a + ".embedding_length", d.hidden, maxWidth}, limit{a + ".block_count", d.layers, maxLayers},
 		limit{a + ".feed_forward_length", d.ffn, maxWidth}, limit{a + ".attention.head_count", d.heads, maxHeads},
 		limit{a + ".attention.head_count_kv", d.kvHeads, maxHeads}); err != nil {
-		return d, 0, 0, err
+		return d, err
 	}
 	if d.hidden <= 0 || d.layers <= 0 || d.ffn <= 0 || d.heads <= 0 || d.kvHeads <= 0 || d.hidden%d.heads != 0 || d.heads%d.kvHeads != 0 {
-		return d, 0, 0, fmt.Errorf("arch: %s: %s.embedding_length %d, block_count %d, feed_forward_length %d, attention.head_count %d and head_count_kv %d must be positive, heads must divide the width and kv heads the heads",
+		return d, fmt.Errorf("arch: %s: %s.embedding_length %d, block_count %d, feed_forward_length %d, attention.head_count %d and head_count_kv %d must be positive, heads must divide the width and kv heads the heads",
 			f.Name, a, d.hidden, d.layers, d.ffn, d.heads, d.kvHeads)
 	}
 	d.headDim = d.hidden / d.heads
+	return d, nil
+}
+
+// ggufDims reads the hyperparameters of a Llama-family architecture a
+// from the metadata: sizes, RMSNorm epsilon and rotary base.
+func ggufDims(f *gguf.File, a string) (dims, float32, float64, error) {
+	get := func(key string, def int64) (int, error) { return ggufInt(f, a, key, def) }
+	d, err := ggufSizes(f, a)
+	if err != nil {
+		return d, 0, 0, err
+	}
 	if kl, err := get("attention.key_length", int64(d.headDim)); err != nil || kl != d.headDim {
 		if err == nil {
 			err = fmt.Errorf("arch: %s: %s.attention.key_length %d differs from embedding_length/head_count %d: not supported", f.Name, a, kl, d.headDim)
@@ -209,9 +223,56 @@ func newGGUF(f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	if a != "llama" && a != "qwen2" {
-		return nil, fmt.Errorf("arch: %s: general.architecture %q not supported (want llama or qwen2)", f.Name, a)
+	ld := &ggufLoader{f: f, byDType: map[tensor.DType]int64{}}
+	var (
+		d        dims
+		net      network
+		cost     costModel
+		rounding []string
+	)
+	switch a {
+	case "llama", "qwen2":
+		n, err := loadGGUFLlama(f, ld, a)
+		if err != nil {
+			return nil, err
+		}
+		d, net, cost, rounding = n.d, n, ggufCost(n), activationRounding(n)
+	case "gpt2":
+		n, err := loadGGUFGPT2(f, ld)
+		if err != nil {
+			return nil, err
+		}
+		d, net, cost, rounding = n.d, n, n.cost(), n.rounding()
+	default:
+		return nil, fmt.Errorf("arch: %s: general.architecture %q not supported (want llama, qwen2 or gpt2)", f.Name, a)
 	}
+	best := tensor.F32
+	for dt, b := range ld.byDType {
+		if b > ld.byDType[best] || b == ld.byDType[best] && dt < best {
+			best = dt
+		}
+	}
+	name, _, _ := f.String("general.name")
+	if name == "" || name == a {
+		name = strings.TrimSuffix(filepath.Base(f.Name), filepath.Ext(f.Name))
+	}
+	info := engine.Info{
+		Name: name, Kind: "gguf", Architecture: a, VocabSize: d.vocab, MaxPositions: d.maxPos,
+		Layers: d.layers, Hidden: d.hidden, Heads: d.heads, KVHeads: d.kvHeads, HeadDim: d.headDim, Intermediate: d.ffn,
+		Params: ld.params, DType: best.String(), WeightBytes: ld.bytes, KVBytesPerToken: d.kvBytesPerToken(),
+		WeightTypes: map[string]int64{}, ActivationRounding: rounding,
+	}
+	for dt, b := range ld.byDType {
+		info.WeightTypes[dt.String()] = b
+	}
+	if err := ggufSpecials(&info, f); err != nil {
+		return nil, err
+	}
+	return newModel(info, d, net, cost, nil), nil
+}
+
+// loadGGUFLlama reads a llama or qwen2 GGUF's weights.
+func loadGGUFLlama(f *gguf.File, ld *ggufLoader, a string) (*llama, error) {
 	d, eps, theta, err := ggufDims(f, a)
 	if err != nil {
 		return nil, err
@@ -221,7 +282,6 @@ func newGGUF(f *gguf.File) (*Model, error) {
 		return nil, fmt.Errorf("arch: %s: tensor \"token_embd.weight\" is missing or not (%d, vocab) with vocab ≤ %d", f.Name, d.hidden, maxWidth)
 	}
 	d.vocab = int(emb.Dims[1])
-	ld := &ggufLoader{f: f, byDType: map[tensor.DType]int64{}}
 	n := &llama{d: d, eps: eps, pairs: a == "llama", layers: make([]llamaLayer, d.layers)}
 	if n.embedW, err = ld.matrix("token_embd.weight", d.vocab, d.hidden); err != nil {
 		return nil, err
@@ -242,30 +302,7 @@ func newGGUF(f *gguf.File) (*Model, error) {
 	}
 	n.invFreq = make([]float32, d.headDim/2)
 	tensor.RopeInvFreq(n.invFreq, d.headDim, theta)
-	best := tensor.F32
-	for dt, b := range ld.byDType {
-		if b > ld.byDType[best] || b == ld.byDType[best] && dt < best {
-			best = dt
-		}
-	}
-	name, _, _ := f.String("general.name")
-	if name == "" || name == a {
-		name = strings.TrimSuffix(filepath.Base(f.Name), filepath.Ext(f.Name))
-	}
-	info := engine.Info{
-		Name: name, Kind: "gguf", Architecture: a, VocabSize: d.vocab, MaxPositions: d.maxPos,
-		Layers: d.layers, Hidden: d.hidden, Heads: d.heads, KVHeads: d.kvHeads, HeadDim: d.headDim, Intermediate: d.ffn,
-		Params: ld.params, DType: best.String(), WeightBytes: ld.bytes, KVBytesPerToken: d.kvBytesPerToken(),
-	}
-	info.WeightTypes = map[string]int64{}
-	for dt, b := range ld.byDType {
-		info.WeightTypes[dt.String()] = b
-	}
-	info.ActivationRounding = activationRounding(n)
-	if err := ggufSpecials(&info, f); err != nil {
-		return nil, err
-	}
-	return newModel(info, d, n, ggufCost(n), nil), nil
+	return n, nil
 }
 
 // layer reads the tensors of one block.
@@ -366,6 +403,11 @@ func activationRounding(n *llama) []string {
 	for _, L := range n.layers {
 		mats = append(mats, L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down)
 	}
+	return roundingOf(mats)
+}
+
+// roundingOf lists the distinct activation roundings of mats.
+func roundingOf(mats []tensor.Matrix) []string {
 	var out []string
 	for _, m := range mats {
 		if r := m.ActRounding(); r != "f32" && !slices.Contains(out, r) {

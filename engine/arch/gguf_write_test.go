@@ -105,6 +105,15 @@ func hfToGGUF(t *testing.T, dir string, s testShape) string {
 			t.Fatalf("no %s", hf)
 		}
 		data := slices.Clone(tn.Data)
+		if permute < 0 { // a Conv1D [in, out] weight, stored [out, in]
+			in, out := tn.Shape[0], tn.Shape[1]
+			for i := 0; i < in; i++ {
+				for o := 0; o < out; o++ {
+					copy(data[(o*in+i)*4:(o*in+i+1)*4], tn.Data[(i*out+o)*4:(i*out+o+1)*4])
+				}
+			}
+			tn.Shape = []int{out, in}
+		}
 		if permute > 0 {
 			row := tn.Shape[1] * 4
 			for h := 0; h < permute; h++ {
@@ -119,6 +128,9 @@ func hfToGGUF(t *testing.T, dir string, s testShape) string {
 			dims[len(dims)-1-i] = uint64(d)
 		}
 		tensors = append(tensors, ggufOut{name, dims, gguf.F32, data})
+	}
+	if s.arch == "gpt2" {
+		return gpt2ToGGUF(t, s, add, &tensors)
 	}
 	rope := 0
 	if s.arch == "llama" {
@@ -159,11 +171,45 @@ func hfToGGUF(t *testing.T, dir string, s testShape) string {
 	return path
 }
 
-// TestGGUFMatchesHF: a llama and a qwen2 model converted to GGUF as
+// gpt2ToGGUF converts GPT-2 as llama.cpp does: Conv1D weights transposed
+// to [out, in].
+func gpt2ToGGUF(t *testing.T, s testShape, add func(hf, name string, permute int), tensors *[]ggufOut) string {
+	add("transformer.wte.weight", "token_embd.weight", 0)
+	add("transformer.wpe.weight", "position_embd.weight", 0)
+	for l := 0; l < s.layers; l++ {
+		hf, g := fmt.Sprintf("transformer.h.%d.", l), fmt.Sprintf("blk.%d.", l)
+		add(hf+"ln_1.weight", g+"attn_norm.weight", 0)
+		add(hf+"ln_1.bias", g+"attn_norm.bias", 0)
+		add(hf+"attn.c_attn.weight", g+"attn_qkv.weight", -1)
+		add(hf+"attn.c_attn.bias", g+"attn_qkv.bias", 0)
+		add(hf+"attn.c_proj.weight", g+"attn_output.weight", -1)
+		add(hf+"attn.c_proj.bias", g+"attn_output.bias", 0)
+		add(hf+"ln_2.weight", g+"ffn_norm.weight", 0)
+		add(hf+"ln_2.bias", g+"ffn_norm.bias", 0)
+		add(hf+"mlp.c_fc.weight", g+"ffn_up.weight", -1)
+		add(hf+"mlp.c_fc.bias", g+"ffn_up.bias", 0)
+		add(hf+"mlp.c_proj.weight", g+"ffn_down.weight", -1)
+		add(hf+"mlp.c_proj.bias", g+"ffn_down.bias", 0)
+	}
+	add("transformer.ln_f.weight", "output_norm.weight", 0)
+	add("transformer.ln_f.bias", "output_norm.bias", 0)
+	meta := []ggufKV{
+		{"general.architecture", "gpt2"}, {"gpt2.context_length", uint32(s.maxPos)}, {"gpt2.embedding_length", uint32(s.hidden)},
+		{"gpt2.block_count", uint32(s.layers)}, {"gpt2.feed_forward_length", uint32(s.ffn)},
+		{"gpt2.attention.head_count", uint32(s.heads)}, {"gpt2.attention.layer_norm_epsilon", float32(1e-5)},
+		{"tokenizer.ggml.bos_token_id", uint32(s.vocab - 1)}, {"tokenizer.ggml.eos_token_id", uint32(s.vocab - 1)},
+	}
+	path := filepath.Join(t.TempDir(), "model.gguf")
+	writeGGUF(t, path, meta, *tensors)
+	return path
+}
+
+// TestGGUFMatchesHF: llama, qwen2 and gpt2 models converted to GGUF as
 // llama.cpp does give the Hugging Face form's logits within 1e-5 (llama
-// through interleaved rotary pairs, qwen2 through rotate-half and biases).
+// through interleaved rotary pairs, qwen2 through rotate-half and biases,
+// gpt2 through [out, in] weights).
 func TestGGUFMatchesHF(t *testing.T) {
-	for _, a := range []string{"llama", "qwen2"} {
+	for _, a := range []string{"llama", "qwen2", "gpt2"} {
 		t.Run(a, func(t *testing.T) {
 			s := tinyShape(a)
 			dir := t.TempDir()
@@ -185,8 +231,12 @@ func TestGGUFMatchesHF(t *testing.T) {
 					t.Errorf("step %d: logits differ by %g, want ≤ 1e-5", i, d)
 				}
 			}
-			if info := g.Info(); info.Architecture != a || info.Kind != "gguf" || info.BOS != 1 || !slices.Equal(info.EOS, []int{2}) {
-				t.Errorf("got %+v, want architecture %s, kind gguf, BOS 1, EOS [2]", info, a)
+			bos, eos := 1, 2
+			if a == "gpt2" {
+				bos, eos = s.vocab-1, s.vocab-1
+			}
+			if info := g.Info(); info.Architecture != a || info.Kind != "gguf" || info.BOS != bos || !slices.Equal(info.EOS, []int{eos}) {
+				t.Errorf("got %+v, want architecture %s, kind gguf, BOS %d, EOS [%d]", info, a, bos, eos)
 			}
 		})
 	}
@@ -240,7 +290,7 @@ func TestGGUFBadModels(t *testing.T) {
 		want    string
 	}{
 		{"unknown architecture", meta("general.architecture", "mamba"), tensors(nil), `general.architecture "mamba" not supported`},
-		{"gpt2 not yet", meta("general.architecture", "gpt2"), tensors(nil), `general.architecture "gpt2" not supported`},
+		{"gpt2 with llama's keys", meta("general.architecture", "gpt2"), tensors(nil), `metadata "gpt2.embedding_length" is missing`},
 		{"no block count", meta("llama.block_count", nil), tensors(nil), `metadata "llama.block_count" is missing`},
 		{"zero heads", meta("llama.attention.head_count", uint32(0)), tensors(nil), "must be positive"},
 		{"2^31 layers", meta("llama.block_count", uint32(1<<31)), tensors(nil), "over tracer's limit"},
