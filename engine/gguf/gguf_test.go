@@ -1,8 +1,10 @@
 package gguf
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -63,6 +65,47 @@ func TestGGUFParseSmall(t *testing.T) {
 	}
 	if got := math.Float32frombits(binary.LittleEndian.Uint32(w.Data[4*63:])); got != 63 {
 		t.Errorf("got last element %v, want 63", got)
+	}
+}
+
+// TestGGUFWriteRoundTrip: Write then Parse gives back the metadata of
+// every value type and the tensors.
+func TestGGUFWriteRoundTrip(t *testing.T) {
+	meta := []KV{
+		{"u8", TypeUint8, uint8(7)}, {"i8", TypeInt8, int8(-7)}, {"u16", TypeUint16, uint16(700)}, {"i16", TypeInt16, int16(-700)},
+		{"u32", TypeUint32, uint32(70000)}, {"i32", TypeInt32, int32(-70000)}, {"f32", TypeFloat32, float32(1.5)},
+		{"b", TypeBool, true}, {"s", TypeString, "héllo"}, {"u64", TypeUint64, uint64(1) << 40}, {"i64", TypeInt64, int64(-1) << 40},
+		{"f64", TypeFloat64, 2.25}, {"general.alignment", TypeUint32, uint32(64)},
+		{"strs", TypeArray, []string{"a", "", "c"}}, {"ints", TypeArray, []int32{1, -2}}, {"nested", TypeArray, []any{[]uint8{1}, []string{"x"}}},
+	}
+	tensors := []TensorInfo{
+		{Name: "a", Dims: []uint64{32, 2}, Type: Q8_0, Data: bytes.Repeat([]byte{3}, 68)},
+		{Name: "b", Dims: []uint64{3}, Type: F32, Data: bytes.Repeat([]byte{1}, 12)},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, meta, tensors, 0); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("rt.gguf", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Alignment != 64 || f.DataOffset%64 != 0 || len(f.Meta) != len(meta) {
+		t.Fatalf("got alignment %d, data offset %d, %d keys, want 64, a multiple of 64, %d", f.Alignment, f.DataOffset, len(f.Meta), len(meta))
+	}
+	for i, kv := range meta {
+		if got := f.Meta[i]; got.Key != kv.Key || got.Type != kv.Type || fmt.Sprint(got.Value) != fmt.Sprint(kv.Value) {
+			t.Errorf("key %d: got %q %s %v, want %q %s %v", i, got.Key, got.Type, got.Value, kv.Key, kv.Type, kv.Value)
+		}
+	}
+	for _, want := range tensors {
+		got, ok := f.Tensor(want.Name)
+		if !ok || got.Type != want.Type || !bytes.Equal(got.Data, want.Data) || got.Offset%64 != 0 {
+			t.Errorf("tensor %q: got %v %s %d bytes at %d, want %s %d bytes, aligned", want.Name, ok, got.Type, len(got.Data), got.Offset, want.Type, len(want.Data))
+		}
+	}
+	if err := Write(&buf, []KV{{"x", TypeUint32, "not a number"}}, nil, 0); err == nil {
+		t.Error("Write of a string as uint32: got no error, want one")
 	}
 }
 
@@ -186,7 +229,8 @@ func bigType(f *File) Type {
 // FuzzGGUF feeds mutated headers and metadata to Parse. Property: no
 // panic, no hang and no allocation beyond the input's size allows (the
 // counts are checked against the bytes left); a file that parses has
-// every tensor's bytes inside the input, and its metadata keys are unique.
+// every tensor's bytes inside the input, its metadata keys are unique,
+// and Write gives a file that parses and writes back to the same bytes.
 func FuzzGGUF(f *testing.F) {
 	f.Add(small())
 	f.Add(head(0, 0).b)
@@ -214,6 +258,17 @@ func FuzzGGUF(f *testing.F) {
 			if int64(len(ti.Data)) != want || file.DataOffset+ti.Offset+uint64(len(ti.Data)) > uint64(len(data)) {
 				t.Fatalf("tensor %q: %d bytes at %d, want %d inside %d", ti.Name, len(ti.Data), ti.Offset, want, len(data))
 			}
+		}
+		var once, twice bytes.Buffer
+		if err := Write(&once, file.Meta, file.Tensors, file.Alignment); err != nil {
+			t.Fatalf("Write of a parsed file: %v", err)
+		}
+		again, err := Parse("again.gguf", once.Bytes())
+		if err != nil {
+			t.Fatalf("Parse of a written file: %v", err)
+		}
+		if err := Write(&twice, again.Meta, again.Tensors, again.Alignment); err != nil || !bytes.Equal(once.Bytes(), twice.Bytes()) {
+			t.Fatalf("written twice: %d and %d bytes (%v), want the same bytes", once.Len(), twice.Len(), err)
 		}
 	})
 }
