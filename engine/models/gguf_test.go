@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"tracer/engine/gguf"
 	"tracer/engine/hub"
 	"tracer/engine/refdata"
+	"tracer/trace"
 )
 
 func TestOpenGGUF(t *testing.T) {
@@ -131,5 +133,48 @@ func TestOpenOllama(t *testing.T) {
 	defer l.Close()
 	if info := l.Model.Info(); info.DType != "q8_0" || info.VocabSize != 512 || l.Tokenizer == nil {
 		t.Errorf("got dtype %q, vocab %d, tokenizer %v, want q8_0, 512 and a tokenizer", info.DType, info.VocabSize, l.Tokenizer != nil)
+	}
+}
+
+// TestOpenGGUFChatTemplate: tokenizer.chat_template is rendered with the
+// metadata's special tokens, and the BOS it writes is encoded once, as
+// its id, not added again.
+func TestOpenGGUFChatTemplate(t *testing.T) {
+	src, err := gguf.Open(refdata.Need(t, "models/tiny-random-llama/gguf/model-f32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	const tmpl = "{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}"
+	meta := append(slices.Clone(src.Meta), gguf.KV{Key: "tokenizer.chat_template", Type: gguf.TypeString, Value: tmpl})
+	path := filepath.Join(t.TempDir(), "chat.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Write(f, meta, src.Tensors, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Chat == nil {
+		t.Fatal("got no chat template, want the metadata's")
+	}
+	req, err := l.Request(Input{Messages: []trace.Message{{Role: "user", Content: "a b"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<s>user: a b\nassistant:"; req.Prompt.Text != want {
+		t.Errorf("got rendered %q, want %q", req.Prompt.Text, want)
+	}
+	ids := req.Prompts[0]
+	if len(ids) < 2 || ids[0] != 1 || slices.Contains(ids[1:], 1) {
+		t.Errorf("got ids %v, want BOS (1) once, first", ids)
 	}
 }
