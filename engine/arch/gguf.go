@@ -51,6 +51,7 @@ func OpenGGUF(path string) (engine.Model, error) {
 // counts what it hands out.
 type ggufLoader struct {
 	f       *gguf.File
+	used    map[string]bool // the tensors handed out
 	params  int64
 	bytes   int64
 	byDType map[tensor.DType]int64
@@ -86,6 +87,7 @@ func (ld *ggufLoader) get(name string, dims ...int) (gguf.TensorInfo, tensor.DTy
 	ld.params += t.Elements()
 	ld.bytes += int64(len(t.Data))
 	ld.byDType[dt] += int64(len(t.Data))
+	ld.used[name] = true
 	return t, dt, nil
 }
 
@@ -223,7 +225,7 @@ func newGGUF(f *gguf.File) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	ld := &ggufLoader{f: f, byDType: map[tensor.DType]int64{}}
+	ld := &ggufLoader{f: f, used: map[string]bool{}, byDType: map[tensor.DType]int64{}}
 	var (
 		d        dims
 		net      network
@@ -245,6 +247,14 @@ func newGGUF(f *gguf.File) (*Model, error) {
 		d, net, cost, rounding = n.d, n, n.cost(), n.rounding()
 	default:
 		return nil, fmt.Errorf("arch: %s: general.architecture %q not supported (want llama, qwen2 or gpt2)", f.Name, a)
+	}
+	// A tensor left over belongs to a variant tracer does not compute
+	// (Llama 3.1's rope_freqs, extra norms, biases): refuse rather than
+	// run another model than the file's.
+	for _, t := range f.Tensors {
+		if !ld.used[t.Name] {
+			return nil, fmt.Errorf("arch: %s: tensor %q is not part of the %s layout tracer implements (a variant of %s it cannot compute?)", f.Name, t.Name, a, a)
+		}
 	}
 	best := tensor.F32
 	for dt, b := range ld.byDType {

@@ -298,6 +298,8 @@ func TestGGUFBadModels(t *testing.T) {
 		{"unsupported type", meta("", nil), tensors(q41), `tensor "blk.1.ffn_up.weight" has type Q4_1, which tracer cannot compute with`},
 		{"wrong dims", meta("llama.feed_forward_length", uint32(32)), tensors(nil), `tensor "blk.0.ffn_gate.weight" has dims [32 64], the metadata says [32 32]`},
 		{"partial rotary", meta("llama.rope.dimension_count", uint32(2)), tensors(nil), "partial rotary embeddings are not supported"},
+		{"Llama 3.1 rope factors", meta("", nil), append(tensors(nil), ggufOut{"rope_freqs.weight", []uint64{4}, gguf.F32, make([]byte, 16)}),
+			`tensor "rope_freqs.weight" is not part of the llama layout`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -196,6 +196,9 @@ func (g *ggufTokenizer) initBPE(f *gguf.File) error {
 	if err != nil {
 		return fmt.Errorf("tokenizer: %w", err)
 	}
+	if pre == "" {
+		pre = "default" // llama.cpp's choice when the key is absent
+	}
 	preTok, ok := ggufPreTokenizers[pre]
 	if !ok {
 		var known []string

@@ -197,6 +197,11 @@ func gpt2Doc(pre string) *ggufDoc {
 }
 
 func TestGGUFTokenizerGPT2(t *testing.T) {
+	for _, pre := range []string{"", "smollm", "llama-bpe", "qwen2"} { // "": llama.cpp's default
+		if ids, err := parseDoc(t, gpt2Doc(pre)).Encode(" hi", false); err != nil || !slices.Equal(ids, []int{257}) {
+			t.Errorf("pre %q: got %v (%v), want [257]", pre, ids, err)
+		}
+	}
 	tok := parseDoc(t, gpt2Doc("gpt-2"))
 	cases := []struct {
 		name, text string
