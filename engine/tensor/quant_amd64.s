@@ -102,3 +102,151 @@ q4done:
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// K-quant integer kernels: for each of n blocks of 256 weights, out[b] is
+// Σ over sub-blocks of scale·Σ q·x in int32, with q the unsigned quantized
+// values (Q4_K: 4 bits; Q6_K: 6 bits, the -32 offset left to the caller)
+// and x the Q8_K activations. Scales come unpacked as int16: Q4_K 8 per
+// block (sub-blocks of 32), Q6_K 16 per block (sub-blocks of 16).
+
+// func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+TEXT ·dotQ4KInts(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ sc+8(FP), R8
+	MOVQ xq+16(FP), DI
+	MOVQ out+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+	TESTQ CX, CX
+	JEQ q4kdone
+q4kblock:
+	VPXOR Y10, Y10, Y10
+	LEAQ 16(SI), R9              // qs
+	MOVQ $4, R10
+q4kpair:
+	VMOVDQU (R9), Y0
+	VPSRLW $4, Y0, Y1
+	VPAND Y6, Y0, Y0             // sub-block 2p: low nibbles
+	VPAND Y6, Y1, Y1             // sub-block 2p+1: high nibbles
+	VMOVDQU (DI), Y2
+	VMOVDQU 32(DI), Y3
+	VPMADDUBSW Y2, Y0, Y0
+	VPMADDUBSW Y3, Y1, Y1
+	VPBROADCASTW (R8), Y8
+	VPBROADCASTW 2(R8), Y9
+	VPMADDWD Y8, Y0, Y0
+	VPMADDWD Y9, Y1, Y1
+	VPADDD Y0, Y10, Y10
+	VPADDD Y1, Y10, Y10
+	ADDQ $32, R9
+	ADDQ $64, DI
+	ADDQ $4, R8
+	DECQ R10
+	JNE q4kpair
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD X11, X10, X10
+	VPHADDD X10, X10, X10
+	VPHADDD X10, X10, X10
+	VMOVD X10, (DX)
+	ADDQ $144, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNE q4kblock
+q4kdone:
+	VZEROUPPER
+	RET
+
+// func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+TEXT ·dotQ6KInts(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ sc+8(FP), R8
+	MOVQ xq+16(FP), DI
+	MOVQ out+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6          // 0x0F
+	MOVL $0x30303030, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7          // 0x30
+	TESTQ CX, CX
+	JEQ q6kdone
+q6kblock:
+	VPXOR Y10, Y10, Y10
+	MOVQ SI, R9                  // ql of this half
+	LEAQ 128(SI), R11            // qh of this half
+	MOVQ $2, R10
+q6khalf:
+	VMOVDQU (R9), Y12            // A = ql[0:32]
+	VMOVDQU 32(R9), Y13          // B = ql[32:64]
+	VMOVDQU (R11), Y14           // H = qh[0:32]
+	// q1 = A&0F | (H<<4)&30
+	VPAND Y6, Y12, Y0
+	VPSLLW $4, Y14, Y1
+	VPAND Y7, Y1, Y1
+	VPOR Y1, Y0, Y0
+	// q2 = B&0F | (H<<2)&30
+	VPAND Y6, Y13, Y1
+	VPSLLW $2, Y14, Y2
+	VPAND Y7, Y2, Y2
+	VPOR Y2, Y1, Y1
+	// q3 = (A>>4)&0F | H&30
+	VPSRLW $4, Y12, Y2
+	VPAND Y6, Y2, Y2
+	VPAND Y7, Y14, Y3
+	VPOR Y3, Y2, Y2
+	// q4 = (B>>4)&0F | (H>>2)&30
+	VPSRLW $4, Y13, Y3
+	VPAND Y6, Y3, Y3
+	VPSRLW $2, Y14, Y5
+	VPAND Y7, Y5, Y5
+	VPOR Y5, Y3, Y3
+	VMOVDQU (DI), Y8
+	VPMADDUBSW Y8, Y0, Y0
+	VMOVDQU 32(DI), Y8
+	VPMADDUBSW Y8, Y1, Y1
+	VMOVDQU 64(DI), Y8
+	VPMADDUBSW Y8, Y2, Y2
+	VMOVDQU 96(DI), Y8
+	VPMADDUBSW Y8, Y3, Y3
+	// scales: group g uses sc[2g] on its low 16 values, sc[2g+1] on the high
+	VPBROADCASTW (R8), X8
+	VPBROADCASTW 2(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y0, Y0
+	VPBROADCASTW 4(R8), X8
+	VPBROADCASTW 6(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y1, Y1
+	VPBROADCASTW 8(R8), X8
+	VPBROADCASTW 10(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y2, Y2
+	VPBROADCASTW 12(R8), X8
+	VPBROADCASTW 14(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y3, Y3
+	VPADDD Y0, Y10, Y10
+	VPADDD Y1, Y10, Y10
+	VPADDD Y2, Y10, Y10
+	VPADDD Y3, Y10, Y10
+	ADDQ $64, R9
+	ADDQ $32, R11
+	ADDQ $128, DI
+	ADDQ $16, R8
+	DECQ R10
+	JNE q6khalf
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD X11, X10, X10
+	VPHADDD X10, X10, X10
+	VPHADDD X10, X10, X10
+	VMOVD X10, (DX)
+	ADDQ $210, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNE q6kblock
+q6kdone:
+	VZEROUPPER
+	RET

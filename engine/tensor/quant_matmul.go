@@ -106,11 +106,19 @@ func (j *quantJob) Run(lo, hi int) {
 					s = dotQ4_0(row, xd, xq)
 				}
 			case Q4_K:
-				s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				if useAsm {
+					s = dotQ4KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				} else {
+					s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				}
 			case Q5_K:
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
-				s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
+				if useAsm {
+					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				} else {
+					s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
+				}
 			}
 			j.dst[t*out+i] = s
 		}
@@ -306,4 +314,61 @@ func growI8(buf *[]int8, n int) {
 		*buf = make([]int8, n)
 	}
 	*buf = (*buf)[:n]
+}
+
+// kChunk is how many K-quant blocks one assembly call takes: their
+// unpacked scales live on the stack.
+const kChunk = 16
+
+// dotQ4KAsm is dotQ4K with the integer sums in AVX2: the same integers,
+// combined with the scales in the same float32 order, so the same bits.
+func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var sc [8 * kChunk]int16
+	var ints, mins [kChunk]int32
+	var s float32
+	for b0 := 0; b0 < len(xd); b0 += kChunk {
+		nb := min(kChunk, len(xd)-b0)
+		for b := 0; b < nb; b++ {
+			scales, bs := w[144*(b0+b)+4:144*(b0+b)+16], bsums[16*(b0+b):16*(b0+b)+16]
+			mins[b] = 0
+			for p := range 4 {
+				sc1, m1 := scaleMinK4(2*p, scales)
+				sc2, m2 := scaleMinK4(2*p+1, scales)
+				sc[8*b+2*p], sc[8*b+2*p+1] = int16(sc1), int16(sc2)
+				mins[b] += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
+			}
+		}
+		q := xq[256*b0 : 256*(b0+nb)]
+		dotQ4KInts(&w[144*b0], &sc[0], &q[0], &ints[0], nb)
+		for b := 0; b < nb; b++ {
+			blk, dx := w[144*(b0+b):], xd[b0+b]
+			s += f16At(blk)*dx*float32(ints[b]) - f16At(blk[2:])*dx*float32(mins[b])
+		}
+	}
+	return s
+}
+
+// dotQ6KAsm is dotQ6K with the integer sums in AVX2: Σ scale·Σ (q-32)·x
+// as Σ scale·Σ q·x - 32·Σ scale·(sum of x's sub-block), the same integers.
+func dotQ6KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var sc [16 * kChunk]int16
+	var ints, corr [kChunk]int32
+	var s float32
+	for b0 := 0; b0 < len(xd); b0 += kChunk {
+		nb := min(kChunk, len(xd)-b0)
+		for b := 0; b < nb; b++ {
+			scales, bs := w[210*(b0+b)+192:210*(b0+b)+208], bsums[16*(b0+b):16*(b0+b)+16]
+			corr[b] = 0
+			for j, v := range scales {
+				sc[16*b+j] = int16(int8(v))
+				corr[b] += int32(int8(v)) * bs[j]
+			}
+		}
+		q := xq[256*b0 : 256*(b0+nb)]
+		dotQ6KInts(&w[210*b0], &sc[0], &q[0], &ints[0], nb)
+		for b := 0; b < nb; b++ {
+			s += f16At(w[210*(b0+b)+208:]) * xd[b0+b] * float32(ints[b]-32*corr[b])
+		}
+	}
+	return s
 }
