@@ -272,6 +272,7 @@ func (p *Pool) MatVec(dst []float32, w Matrix, x []float32) { p.MatMul(dst, w, x
 
 // MatMulT is MatMulT split over the pool by output columns.
 func (p *Pool) MatMulT(dst []float32, w Matrix, x []float32) {
+	checkMatMulT(w)
 	n := checkMatMul("MatMulT", dst, w.Cols, w.Rows, x)
 	if p == nil {
 		matMulTCols(dst, w, x, n, 0, w.Cols)

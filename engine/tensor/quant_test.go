@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -330,5 +331,25 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestQuantMatMulTPanics(t *testing.T) {
+	m, err := NewQuantMatrix(make([]byte, 34), Q8_0, 1, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(){
+		"MatMulT":      func() { MatMulT(make([]float32, 32), m, make([]float32, 1)) },
+		"Pool.MatMulT": func() { (*Pool)(nil).MatMulT(make([]float32, 32), m, make([]float32, 1)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "use MatMul") {
+					t.Errorf("got panic %v, want one saying to use MatMul", r)
+				}
+			}()
+			f()
+		})
 	}
 }
