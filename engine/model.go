@@ -61,7 +61,7 @@ type Cache interface {
 // Info describes a model for the trace and the traffic model.
 type Info struct {
 	Name         string // e.g. the folder name
-	Kind         string // "toy", "hf" or "llama2c"
+	Kind         string // "toy", "hf", "llama2c" or "gguf"
 	Architecture string // "bigram", "gpt2", "llama", "qwen2", "llama2c"
 	VocabSize    int
 	MaxPositions int // 0 when unlimited
@@ -71,6 +71,9 @@ type Info struct {
 	DType                                                 string // stored dtype of the weights: "f32", "bf16", "f16"
 	WeightBytes                                           int64  // all weights at their stored dtype
 	KVBytesPerToken                                       int64  // keys and values of one position, all layers, in bytes
+
+	WeightTypes        map[string]int64 // GGUF: stored bytes per weight type ("q4_k"); nil otherwise
+	ActivationRounding []string         // GGUF: how matmul inputs are rounded ("f16", "q8_0", "q8_k"); nil for float32
 
 	BOS int   // -1 when none
 	EOS []int // may be empty
@@ -94,6 +97,7 @@ func (i Info) TraceModel() trace.Model {
 		Layers: i.Layers, Hidden: i.Hidden, Heads: i.Heads, KVHeads: i.KVHeads,
 		HeadDim: i.HeadDim, Intermediate: i.Intermediate, Params: i.Params,
 		DType: i.DType, WeightBytes: i.WeightBytes,
+		WeightTypes: i.WeightTypes, ActivationRounding: i.ActivationRounding,
 		BOS: i.BOS, EOS: append([]int{}, i.EOS...), PAD: i.PAD,
 	}
 }

@@ -103,6 +103,13 @@ type Model struct {
 	DType        string `json:"dtype,omitempty"`        // stored dtype of the weights: "f32", "bf16", "f16"
 	WeightBytes  int64  `json:"weight_bytes,omitempty"` // bytes of all weights at their stored dtype
 
+	// GGUF models: the stored bytes per weight type ("q4_k": 847872, ...),
+	// and how the inputs of the matrix products are rounded, as llama.cpp
+	// does ("f16", "q8_0", "q8_k"; several when the file mixes types).
+	// Absent for other models: float32 activations, one dtype.
+	WeightTypes        map[string]int64 `json:"weight_types,omitempty"`
+	ActivationRounding []string         `json:"activation_rounding,omitempty"`
+
 	BOS int   `json:"bos_token_id"` // -1 when the model has none
 	EOS []int `json:"eos_token_id"` // generation stops when a row emits any of these
 	PAD int   `json:"pad_token_id"` // -1 when the model has none

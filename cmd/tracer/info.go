@@ -5,12 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
+
+	"tracer/engine"
+	"tracer/engine/gguf"
+	"tracer/engine/models"
 )
 
 func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("info", "--model MODEL", stderr)
-	model := fs.String("model", "toy", `model: "toy", a toy table .json, a Hugging Face model folder or a llama2.c .bin`)
+	model := fs.String("model", "toy", `model: "toy", a toy table .json, a Hugging Face model folder, a llama2.c .bin, a .gguf file or ollama:NAME[:TAG]`)
 	asJSON := fs.Bool("json", false, "print as JSON")
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
@@ -26,10 +33,18 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	defer m.Close()
 	info := m.Model.Info()
+	types, err := ggufTypes(m.Spec)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracer info: %v\n", err)
+		return exitError
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(info)
+		enc.Encode(struct {
+			engine.Info
+			TensorTypes []gguf.TypeBytes `json:"tensor_types,omitempty"`
+		}{info, types})
 		return exitOK
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -47,6 +62,9 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		row("parameters", fmt.Sprintf("%d (%.1f M)", info.Params, float64(info.Params)/1e6))
 		row("dtype", info.DType)
 		row("weight bytes", fmt.Sprintf("%d (%.1f MB)", info.WeightBytes, float64(info.WeightBytes)/1e6))
+		for _, tb := range types {
+			row("  "+tb.Type, fmt.Sprintf("%d bytes in %d tensors", tb.Bytes, tb.Tensors))
+		}
 		row("KV cache per token", fmt.Sprintf("%d bytes", info.KVBytesPerToken))
 	}
 	row("bos / eos / pad", fmt.Sprintf("%d / %v / %d", info.BOS, info.EOS, info.PAD))
@@ -54,4 +72,24 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	row("chat template", m.Chat != nil)
 	w.Flush()
 	return exitOK
+}
+
+// ggufTypes lists the tensor bytes per ggml type of a GGUF model (a .gguf
+// file or ollama:NAME[:TAG]); nil for other models.
+func ggufTypes(spec string) ([]gguf.TypeBytes, error) {
+	path := spec
+	if strings.HasPrefix(spec, models.OllamaPrefix) {
+		var err error
+		if path, err = models.OllamaBlob(spec); err != nil {
+			return nil, err
+		}
+	} else if st, err := os.Stat(spec); err != nil || st.IsDir() || !strings.EqualFold(filepath.Ext(spec), ".gguf") {
+		return nil, nil
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.BytesByType(), nil
 }

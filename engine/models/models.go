@@ -1,6 +1,7 @@
 // Package models opens a model by name, the way every tracer command and the
 // web UI name one: "toy" (the lesson's bigram table), a toy table file
-// (*.json), a Hugging Face model folder, or a llama2.c checkpoint (*.bin).
+// (*.json), a Hugging Face model folder, a llama2.c checkpoint (*.bin), a
+// GGUF file (*.gguf) or an Ollama model (ollama:NAME[:TAG]).
 // It returns the model with its tokenizer and generation settings, and turns
 // a user's input (text, ids or a chat) into a generation request.
 package models
@@ -39,6 +40,9 @@ func Locate(ctx context.Context, spec string, opts hub.Options) (string, error) 
 	if spec == "" || spec == "toy" {
 		return "toy", nil
 	}
+	if strings.HasPrefix(spec, OllamaPrefix) {
+		return spec, nil
+	}
 	if _, err := os.Stat(spec); err == nil || !isHubName(spec) {
 		return spec, nil
 	}
@@ -51,9 +55,16 @@ func Open(spec string) (*Loaded, error) {
 		m := toy.New(toy.Lesson())
 		return &Loaded{Spec: "toy", Model: m, Tokenizer: m, Config: m.GenerationConfig(), Toy: m}, nil
 	}
+	if strings.HasPrefix(spec, OllamaPrefix) {
+		blob, err := OllamaBlob(spec)
+		if err != nil {
+			return nil, err
+		}
+		return openGGUF(spec, blob)
+	}
 	st, err := os.Stat(spec)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("model %q: no such file or folder (give \"toy\", a toy table .json, a Hugging Face model folder or a llama2.c .bin)", spec)
+		return nil, fmt.Errorf("model %q: no such file or folder (give \"toy\", a toy table .json, a Hugging Face model folder, a llama2.c .bin, a .gguf file or ollama:NAME[:TAG])", spec)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
@@ -68,6 +79,8 @@ func Open(spec string) (*Loaded, error) {
 		return &Loaded{Spec: spec, Model: m, Tokenizer: m, Config: m.GenerationConfig(), Toy: m}, nil
 	case st.IsDir():
 		return openHF(spec)
+	case strings.EqualFold(filepath.Ext(spec), ".gguf") || isGGUF(spec):
+		return openGGUF(spec, spec)
 	default:
 		return openLlama2c(spec)
 	}

@@ -37,6 +37,10 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // of x.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
+	if w.needsRounding() {
+		(*Pool)(nil).matMulRound(dst, w, x, n)
+		return
+	}
 	matMulRows(dst, w, x, n, 0, w.Rows)
 }
 
@@ -60,8 +64,17 @@ func MatMul(dst []float32, w Matrix, x []float32) {
 // (six or more rows of x) works in tiles of six rows of x by sixteen
 // outputs held in registers.
 func MatMulT(dst []float32, w Matrix, x []float32) {
+	checkMatMulT(w)
 	n := checkMatMul("MatMulT", dst, w.Cols, w.Rows, x)
 	matMulTCols(dst, w, x, n, 0, w.Cols)
+}
+
+// checkMatMulT panics for quantized weights, which GGUF files store
+// [out, in] for MatMul: a programmer bug.
+func checkMatMulT(w Matrix) {
+	if w.DType.Quantized() || w.roundF16 {
+		panic(fmt.Sprintf("tensor: MatMulT with %s weights: GGUF weights are [out, in], use MatMul", w.DType))
+	}
 }
 
 // checkMatMul panics unless x holds whole rows of in elements and dst the

@@ -64,6 +64,8 @@ type Pool struct {
 	// workers allocates nothing.
 	mm  matMulJob
 	mmt matMulTJob
+	qmm quantJob // quant_matmul.go
+	qa  qActs    // the rounded activations of the current product
 }
 
 // sleeper is a worker's parking place: parked is set while it waits on
@@ -250,6 +252,10 @@ func (j *matMulTJob) Run(lo, hi int) {
 // MatMul is MatMul split over the pool by weight rows.
 func (p *Pool) MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
+	if w.needsRounding() {
+		p.matMulRound(dst, w, x, n)
+		return
+	}
 	if p == nil {
 		matMulRows(dst, w, x, n, 0, w.Rows)
 		return
@@ -266,6 +272,7 @@ func (p *Pool) MatVec(dst []float32, w Matrix, x []float32) { p.MatMul(dst, w, x
 
 // MatMulT is MatMulT split over the pool by output columns.
 func (p *Pool) MatMulT(dst []float32, w Matrix, x []float32) {
+	checkMatMulT(w)
 	n := checkMatMul("MatMulT", dst, w.Cols, w.Rows, x)
 	if p == nil {
 		matMulTCols(dst, w, x, n, 0, w.Cols)

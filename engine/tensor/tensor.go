@@ -59,6 +59,9 @@ func (d DType) String() string {
 	case BF16:
 		return "bf16"
 	}
+	if s, ok := quantName(d); ok {
+		return s
+	}
 	return fmt.Sprintf("DType(%d)", uint8(d))
 }
 
@@ -70,6 +73,8 @@ type Matrix struct {
 	DType      DType
 	f32        []float32 // (Rows, Cols) when DType is F32
 	u16        []uint16  // (Rows, Cols) bit patterns when DType is BF16 or F16
+	q          []byte    // (Rows, Cols/block) ggml blocks when DType is quantized (quant.go)
+	roundF16   bool      // F16 only: products round the activations to binary16 (RoundF16)
 }
 
 // NewMatrix wraps data, rows*cols little-endian elements of dtype, without
@@ -124,7 +129,10 @@ func F32Matrix(data []float32, rows, cols int) Matrix {
 }
 
 // Bytes returns the storage size of the matrix in bytes.
-func (m Matrix) Bytes() int64 { return int64(m.Rows) * int64(m.Cols) * int64(m.DType.Size()) }
+func (m Matrix) Bytes() int64 {
+	elems, bytes := m.DType.Block()
+	return int64(m.Rows) * int64(m.Cols/elems) * int64(bytes)
+}
 
 // Row converts row i to float32: dst[j] = W[i][j] for j < Cols.
 func (m Matrix) Row(dst []float32, i int) {
@@ -143,6 +151,8 @@ func (m Matrix) Row(dst []float32, i int) {
 		for j, b := range m.u16[lo:hi] {
 			dst[j] = F16ToF32(b)
 		}
+	default:
+		m.dequantRow(dst, i)
 	}
 }
 
@@ -150,6 +160,9 @@ func (m Matrix) Row(dst []float32, i int) {
 func (m Matrix) At(i, j int) float32 {
 	if i < 0 || i >= m.Rows || j < 0 || j >= m.Cols {
 		panic(fmt.Sprintf("tensor: At(%d, %d) of (%d, %d)", i, j, m.Rows, m.Cols))
+	}
+	if m.DType.Quantized() {
+		return m.quantAt(i, j)
 	}
 	k := i*m.Cols + j
 	switch m.DType {

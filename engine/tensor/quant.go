@@ -1,0 +1,239 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// The quantized weight types of GGUF files, in ggml's block layouts. Each
+// row of a quantized Matrix is a run of blocks; a block holds a fixed number
+// of weights (32 or 256) in a fixed number of bytes, little-endian:
+//
+//	Q8_0 (32 weights, 34 bytes): f16 d, int8 q[32];           w = d·q
+//	Q4_0 (32 weights, 18 bytes): f16 d, uint8 qs[16];         w[j] = d·((qs[j]&15)-8), w[j+16] = d·((qs[j]>>4)-8)
+//	Q4_K (256 weights, 144 bytes): f16 d, f16 dmin, uint8 scales[12], uint8 qs[128]
+//	Q5_K (256 weights, 176 bytes): f16 d, f16 dmin, uint8 scales[12], uint8 qh[32], uint8 qs[128]
+//	Q6_K (256 weights, 210 bytes): uint8 ql[128], uint8 qh[64], int8 scales[16], f16 d
+//
+// (dequantQ4K, dequantQ5K and dequantQ6K spell out the K-quant layouts.)
+// A product with quantized weights rounds its activations first, as
+// llama.cpp's CPU backend does, and sums integer products per block:
+// Q8_0 and Q4_0 weights take activations rounded to Q8_0 blocks (32
+// values, f16 scale amax/127, ties to even), K-quant weights take Q8_K
+// blocks (256 values, float32 scale max/-127 where max is the value of
+// largest magnitude). F16 weights marked by RoundF16 take activations
+// rounded to binary16.
+const (
+	Q8_0 DType = 16 + iota // ggml Q8_0
+	Q4_0                   // ggml Q4_0
+	Q4_K                   // ggml Q4_K
+	Q5_K                   // ggml Q5_K
+	Q6_K                   // ggml Q6_K
+)
+
+// Block returns the weights per block and bytes per block of the dtype: 1
+// and Size() for the float types.
+func (d DType) Block() (elems, bytes int) {
+	switch d {
+	case Q8_0:
+		return 32, 34
+	case Q4_0:
+		return 32, 18
+	case Q4_K:
+		return 256, 144
+	case Q5_K:
+		return 256, 176
+	case Q6_K:
+		return 256, 210
+	}
+	return 1, d.Size()
+}
+
+// Quantized reports whether d is one of the block-quantized types.
+func (d DType) Quantized() bool { return d >= Q8_0 && d <= Q6_K }
+
+// quantName is the String of the quantized types.
+func quantName(d DType) (string, bool) {
+	names := map[DType]string{Q8_0: "q8_0", Q4_0: "q4_0", Q4_K: "q4_k", Q5_K: "q5_k", Q6_K: "q6_k"}
+	s, ok := names[d]
+	return s, ok
+}
+
+// ActRounding names how a product with the matrix rounds its activations,
+// as a trace records it: "f32" (not at all), "f16", "q8_0" or "q8_k".
+func (m Matrix) ActRounding() string {
+	switch {
+	case m.DType == Q8_0 || m.DType == Q4_0:
+		return "q8_0"
+	case m.DType.Quantized():
+		return "q8_k"
+	case m.roundF16:
+		return "f16"
+	}
+	return "f32"
+}
+
+// NewQuantMatrix wraps data, rows of cols weights in the blocks of a
+// quantized dtype, without copying. cols must be a multiple of the block.
+func NewQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
+	if !dtype.Quantized() {
+		return Matrix{}, fmt.Errorf("tensor: %s is not a quantized type", dtype)
+	}
+	elems, bytes := dtype.Block()
+	if rows <= 0 || cols <= 0 || cols%elems != 0 || rows > math.MaxInt/(cols/elems*bytes) {
+		return Matrix{}, fmt.Errorf("tensor: bad shape (%d, %d) for %s: rows of whole %d-weight blocks", rows, cols, dtype, elems)
+	}
+	if want := rows * (cols / elems * bytes); len(data) != want {
+		return Matrix{}, fmt.Errorf("tensor: %d bytes for a (%d, %d) %s matrix, want %d", len(data), rows, cols, dtype, want)
+	}
+	return Matrix{Rows: rows, Cols: cols, DType: dtype, q: data}, nil
+}
+
+// RoundF16 returns m (an F16 matrix) marked so that products with it round
+// their activations to binary16 first, as llama.cpp does for F16 weights.
+func (m Matrix) RoundF16() Matrix {
+	if m.DType == F16 {
+		m.roundF16 = true
+	}
+	return m
+}
+
+// rowBytes is the byte length of one quantized row.
+func (m Matrix) rowBytes() int {
+	elems, bytes := m.DType.Block()
+	return m.Cols / elems * bytes
+}
+
+// quantRow returns the blocks of row i.
+func (m Matrix) quantRow(i int) []byte {
+	rb := m.rowBytes()
+	return m.q[i*rb : (i+1)*rb]
+}
+
+// dequantRow writes row i as float32: dst (Cols).
+func (m Matrix) dequantRow(dst []float32, i int) {
+	row := m.quantRow(i)
+	elems, bytes := m.DType.Block()
+	for b := 0; b < m.Cols/elems; b++ {
+		blk, out := row[b*bytes:(b+1)*bytes], dst[b*elems:(b+1)*elems]
+		switch m.DType {
+		case Q8_0:
+			dequantQ8_0(out, blk)
+		case Q4_0:
+			dequantQ4_0(out, blk)
+		case Q4_K:
+			dequantQ4K(out, blk)
+		case Q5_K:
+			dequantQ5K(out, blk)
+		case Q6_K:
+			dequantQ6K(out, blk)
+		}
+	}
+}
+
+// quantAt returns weight (i, j) of a quantized matrix.
+func (m Matrix) quantAt(i, j int) float32 {
+	elems, bytes := m.DType.Block()
+	var out [256]float32
+	b := j / elems
+	sub := Matrix{Rows: 1, Cols: elems, DType: m.DType, q: m.quantRow(i)[b*bytes : (b+1)*bytes]}
+	sub.dequantRow(out[:elems], 0)
+	return out[j%elems]
+}
+
+func f16At(b []byte) float32 { return F16ToF32(binary.LittleEndian.Uint16(b)) }
+
+// dequantQ8_0: out[j] = d·q[j].
+func dequantQ8_0(out []float32, blk []byte) {
+	d := f16At(blk)
+	for j := range 32 {
+		out[j] = d * float32(int8(blk[2+j]))
+	}
+}
+
+// dequantQ4_0: low nibbles are weights 0..15, high nibbles 16..31, both
+// offset by 8.
+func dequantQ4_0(out []float32, blk []byte) {
+	d := f16At(blk)
+	for j := range 16 {
+		q := blk[2+j]
+		out[j] = d * float32(int(q&15)-8)
+		out[j+16] = d * float32(int(q>>4)-8)
+	}
+}
+
+// scaleMinK4 unpacks the 6-bit scale and min of sub-block j (of 8) from a
+// K-quant's 12 scale bytes: sub-blocks 0..3 keep theirs in the low 6 bits
+// of bytes j and j+4; 4..7 in the nibbles of byte j+4, with their top two
+// bits in the high bits of bytes j-4 and j.
+func scaleMinK4(j int, s []byte) (sc, mn uint8) {
+	if j < 4 {
+		return s[j] & 63, s[j+4] & 63
+	}
+	return s[j+4]&15 | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
+}
+
+// dequantQ4K: 8 sub-blocks of 32 weights, w = d·sc·q - dmin·m with q a
+// nibble; each 32 bytes of qs hold two sub-blocks, the first in the low
+// nibbles.
+func dequantQ4K(out []float32, blk []byte) {
+	d, dmin := f16At(blk), f16At(blk[2:])
+	scales, qs := blk[4:16], blk[16:144]
+	for p := range 4 { // pairs of sub-blocks
+		sc1, m1 := scaleMinK4(2*p, scales)
+		sc2, m2 := scaleMinK4(2*p+1, scales)
+		d1, o1 := d*float32(sc1), dmin*float32(m1)
+		d2, o2 := d*float32(sc2), dmin*float32(m2)
+		q := qs[32*p : 32*p+32]
+		for l := range 32 {
+			out[64*p+l] = d1*float32(q[l]&15) - o1
+			out[64*p+32+l] = d2*float32(q[l]>>4) - o2
+		}
+	}
+}
+
+// dequantQ5K is dequantQ4K with a fifth bit per weight: for sub-block pair
+// p, bit 2p of qh[l] tops the low-nibble weight l and bit 2p+1 the
+// high-nibble one.
+func dequantQ5K(out []float32, blk []byte) {
+	d, dmin := f16At(blk), f16At(blk[2:])
+	scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+	for p := range 4 {
+		sc1, m1 := scaleMinK4(2*p, scales)
+		sc2, m2 := scaleMinK4(2*p+1, scales)
+		d1, o1 := d*float32(sc1), dmin*float32(m1)
+		d2, o2 := d*float32(sc2), dmin*float32(m2)
+		q := qs[32*p : 32*p+32]
+		for l := range 32 {
+			lo := q[l]&15 | (qh[l]>>(2*p)&1)<<4
+			hi := q[l]>>4 | (qh[l]>>(2*p+1)&1)<<4
+			out[64*p+l] = d1*float32(lo) - o1
+			out[64*p+32+l] = d2*float32(hi) - o2
+		}
+	}
+}
+
+// dequantQ6K: 16 sub-blocks of 16 weights, w = d·scale·(q-32) with q six
+// bits: in each half of 128 weights, ql's 64 bytes hold the low nibbles
+// (weights l and l+32 in the low nibbles of ql[l] and ql[l+32], l+64 and
+// l+96 in their high nibbles) and qh's 32 bytes the top two bits (qh[l]
+// bits 0-1, 2-3, 4-5, 6-7 for l, l+32, l+64, l+96).
+func dequantQ6K(out []float32, blk []byte) {
+	ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
+	d := f16At(blk[208:])
+	for h := range 2 {
+		l6, h6, s6, o := ql[64*h:], qh[32*h:], sc[8*h:], out[128*h:]
+		for l := range 32 {
+			is := l / 16
+			q1 := int(l6[l]&15|(h6[l]&3)<<4) - 32
+			q2 := int(l6[l+32]&15|(h6[l]>>2&3)<<4) - 32
+			q3 := int(l6[l]>>4|(h6[l]>>4&3)<<4) - 32
+			q4 := int(l6[l+32]>>4|(h6[l]>>6&3)<<4) - 32
+			o[l] = d * float32(int8(s6[is])) * float32(q1)
+			o[l+32] = d * float32(int8(s6[is+2])) * float32(q2)
+			o[l+64] = d * float32(int8(s6[is+4])) * float32(q3)
+			o[l+96] = d * float32(int8(s6[is+6])) * float32(q4)
+		}
+	}
+}

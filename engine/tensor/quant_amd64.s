@@ -1,0 +1,252 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 dot products of one quantized weight row with activations rounded
+// to Q8_0 blocks, as ggml's ggml_vec_dot_q8_0_q8_0 and q4_0_q8_0 compute
+// them: per block of 32, the integer products summed exactly
+// (VPMADDUBSW takes |w| unsigned and y·sign(w) signed, VPMADDWD adds the
+// pairs), converted to 8 float lanes and accumulated by one FMA with the
+// block's scale d_w·d_x; the 8 lanes are added at the end.
+//
+// Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b;
+// VPSIGNB s, a, dst computes dst = a·sign(s).
+
+// func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
+TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ xd+8(FP), DX
+	MOVQ xq+16(FP), DI
+	MOVQ n+24(FP), CX
+	VXORPS Y4, Y4, Y4
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7          // 16-bit ones
+	TESTQ CX, CX
+	JEQ q8done
+q8loop:
+	VMOVDQU 2(SI), Y0            // 32 int8 weights
+	VMOVDQU (DI), Y1             // 32 int8 activations
+	VPSIGNB Y0, Y0, Y2           // |w|
+	VPSIGNB Y0, Y1, Y3           // y·sign(w)
+	VPMADDUBSW Y3, Y2, Y5        // 16 int16 pair sums
+	VPMADDWD Y7, Y5, Y5          // 8 int32 sums
+	VCVTDQ2PS Y5, Y5
+	MOVWLZX (SI), AX
+	VMOVD AX, X2
+	VCVTPH2PS X2, X2             // d_w
+	VMULSS (DX), X2, X2          // d_w·d_x
+	VBROADCASTSS X2, Y2
+	VFMADD231PS Y5, Y2, Y4
+	ADDQ $34, SI
+	ADDQ $4, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE q8loop
+q8done:
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VHADDPS X4, X4, X4
+	VHADDPS X4, X4, X4
+	VMOVSS X4, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
+TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ xd+8(FP), DX
+	MOVQ xq+16(FP), DI
+	MOVQ n+24(FP), CX
+	VXORPS Y4, Y4, Y4
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7          // 16-bit ones
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6          // low-nibble mask
+	MOVL $0x08080808, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8          // 8 in every byte
+	TESTQ CX, CX
+	JEQ q4done
+q4loop:
+	VMOVDQU 2(SI), X0            // 16 bytes: weights j (low nibble) and j+16 (high)
+	VPSRLW $4, X0, X1
+	VPAND X6, X0, X0
+	VPAND X6, X1, X1
+	VINSERTI128 $1, X1, Y0, Y0   // weights 0..15 | 16..31
+	VPSUBB Y8, Y0, Y0            // minus 8
+	VMOVDQU (DI), Y1
+	VPSIGNB Y0, Y0, Y2
+	VPSIGNB Y0, Y1, Y3
+	VPMADDUBSW Y3, Y2, Y5
+	VPMADDWD Y7, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	MOVWLZX (SI), AX
+	VMOVD AX, X2
+	VCVTPH2PS X2, X2
+	VMULSS (DX), X2, X2
+	VBROADCASTSS X2, Y2
+	VFMADD231PS Y5, Y2, Y4
+	ADDQ $18, SI
+	ADDQ $4, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE q4loop
+q4done:
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VHADDPS X4, X4, X4
+	VHADDPS X4, X4, X4
+	VMOVSS X4, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// K-quant integer kernels: for each of n blocks of 256 weights, out[b] is
+// Σ over sub-blocks of scale·Σ q·x in int32, with q the unsigned quantized
+// values (Q4_K: 4 bits; Q6_K: 6 bits, the -32 offset left to the caller)
+// and x the Q8_K activations. Scales come unpacked as int16: Q4_K 8 per
+// block (sub-blocks of 32), Q6_K 16 per block (sub-blocks of 16).
+
+// func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+TEXT ·dotQ4KInts(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ sc+8(FP), R8
+	MOVQ xq+16(FP), DI
+	MOVQ out+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6
+	TESTQ CX, CX
+	JEQ q4kdone
+q4kblock:
+	VPXOR Y10, Y10, Y10
+	LEAQ 16(SI), R9              // qs
+	MOVQ $4, R10
+q4kpair:
+	VMOVDQU (R9), Y0
+	VPSRLW $4, Y0, Y1
+	VPAND Y6, Y0, Y0             // sub-block 2p: low nibbles
+	VPAND Y6, Y1, Y1             // sub-block 2p+1: high nibbles
+	VMOVDQU (DI), Y2
+	VMOVDQU 32(DI), Y3
+	VPMADDUBSW Y2, Y0, Y0
+	VPMADDUBSW Y3, Y1, Y1
+	VPBROADCASTW (R8), Y8
+	VPBROADCASTW 2(R8), Y9
+	VPMADDWD Y8, Y0, Y0
+	VPMADDWD Y9, Y1, Y1
+	VPADDD Y0, Y10, Y10
+	VPADDD Y1, Y10, Y10
+	ADDQ $32, R9
+	ADDQ $64, DI
+	ADDQ $4, R8
+	DECQ R10
+	JNE q4kpair
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD X11, X10, X10
+	VPHADDD X10, X10, X10
+	VPHADDD X10, X10, X10
+	VMOVD X10, (DX)
+	ADDQ $144, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNE q4kblock
+q4kdone:
+	VZEROUPPER
+	RET
+
+// func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+TEXT ·dotQ6KInts(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ sc+8(FP), R8
+	MOVQ xq+16(FP), DI
+	MOVQ out+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6          // 0x0F
+	MOVL $0x30303030, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7          // 0x30
+	TESTQ CX, CX
+	JEQ q6kdone
+q6kblock:
+	VPXOR Y10, Y10, Y10
+	MOVQ SI, R9                  // ql of this half
+	LEAQ 128(SI), R11            // qh of this half
+	MOVQ $2, R10
+q6khalf:
+	VMOVDQU (R9), Y12            // A = ql[0:32]
+	VMOVDQU 32(R9), Y13          // B = ql[32:64]
+	VMOVDQU (R11), Y14           // H = qh[0:32]
+	// q1 = A&0F | (H<<4)&30
+	VPAND Y6, Y12, Y0
+	VPSLLW $4, Y14, Y1
+	VPAND Y7, Y1, Y1
+	VPOR Y1, Y0, Y0
+	// q2 = B&0F | (H<<2)&30
+	VPAND Y6, Y13, Y1
+	VPSLLW $2, Y14, Y2
+	VPAND Y7, Y2, Y2
+	VPOR Y2, Y1, Y1
+	// q3 = (A>>4)&0F | H&30
+	VPSRLW $4, Y12, Y2
+	VPAND Y6, Y2, Y2
+	VPAND Y7, Y14, Y3
+	VPOR Y3, Y2, Y2
+	// q4 = (B>>4)&0F | (H>>2)&30
+	VPSRLW $4, Y13, Y3
+	VPAND Y6, Y3, Y3
+	VPSRLW $2, Y14, Y5
+	VPAND Y7, Y5, Y5
+	VPOR Y5, Y3, Y3
+	VMOVDQU (DI), Y8
+	VPMADDUBSW Y8, Y0, Y0
+	VMOVDQU 32(DI), Y8
+	VPMADDUBSW Y8, Y1, Y1
+	VMOVDQU 64(DI), Y8
+	VPMADDUBSW Y8, Y2, Y2
+	VMOVDQU 96(DI), Y8
+	VPMADDUBSW Y8, Y3, Y3
+	// scales: group g uses sc[2g] on its low 16 values, sc[2g+1] on the high
+	VPBROADCASTW (R8), X8
+	VPBROADCASTW 2(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y0, Y0
+	VPBROADCASTW 4(R8), X8
+	VPBROADCASTW 6(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y1, Y1
+	VPBROADCASTW 8(R8), X8
+	VPBROADCASTW 10(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y2, Y2
+	VPBROADCASTW 12(R8), X8
+	VPBROADCASTW 14(R8), X9
+	VINSERTI128 $1, X9, Y8, Y8
+	VPMADDWD Y8, Y3, Y3
+	VPADDD Y0, Y10, Y10
+	VPADDD Y1, Y10, Y10
+	VPADDD Y2, Y10, Y10
+	VPADDD Y3, Y10, Y10
+	ADDQ $64, R9
+	ADDQ $32, R11
+	ADDQ $128, DI
+	ADDQ $16, R8
+	DECQ R10
+	JNE q6khalf
+	VEXTRACTI128 $1, Y10, X11
+	VPADDD X11, X10, X10
+	VPHADDD X10, X10, X10
+	VPHADDD X10, X10, X10
+	VMOVD X10, (DX)
+	ADDQ $210, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNE q6kblock
+q6kdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,374 @@
+package tensor
+
+import "math"
+
+// qActs holds a product's activations rounded for its weight type, one
+// set per row t of x.
+type qActs struct {
+	f     []float32 // (n, cols): activations rounded to binary16, for RoundF16 weights
+	d     []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
+	qs    []int8    // (n, cols): the rounded values
+	bsums []int32   // (n, cols/16): Q8_K sums of each 16 values
+}
+
+// quantJob computes the rows [lo, hi) of a product with quantized weights
+// from activations already rounded: indices are weight rows.
+type quantJob struct {
+	dst []float32
+	w   Matrix
+	a   *qActs
+	n   int
+}
+
+// needsRounding reports whether products with m round their activations.
+func (m Matrix) needsRounding() bool { return m.roundF16 || m.DType.Quantized() }
+
+// matMulRound is MatMul for weights whose products round their
+// activations (quantized, or F16 marked by RoundF16). The rounding is
+// done once per call, then the rows are split over the pool (p may be
+// nil). For F16 weights it is the ordinary F16 product of the rounded
+// activations. For quantized weights, the reference loop (matMulQuantRef):
+//
+//	for t := 0; t < n; t++ {
+//		xq := x[t] rounded to Q8_0 (Q8_0, Q4_0 weights) or Q8_K blocks (K-quants)
+//		for i := 0; i < W.Rows; i++ {
+//			var s float32
+//			for each block b of row i:
+//				s += (scale of W's block b)·(scale of xq's block b)·Σ_j q_W[j]·q_x[j]  (integer sum)
+//			dst[t][i] = s
+//		}
+//	}
+//
+// where K-quant blocks sum per sub-block with their 6-bit (Q6_K: 8-bit)
+// scales and subtract dmin·Σ min·(sum of x's sub-block).
+func (p *Pool) matMulRound(dst []float32, w Matrix, x []float32, n int) {
+	if p == nil {
+		var a qActs // a lone product allocates its rounded activations
+		p.matMulRounded(&a, dst, w, x, n)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.matMulRounded(&p.qa, dst, w, x, n)
+}
+
+// matMulRounded is matMulRound with the activations' buffers a (p.mu held
+// when p is not nil).
+func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, x []float32, n int) {
+	if w.roundF16 {
+		growF(&a.f, len(x))
+		f := a.f[:len(x)]
+		for i, v := range x {
+			f[i] = F16ToF32(F32ToF16(v))
+		}
+		w.roundF16 = false
+		if p == nil {
+			matMulRows(dst, w, f, n, 0, w.Rows)
+			return
+		}
+		p.mm = matMulJob{dst: dst, x: f, w: w, n: n}
+		p.parallel((w.Rows+3)/4, grain(4*w.Cols*n), &p.mm)
+		p.mm = matMulJob{}
+		return
+	}
+	a.quantize(w.DType, x, n, w.Cols)
+	if p == nil {
+		job := quantJob{dst: dst, w: w, a: a, n: n}
+		job.Run(0, w.Rows)
+		return
+	}
+	p.qmm = quantJob{dst: dst, w: w, a: a, n: n}
+	p.parallel(w.Rows, grain(w.Cols*n), &p.qmm)
+	p.qmm = quantJob{}
+}
+
+func (j *quantJob) Run(lo, hi int) {
+	w, a := j.w, j.a
+	in, out := w.Cols, w.Rows
+	for i := lo; i < hi; i++ {
+		row := w.quantRow(i)
+		for t := 0; t < j.n; t++ {
+			xq := a.qs[t*in : (t+1)*in]
+			var s float32
+			switch w.DType {
+			case Q8_0:
+				xd := a.d[t*in/32 : (t+1)*in/32]
+				if useAsm {
+					s = dotQ8_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
+				} else {
+					s = dotQ8_0(row, xd, xq)
+				}
+			case Q4_0:
+				xd := a.d[t*in/32 : (t+1)*in/32]
+				if useAsm {
+					s = dotQ4_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
+				} else {
+					s = dotQ4_0(row, xd, xq)
+				}
+			case Q4_K:
+				if useAsm {
+					s = dotQ4KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				} else {
+					s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				}
+			case Q5_K:
+				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+			case Q6_K:
+				if useAsm {
+					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+				} else {
+					s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
+				}
+			}
+			j.dst[t*out+i] = s
+		}
+	}
+}
+
+// quantize rounds x (n, cols) for weights of dtype: Q8_0 blocks for Q8_0
+// and Q4_0, Q8_K blocks for the K-quants.
+func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
+	growI8(&a.qs, len(x))
+	if dtype == Q8_0 || dtype == Q4_0 {
+		growF(&a.d, len(x)/32)
+		for b := 0; b < len(x)/32; b++ {
+			a.d[b] = quantizeQ8_0(a.qs[32*b:32*b+32], x[32*b:32*b+32])
+		}
+		return
+	}
+	growF(&a.d, len(x)/256)
+	if cap(a.bsums) < len(x)/16 {
+		a.bsums = make([]int32, len(x)/16)
+	}
+	a.bsums = a.bsums[:len(x)/16]
+	for b := 0; b < len(x)/256; b++ {
+		a.d[b] = quantizeQ8K(a.qs[256*b:256*b+256], a.bsums[16*b:16*b+16], x[256*b:256*b+256])
+	}
+}
+
+// quantizeQ8_0 rounds a block of 32 values as ggml's quantize_row_q8_0:
+// amax = max |x|, q = round-to-even(x·(127/amax)), scale amax/127 stored
+// as binary16. It returns the scale as widened from binary16.
+func quantizeQ8_0(q []int8, x []float32) float32 {
+	var amax float32
+	for _, v := range x[:32] {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	d := amax / 127
+	var id float32
+	if amax != 0 {
+		id = 127 / amax
+	}
+	for j, v := range x[:32] {
+		q[j] = int8(math.RoundToEven(float64(v * id)))
+	}
+	return F16ToF32(F32ToF16(d))
+}
+
+// quantizeQ8K rounds a block of 256 values as ggml's quantize_row_q8_K:
+// max is the value of largest magnitude (the first of equals), iscale =
+// -127/max, q = min(127, round-to-even(iscale·x)), scale 1/iscale in
+// float32; bsums are the sums of each 16 q.
+func quantizeQ8K(q []int8, bsums []int32, x []float32) float32 {
+	var amax, mx float32
+	for _, v := range x[:256] {
+		if av := float32(math.Abs(float64(v))); av > amax {
+			amax, mx = av, v
+		}
+	}
+	if amax == 0 {
+		clear(q[:256])
+		clear(bsums[:16])
+		return 0
+	}
+	iscale := -127 / mx
+	for j, v := range x[:256] {
+		q[j] = int8(min(127, math.RoundToEven(float64(iscale*v))))
+	}
+	for g := range 16 {
+		var s int32
+		for _, v := range q[16*g : 16*g+16] {
+			s += int32(v)
+		}
+		bsums[g] = s
+	}
+	return 1 / iscale
+}
+
+// dotQ8_0 is the Q8_0 row w against Q8_0 activations (scales xd, values xq).
+func dotQ8_0(w []byte, xd []float32, xq []int8) float32 {
+	var s float32
+	for b, dx := range xd {
+		blk, q := w[34*b:34*b+34], xq[32*b:32*b+32]
+		var sum int32
+		for j, v := range q {
+			sum += int32(int8(blk[2+j])) * int32(v)
+		}
+		s += f16At(blk) * dx * float32(sum)
+	}
+	return s
+}
+
+// dotQ4_0 is the Q4_0 row w against Q8_0 activations.
+func dotQ4_0(w []byte, xd []float32, xq []int8) float32 {
+	var s float32
+	for b, dx := range xd {
+		blk, q := w[18*b:18*b+18], xq[32*b:32*b+32]
+		var sum int32
+		for j := range 16 {
+			v := blk[2+j]
+			sum += int32(int(v&15)-8)*int32(q[j]) + int32(int(v>>4)-8)*int32(q[j+16])
+		}
+		s += f16At(blk) * dx * float32(sum)
+	}
+	return s
+}
+
+// dotQ4K is the Q4_K row w against Q8_K activations: per block,
+// d·dx·Σ_sub sc·Σ q·x - dmin·dx·Σ_sub m·(sum of x's sub-block).
+func dotQ4K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var s float32
+	for b, dx := range xd {
+		blk, q8, bs := w[144*b:144*b+144], xq[256*b:256*b+256], bsums[16*b:16*b+16]
+		scales, qs := blk[4:16], blk[16:144]
+		var sumi, mins int32
+		for p := range 4 {
+			sc1, m1 := scaleMinK4(2*p, scales)
+			sc2, m2 := scaleMinK4(2*p+1, scales)
+			q := qs[32*p : 32*p+32]
+			var s1, s2 int32
+			for l := range 32 {
+				s1 += int32(q[l]&15) * int32(q8[64*p+l])
+				s2 += int32(q[l]>>4) * int32(q8[64*p+32+l])
+			}
+			sumi += int32(sc1)*s1 + int32(sc2)*s2
+			mins += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
+		}
+		s += f16At(blk)*dx*float32(sumi) - f16At(blk[2:])*dx*float32(mins)
+	}
+	return s
+}
+
+// dotQ5K is the Q5_K row w against Q8_K activations (dotQ4K with 5-bit q).
+func dotQ5K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var s float32
+	for b, dx := range xd {
+		blk, q8, bs := w[176*b:176*b+176], xq[256*b:256*b+256], bsums[16*b:16*b+16]
+		scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
+		var sumi, mins int32
+		for p := range 4 {
+			sc1, m1 := scaleMinK4(2*p, scales)
+			sc2, m2 := scaleMinK4(2*p+1, scales)
+			q := qs[32*p : 32*p+32]
+			var s1, s2 int32
+			for l := range 32 {
+				lo := q[l]&15 | (qh[l]>>(2*p)&1)<<4
+				hi := q[l]>>4 | (qh[l]>>(2*p+1)&1)<<4
+				s1 += int32(lo) * int32(q8[64*p+l])
+				s2 += int32(hi) * int32(q8[64*p+32+l])
+			}
+			sumi += int32(sc1)*s1 + int32(sc2)*s2
+			mins += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
+		}
+		s += f16At(blk)*dx*float32(sumi) - f16At(blk[2:])*dx*float32(mins)
+	}
+	return s
+}
+
+// dotQ6K is the Q6_K row w against Q8_K activations: per block,
+// d·dx·Σ_sub scale·Σ (q-32)·x.
+func dotQ6K(w []byte, xd []float32, xq []int8) float32 {
+	var s float32
+	for b, dx := range xd {
+		blk, q8 := w[210*b:210*b+210], xq[256*b:256*b+256]
+		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
+		var sumi int32
+		for h := range 2 {
+			l6, h6, s6, x := ql[64*h:], qh[32*h:], sc[8*h:], q8[128*h:]
+			var sub [8]int32
+			for l := range 32 {
+				is := l / 16
+				sub[is] += int32(int(l6[l]&15|(h6[l]&3)<<4)-32) * int32(x[l])
+				sub[is+2] += int32(int(l6[l+32]&15|(h6[l]>>2&3)<<4)-32) * int32(x[l+32])
+				sub[is+4] += int32(int(l6[l]>>4|(h6[l]>>4&3)<<4)-32) * int32(x[l+64])
+				sub[is+6] += int32(int(l6[l+32]>>4|(h6[l]>>6&3)<<4)-32) * int32(x[l+96])
+			}
+			for k, v := range sub {
+				sumi += int32(int8(s6[k])) * v
+			}
+		}
+		s += f16At(blk[208:]) * dx * float32(sumi)
+	}
+	return s
+}
+
+func growF(buf *[]float32, n int) {
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	*buf = (*buf)[:n]
+}
+
+func growI8(buf *[]int8, n int) {
+	if cap(*buf) < n {
+		*buf = make([]int8, n)
+	}
+	*buf = (*buf)[:n]
+}
+
+// kChunk is how many K-quant blocks one assembly call takes: their
+// unpacked scales live on the stack.
+const kChunk = 16
+
+// dotQ4KAsm is dotQ4K with the integer sums in AVX2: the same integers,
+// combined with the scales in the same float32 order, so the same bits.
+func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var sc [8 * kChunk]int16
+	var ints, mins [kChunk]int32
+	var s float32
+	for b0 := 0; b0 < len(xd); b0 += kChunk {
+		nb := min(kChunk, len(xd)-b0)
+		for b := 0; b < nb; b++ {
+			scales, bs := w[144*(b0+b)+4:144*(b0+b)+16], bsums[16*(b0+b):16*(b0+b)+16]
+			mins[b] = 0
+			for p := range 4 {
+				sc1, m1 := scaleMinK4(2*p, scales)
+				sc2, m2 := scaleMinK4(2*p+1, scales)
+				sc[8*b+2*p], sc[8*b+2*p+1] = int16(sc1), int16(sc2)
+				mins[b] += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
+			}
+		}
+		q := xq[256*b0 : 256*(b0+nb)]
+		dotQ4KInts(&w[144*b0], &sc[0], &q[0], &ints[0], nb)
+		for b := 0; b < nb; b++ {
+			blk, dx := w[144*(b0+b):], xd[b0+b]
+			s += f16At(blk)*dx*float32(ints[b]) - f16At(blk[2:])*dx*float32(mins[b])
+		}
+	}
+	return s
+}
+
+// dotQ6KAsm is dotQ6K with the integer sums in AVX2: Σ scale·Σ (q-32)·x
+// as Σ scale·Σ q·x - 32·Σ scale·(sum of x's sub-block), the same integers.
+func dotQ6KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var sc [16 * kChunk]int16
+	var ints, corr [kChunk]int32
+	var s float32
+	for b0 := 0; b0 < len(xd); b0 += kChunk {
+		nb := min(kChunk, len(xd)-b0)
+		for b := 0; b < nb; b++ {
+			scales, bs := w[210*(b0+b)+192:210*(b0+b)+208], bsums[16*(b0+b):16*(b0+b)+16]
+			corr[b] = 0
+			for j, v := range scales {
+				sc[16*b+j] = int16(int8(v))
+				corr[b] += int32(int8(v)) * bs[j]
+			}
+		}
+		q := xq[256*b0 : 256*(b0+nb)]
+		dotQ6KInts(&w[210*b0], &sc[0], &q[0], &ints[0], nb)
+		for b := 0; b < nb; b++ {
+			s += f16At(w[210*(b0+b)+208:]) * xd[b0+b] * float32(ints[b]-32*corr[b])
+		}
+	}
+	return s
+}

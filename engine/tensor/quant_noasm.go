@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// The assembly kernels' signatures, never called here: quant_matmul.go
+// tests useAsm first.
+
+func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32  { panic("no asm") }
+func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32  { panic("no asm") }
+func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int) { panic("no asm") }
+func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int) { panic("no asm") }

@@ -1,0 +1,355 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The reference loops below compute each weight on its own from the block
+// layouts documented in quant.go (ggml's block_q8_0, block_q4_0,
+// block_q4_K, block_q5_K, block_q6_K), index by index.
+
+func refF16(b []byte, off int) float32 { return F16ToF32(binary.LittleEndian.Uint16(b[off:])) }
+
+// refK4Scale returns the 6-bit scale and min of sub-block s of a Q4_K or
+// Q5_K block's 12 scale bytes: sub-blocks 0-3 keep them in bits 0-5 of
+// bytes s and s+4; 4-7 keep the low four bits in the low and high nibble
+// of byte s+4 and the top two in bits 6-7 of bytes s-4 and s.
+func refK4Scale(sc []byte, s int) (float32, float32) {
+	if s < 4 {
+		return float32(sc[s] & 0x3f), float32(sc[s+4] & 0x3f)
+	}
+	scale := int(sc[s+4]&0x0f) + int(sc[s-4]>>6)*16
+	mn := int(sc[s+4]>>4) + int(sc[s]>>6)*16
+	return float32(scale), float32(mn)
+}
+
+// refWeight returns weight e of one block.
+func refWeight(dt DType, blk []byte, e int) float32 {
+	switch dt {
+	case Q8_0:
+		return refF16(blk, 0) * float32(int8(blk[2+e]))
+	case Q4_0:
+		b := blk[2+e%16]
+		q := int(b & 0x0f)
+		if e >= 16 {
+			q = int(b >> 4)
+		}
+		return refF16(blk, 0) * float32(q-8)
+	case Q4_K, Q5_K:
+		sub, pair, in := e/32, e/64, e%32
+		qsOff := 16
+		if dt == Q5_K {
+			qsOff = 48
+		}
+		b := blk[qsOff+32*pair+in]
+		q := int(b & 0x0f)
+		if sub%2 == 1 {
+			q = int(b >> 4)
+		}
+		if dt == Q5_K && blk[16+in]&(1<<sub) != 0 {
+			q += 16
+		}
+		sc, mn := refK4Scale(blk[4:16], sub)
+		return refF16(blk, 0)*sc*float32(q) - refF16(blk, 2)*mn
+	case Q6_K:
+		half, r := e/128, e%128
+		quarter, l := r/32, r%32 // quarter 0..3: which nibble and qh bit pair
+		lb := blk[64*half+l+32*(quarter%2)]
+		low := int(lb & 0x0f)
+		if quarter >= 2 {
+			low = int(lb >> 4)
+		}
+		high := int(blk[128+32*half+l]>>(2*quarter)) & 3
+		scale := float32(int8(blk[192+8*half+2*quarter+l/16]))
+		return refF16(blk, 208) * scale * float32(low|high<<4-32)
+	}
+	panic("not quantized")
+}
+
+// randomBlocks returns rows·cols weights of dt as random bytes with sane
+// scales (finite, of order 0.01).
+func randomBlocks(r *rand.Rand, dt DType, rows, cols int) []byte {
+	elems, bytes := dt.Block()
+	b := make([]byte, rows*cols/elems*bytes)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	for off := 0; off < len(b); off += bytes {
+		scale := func(at int) {
+			binary.LittleEndian.PutUint16(b[off+at:], F32ToF16(float32(r.Float64()*0.02+0.001)))
+		}
+		switch dt {
+		case Q8_0, Q4_0, Q4_K, Q5_K:
+			scale(0)
+			if dt == Q4_K || dt == Q5_K {
+				scale(2)
+			}
+		case Q6_K:
+			scale(208)
+		}
+	}
+	return b
+}
+
+func TestQuantDequantMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+		t.Run(dt.String(), func(t *testing.T) {
+			elems, bytes := dt.Block()
+			rows, cols := 3, 2*256
+			m, err := NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, cols)
+			for i := 0; i < rows; i++ {
+				m.Row(got, i)
+				row := m.q[i*cols/elems*bytes:]
+				for j := range got {
+					want := refWeight(dt, row[j/elems*bytes:], j%elems)
+					if got[j] != want {
+						t.Fatalf("row %d weight %d: got %v, want %v", i, j, got[j], want)
+					}
+					if at := m.At(i, j); at != want {
+						t.Fatalf("At(%d, %d): got %v, want %v", i, j, at, want)
+					}
+				}
+			}
+			if got, want := m.Bytes(), int64(rows*cols/elems*bytes); got != want {
+				t.Errorf("Bytes: got %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// matMulQuantRef is the reference loop of matMulRound for quantized
+// weights: the activations rounded as the kernel does (quantizeQ8_0,
+// quantizeQ8K), widened back, and every product summed in float64.
+func matMulQuantRef(dst []float32, w Matrix, x []float32) {
+	matMulQuantRefAbs(dst, nil, w, x)
+}
+
+// matMulQuantRefAbs is matMulQuantRef also writing Σ |term| of each sum
+// to abs (when not nil): the scale of float32 rounding error.
+func matMulQuantRefAbs(dst, abs []float32, w Matrix, x []float32) {
+	n := len(x) / w.Cols
+	var a qActs
+	a.quantize(w.DType, x, n, w.Cols)
+	block := 32
+	if w.DType != Q8_0 && w.DType != Q4_0 {
+		block = 256
+	}
+	for t := 0; t < n; t++ {
+		for i := 0; i < w.Rows; i++ {
+			var s, sa float64
+			for j := 0; j < w.Cols; j++ {
+				k := t*w.Cols + j
+				v := float64(w.At(i, j)) * float64(a.d[k/block]) * float64(a.qs[k])
+				s += v
+				sa += math.Abs(v)
+			}
+			dst[t*w.Rows+i] = float32(s)
+			if abs != nil {
+				abs[t*w.Rows+i] = float32(sa)
+			}
+		}
+	}
+}
+
+func TestQuantMatMulMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+		for _, n := range []int{1, 2, 5} {
+			t.Run(dt.String()+"/"+string(rune('0'+n)), func(t *testing.T) {
+				rows, cols := 7, 512
+				m, err := NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := make([]float32, n*cols)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				got, want := make([]float32, n*rows), make([]float32, n*rows)
+				pool := NewPool(2)
+				defer pool.Close()
+				pool.MatMul(got, m, x)
+				matMulQuantRef(want, m, x)
+				for i := range got {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+						t.Errorf("out %d: got %v, want %v", i, got[i], want[i])
+					}
+				}
+				alone := make([]float32, n*rows)
+				MatMul(alone, m, x)
+				for i := range got {
+					if alone[i] != got[i] {
+						t.Fatalf("out %d: MatMul gives %v, the pool %v: want the same bits", i, alone[i], got[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestQuantizeActivations(t *testing.T) {
+	cases := []struct {
+		name   string
+		x      float32 // x[0]; the rest of the block is x[0]·(j+1)/32 or /256
+		q8_0   int8    // x[0]'s Q8_0 value
+		q8kMax int8    // the block maximum's Q8_K value
+	}{
+		{"positive", 1, 4, -127},   // 127/32 = 3.97 → 4; Q8_K scales by -127/max
+		{"negative", -2, -4, -127}, // the largest magnitude always maps to -127
+		{"zero", 0, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x := make([]float32, 256)
+			for j := range x {
+				x[j] = c.x * float32(j+1) / 32
+			}
+			q := make([]int8, 256)
+			quantizeQ8_0(q[:32], x[:32])
+			if q[0] != c.q8_0 || (c.x != 0 && q[31] != int8(127*sign(c.x))) {
+				t.Errorf("Q8_0: got q[0] %d, q[31] %d, want %d, ±127", q[0], q[31], c.q8_0)
+			}
+			var bs [16]int32
+			d := quantizeQ8K(q, bs[:], x)
+			if q[255] != c.q8kMax {
+				t.Errorf("Q8_K: got q[255] %d, want %d", q[255], c.q8kMax)
+			}
+			if c.x != 0 && math.Abs(float64(d*float32(q[255])-x[255])) > 1e-6*math.Abs(float64(x[255])) {
+				t.Errorf("Q8_K: got d·q %v, want %v", d*float32(q[255]), x[255])
+			}
+		})
+	}
+}
+
+func sign(x float32) float32 {
+	if x < 0 {
+		return -1
+	}
+	return 1
+}
+
+// FuzzQuantMatMul multiplies random quantized blocks (any bytes, scales
+// included: NaN and infinities too) with random activations. Property: no
+// panic; where the reference is finite, MatMul equals it within float32
+// rounding: 1e-5 of the sum of the terms' magnitudes (hostile scales make
+// large terms that cancel).
+func FuzzQuantMatMul(f *testing.F) {
+	f.Add(uint8(0), uint64(1), []byte{1, 2, 3})
+	f.Add(uint8(3), uint64(7), []byte{0xff, 0x7c})
+	f.Fuzz(func(t *testing.T, kind uint8, seed uint64, raw []byte) {
+		dt := []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K}[int(kind)%5]
+		r := rand.New(rand.NewPCG(seed, 9))
+		rows, cols := 3, 256
+		b := randomBlocks(r, dt, rows, cols)
+		for i, v := range raw {
+			b[(i*7919)%len(b)] = v
+		}
+		m, err := NewQuantMatrix(b, dt, rows, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, 2*cols)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 3)
+		}
+		got, want, abs := make([]float32, 2*rows), make([]float32, 2*rows), make([]float32, 2*rows)
+		MatMul(got, m, x)
+		matMulQuantRefAbs(want, abs, m, x)
+		for i := range got {
+			if math.IsNaN(float64(abs[i])) || math.IsInf(float64(abs[i]), 0) {
+				continue
+			}
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+float64(abs[i])) {
+				t.Errorf("out %d: got %v, want %v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// TestQuantAsmMatchesGo: the AVX2 dot products equal their pure-Go twins
+// up to float32 summation order.
+func TestQuantAsmMatchesGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dt := range []DType{Q4_K, Q6_K} {
+		for _, blocks := range []int{1, 3, 16, 17, 40} {
+			t.Run(fmt.Sprintf("%s/%d blocks", dt, blocks), func(t *testing.T) {
+				w := randomBlocks(r, dt, 1, 256*blocks)
+				x := make([]float32, 256*blocks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 4)
+				}
+				var a qActs
+				a.quantize(dt, x, 1, len(x))
+				var got, want float32
+				if dt == Q4_K {
+					got, want = dotQ4KAsm(w, a.d, a.qs, a.bsums), dotQ4K(w, a.d, a.qs, a.bsums)
+				} else {
+					got, want = dotQ6KAsm(w, a.d, a.qs, a.bsums), dotQ6K(w, a.d, a.qs)
+				}
+				if got != want { // the same integers, combined in the same order
+					t.Errorf("got %v, want %v (Go twin)", got, want)
+				}
+			})
+		}
+	}
+	for _, dt := range []DType{Q8_0, Q4_0} {
+		for _, blocks := range []int{1, 2, 18, 48} {
+			t.Run(fmt.Sprintf("%s/%d blocks", dt, blocks), func(t *testing.T) {
+				w := randomBlocks(r, dt, 1, 32*blocks)
+				x := make([]float32, 32*blocks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 4)
+				}
+				var a qActs
+				a.quantize(dt, x, 1, len(x))
+				var got, want float32
+				if dt == Q8_0 {
+					got, want = dotQ8_0AVX2(&w[0], &a.d[0], &a.qs[0], blocks), dotQ8_0(w, a.d, a.qs)
+				} else {
+					got, want = dotQ4_0AVX2(&w[0], &a.d[0], &a.qs[0], blocks), dotQ4_0(w, a.d, a.qs)
+				}
+				var scale float64
+				for b := 0; b < blocks; b++ {
+					_, by := dt.Block()
+					scale += math.Abs(float64(f16At(w[b*by:]) * a.d[b] * 127 * 127 * 32))
+				}
+				if d := math.Abs(float64(got - want)); d > 1e-6*scale {
+					t.Errorf("got %v, want %v (Go twin)", got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestQuantMatMulTPanics(t *testing.T) {
+	m, err := NewQuantMatrix(make([]byte, 34), Q8_0, 1, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(){
+		"MatMulT":      func() { MatMulT(make([]float32, 32), m, make([]float32, 1)) },
+		"Pool.MatMulT": func() { (*Pool)(nil).MatMulT(make([]float32, 32), m, make([]float32, 1)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "use MatMul") {
+					t.Errorf("got panic %v, want one saying to use MatMul", r)
+				}
+			}()
+			f()
+		})
+	}
+}
