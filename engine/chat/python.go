@@ -180,6 +180,14 @@ func writeReprValue(b *textBuilder, v *exec.Value, depth int) {
 			}
 		}
 		b.WriteString(open)
+		// The items through reflection: gonja's Index wraps each one in a
+		// new Value, which for a list shared many times costs more than
+		// the text written.
+		rv := v.Val
+		for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+			rv = rv.Elem()
+		}
+		direct := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
 		for i := range v.Len() {
 			if b.over {
 				return
@@ -187,7 +195,11 @@ func writeReprValue(b *textBuilder, v *exec.Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeRepr(b, v.Index(i), depth+1) // not a []any or tuple: rare
+			if item := rv; direct && rv.Index(i).CanInterface() {
+				writeReprOf(b, item.Index(i).Interface(), depth+1)
+				continue
+			}
+			writeRepr(b, v.Index(i), depth+1)
 		}
 		b.WriteString(close)
 	case v.IsDict():

@@ -184,6 +184,11 @@ func TestDescribeRefusesHugeHeader(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644)
 	p := filepath.Join(dir, "model.safetensors")
 	os.WriteFile(p, append(binary.LittleEndian.AppendUint64(nil, 100<<20+1), "{}"...), 0o644)
+	// A sparse file long enough to hold the header it announces, so the
+	// limit, not the file's end, is what refuses it.
+	if err := os.Truncate(p, 8+100<<20+16); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Describe(dir)
 	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "exceeds the 104857600-byte limit") {
 		t.Errorf("got %v, want an error naming %s and the 100 MiB limit", err, p)
