@@ -190,8 +190,8 @@ func scanModels(dir string) []modelEntry {
 		case fi.IsDir():
 			sub, _ := os.ReadDir(path)
 			for _, s := range sub {
-				if f, ok := checkpoint(filepath.Join(path, s.Name())); ok {
-					out = append(out, modelEntry{Name: e.Name() + "/" + s.Name(), Path: f, Label: e.Name() + "/" + s.Name() + " (llama2.c)"})
+				if f, kind, ok := checkpoint(filepath.Join(path, s.Name())); ok {
+					out = append(out, modelEntry{Name: e.Name() + "/" + s.Name(), Path: f, Label: e.Name() + "/" + s.Name() + " (" + kind + ")"})
 				}
 			}
 		case fi.Mode().IsRegular() && strings.EqualFold(filepath.Ext(path), ".json"):
@@ -199,8 +199,8 @@ func scanModels(dir string) []modelEntry {
 				out = append(out, modelEntry{Name: e.Name(), Path: path, Label: e.Name() + " (toy: " + t.Name + ")"})
 			}
 		default:
-			if f, ok := checkpoint(path); ok {
-				out = append(out, modelEntry{Name: e.Name(), Path: f, Label: e.Name() + " (llama2.c)"})
+			if f, kind, ok := checkpoint(path); ok {
+				out = append(out, modelEntry{Name: e.Name(), Path: f, Label: e.Name() + " (" + kind + ")"})
 			}
 		}
 	}
@@ -231,8 +231,8 @@ func scanCache(dir string) []modelEntry {
 			continue
 		}
 		for _, f := range m.Files {
-			if path, ok := checkpoint(filepath.Join(m.Dir, filepath.FromSlash(f))); ok {
-				out = append(out, modelEntry{Name: m.Spec() + ":" + f, Path: path, Label: m.Spec() + ": " + f + " (cache, llama2.c)"})
+			if path, kind, ok := checkpoint(filepath.Join(m.Dir, filepath.FromSlash(f))); ok {
+				out = append(out, modelEntry{Name: m.Spec() + ":" + f, Path: path, Label: m.Spec() + ": " + f + " (cache, " + kind + ")"})
 			}
 		}
 	}
@@ -241,12 +241,19 @@ func scanCache(dir string) []modelEntry {
 
 // checkpoint reports whether path is a llama2.c checkpoint. Describe opens
 // regular files only, so a named pipe called x.bin is not one.
-func checkpoint(path string) (string, bool) {
-	if !strings.HasSuffix(path, ".bin") || strings.HasPrefix(filepath.Base(path), "tokenizer") {
-		return "", false
+func checkpoint(path string) (string, string, bool) {
+	gguf := strings.EqualFold(filepath.Ext(path), ".gguf")
+	if !gguf && (!strings.HasSuffix(path, ".bin") || strings.HasPrefix(filepath.Base(path), "tokenizer")) {
+		return "", "", false
 	}
 	d, err := modelhub.Describe(path)
-	return path, err == nil && d.Format == "llama2.c"
+	if err != nil || d.Format != "llama2.c" && d.Format != "gguf" {
+		return "", "", false
+	}
+	if d.Format == "gguf" {
+		return path, "gguf " + d.Architecture + ", " + d.DType, true
+	}
+	return path, "llama2.c", true
 }
 
 func isFile(path string) bool {

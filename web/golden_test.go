@@ -40,13 +40,18 @@ func TestModelsFolderScan(t *testing.T) {
 	dir := realModels(t)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a model"), 0o644)
 	os.WriteFile(filepath.Join(dir, "loop.json"), []byte(loopTable), 0o644)
-	var names []string
+	var names, labels []string
 	for _, e := range scanModels(dir) {
 		names = append(names, e.Name)
+		labels = append(labels, e.Label)
 	}
 	got := strings.Join(names, " ")
-	if got != "loop.json stories260K/stories260K.bin tiny-gpt2" {
-		t.Errorf("got models %q, want loop.json, stories260K/stories260K.bin and tiny-gpt2 (not tok512.bin or notes.txt)", got)
+	want := "loop.json stories260K/stories260K-f16.gguf stories260K/stories260K-f32.gguf stories260K/stories260K.bin tiny-gpt2"
+	if got != want {
+		t.Errorf("got models %q, want %q (not tok512.bin or notes.txt)", got, want)
+	}
+	if l := strings.Join(labels, "; "); !strings.Contains(l, "stories260K-f16.gguf (gguf llama, f16)") || !strings.Contains(l, "stories260K.bin (llama2.c)") {
+		t.Errorf("got labels %q, want the GGUF files labelled with architecture and type", l)
 	}
 }
 
@@ -63,6 +68,8 @@ func TestGenerateRealModels(t *testing.T) {
 			[]string{`data-stage="top_k"`, `data-stage="top_p"`, `data-testid="draw-marker"`, `data-testid="kv-total"`, `data-testid="traffic-achieved"`, `data-testid="chart-kv"`, `data-testid="chart-cost"`}},
 		{"stories260K", form{"model": "stories260K/stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "8"},
 			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, `data-testid="machine-bandwidth">40.0 GB/s<`, "%)</dd>", `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
+		{"stories260K GGUF, F16", form{"model": "stories260K/stories260K-f16.gguf", "prompt": "Once upon a time", "max_new_tokens": "8"},
+			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // Description is what `tracer models` shows about a model on disk. Fields
 // that cannot be found are left empty.
 type Description struct {
-	Format       string // "safetensors" or "llama2.c"
+	Format       string // "safetensors", "llama2.c" or "gguf"
 	Architecture string // config.json's architectures[0] ("LlamaForCausalLM"), else its model_type
 	ModelType    string // config.json's model_type ("llama")
 	Params       int64  // parameters, counted from the weights' shapes
@@ -38,6 +38,9 @@ func Describe(path string) (Description, error) {
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
 			return Description{}, notRegular(path, fi.Mode())
+		}
+		if strings.EqualFold(filepath.Ext(path), ".gguf") {
+			return describeGGUF(path)
 		}
 		return describeLlama2c(path, fi.Size())
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
+	"tracer/engine/gguf"
 
 	"tracer/engine/safetensors"
 )
@@ -118,4 +120,34 @@ func (c llama2cConfig) params(shared bool) (params, freqs int64, err error) {
 		params += vocab * dim // wcls
 	}
 	return params, seq * headSize, nil
+}
+
+// describeGGUF reads a GGUF file's metadata and tensor table (never its
+// weights): the architecture, the parameters and the tensor type holding
+// most of them, and whether it carries a tokenizer and a chat template.
+func describeGGUF(path string) (Description, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return Description{}, err
+	}
+	defer f.Close()
+	arch, _, err := f.String("general.architecture")
+	if err != nil {
+		return Description{}, err
+	}
+	d := Description{Format: "gguf", Architecture: arch, ModelType: arch}
+	byType := map[string]int64{}
+	for _, t := range f.Tensors {
+		n := t.Elements()
+		d.Params += n
+		byType[strings.ToLower(t.Type.String())] += n
+	}
+	for name, n := range byType {
+		if n > byType[d.DType] || n == byType[d.DType] && name < d.DType {
+			d.DType = name
+		}
+	}
+	d.Tokenizer = f.Has("tokenizer.ggml.model")
+	d.ChatTemplate = f.Has("tokenizer.chat_template")
+	return d, nil
 }
