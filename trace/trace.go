@@ -11,6 +11,7 @@ package trace
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -253,37 +254,11 @@ type Inside struct {
 type Weights []float32
 
 // MarshalJSON writes the weights compactly, non-finite values as null.
-func (w Weights) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 10*len(w)+2)
-	b = append(b, '[')
-	for i, v := range w {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
-			b = append(b, "null"...)
-			continue
-		}
-		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
-	}
-	return append(b, ']'), nil
-}
+func (w Weights) MarshalJSON() ([]byte, error) { return appendFloat32s(nil, w), nil }
 
 // UnmarshalJSON reads null as NaN, which Validate rejects.
 func (w *Weights) UnmarshalJSON(data []byte) error {
-	var raw []*float32
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	*w = make(Weights, len(raw))
-	for i, v := range raw {
-		if v == nil {
-			(*w)[i] = float32(math.NaN())
-		} else {
-			(*w)[i] = *v
-		}
-	}
-	return nil
+	return readFloat32s(data, (*[]float32)(w), float32(math.NaN()))
 }
 
 // Candidate is one token with its score.
@@ -396,10 +371,19 @@ type NaN struct {
 type Logits []float32
 
 // MarshalJSON writes non-finite values as null.
-func (l Logits) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 12*len(l)+2)
+func (l Logits) MarshalJSON() ([]byte, error) { return appendFloat32s(nil, l), nil }
+
+// UnmarshalJSON reads null as -inf.
+func (l *Logits) UnmarshalJSON(data []byte) error {
+	return readFloat32s(data, (*[]float32)(l), float32(math.Inf(-1)))
+}
+
+// appendFloat32s appends a JSON array of float32s, each as the shortest
+// decimal that reads back to the same float32, non-finite ones as null.
+func appendFloat32s(b []byte, xs []float32) []byte {
+	b = slices.Grow(b, 10*len(xs)+2)
 	b = append(b, '[')
-	for i, v := range l {
+	for i, v := range xs {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -409,21 +393,22 @@ func (l Logits) MarshalJSON() ([]byte, error) {
 		}
 		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
-// UnmarshalJSON reads null as -inf.
-func (l *Logits) UnmarshalJSON(data []byte) error {
+// readFloat32s reads a JSON array of numbers and nulls into *dst, a null
+// as null.
+func readFloat32s(data []byte, dst *[]float32, null float32) error {
 	var raw []*float32
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	*l = make(Logits, len(raw))
+	*dst = make([]float32, len(raw))
 	for i, v := range raw {
 		if v == nil {
-			(*l)[i] = float32(math.Inf(-1))
+			(*dst)[i] = null
 		} else {
-			(*l)[i] = *v
+			(*dst)[i] = *v
 		}
 	}
 	return nil
