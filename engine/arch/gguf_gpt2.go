@@ -8,9 +8,8 @@ import (
 )
 
 // ggufGPT2 is GPT-2 from a GGUF file. llama.cpp's converter stores every
-// weight [out, in] (Conv1D's [in, out] transposed), so the block is
-// gpt2.go's with products by MatMul instead of MatMulT; the embedding,
-// final norm and head are gpt2's. Tensors:
+// weight [out, in] (Conv1D's [in, out] transposed), so its gpt2 has outIn
+// set and multiplies by MatMul instead of MatMulT. Tensors:
 //
 //	token_embd (vocab, hidden)   position_embd (context, hidden)   output_norm.{weight,bias}   output.weight (absent: tied)
 //	blk.N.attn_norm.{weight,bias}   attn_qkv (3·hidden, hidden) + bias   attn_output (hidden, hidden) + bias
@@ -46,7 +45,7 @@ func loadGGUFGPT2(f *gguf.File, ld *ggufLoader) (*ggufGPT2, error) {
 		return nil, fmt.Errorf("arch: %s: tensor \"token_embd.weight\" is missing or not (%d, vocab) with vocab ≤ %d", f.Name, d.hidden, maxWidth)
 	}
 	d.vocab = int(emb.Dims[1])
-	n := &gpt2{d: d, eps: float32(eps), layers: make([]gpt2Layer, d.layers)}
+	n := &gpt2{d: d, eps: float32(eps), layers: make([]gpt2Layer, d.layers), outIn: true}
 	h, ff := d.hidden, d.ffn
 	if n.wte, err = ld.matrix("token_embd.weight", d.vocab, h); err != nil {
 		return nil, err
@@ -94,40 +93,6 @@ func loadGGUFGPT2(f *gguf.File, ld *ggufLoader) (*ggufGPT2, error) {
 		}
 	}
 	return &ggufGPT2{n}, nil
-}
-
-// block is gpt2.block with [out, in] weights.
-func (n *ggufGPT2) block(p *pass, l int) {
-	L := &n.layers[l]
-	d, T := n.d, p.T()
-	h := d.hidden
-	x, xn, proj := p.s.x[:T*h], p.s.xn[:T*h], p.s.proj[:T*h]
-	q, k, v, att := p.s.q[:T*h], p.s.k[:T*h], p.s.v[:T*h], p.s.att[:T*h]
-	grow(&p.s.qkv, T*3*h)
-	qkv := p.s.qkv[:T*3*h]
-
-	for t := 0; t < T; t++ {
-		tensor.LayerNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.ln1W, L.ln1B, n.eps)
-	}
-	linear(p, qkv, L.attnW, L.attnB, xn)
-	for t := 0; t < T; t++ {
-		row := qkv[t*3*h : (t+1)*3*h]
-		copy(q[t*h:(t+1)*h], row[:h])
-		copy(k[t*h:(t+1)*h], row[h:2*h])
-		copy(v[t*h:(t+1)*h], row[2*h:])
-	}
-	p.attend(l, q, k, v, att)
-	linear(p, proj, L.projW, L.projB, att)
-	tensor.Add(x, x, proj)
-
-	for t := 0; t < T; t++ {
-		tensor.LayerNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.ln2W, L.ln2B, n.eps)
-	}
-	fc := p.s.gate[:T*d.ffn]
-	linear(p, fc, L.fcW, L.fcB, xn)
-	tensor.GeluNew(fc, fc)
-	linear(p, proj, L.fcProjW, L.fcProjB, fc)
-	tensor.Add(x, x, proj)
 }
 
 // cost is the GPT-2 cost model at the real bytes of every weight: norms

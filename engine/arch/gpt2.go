@@ -22,6 +22,10 @@ type gpt2 struct {
 	lnfW   []float32     // (hidden)
 	lnfB   []float32     // (hidden)
 	lmHead tensor.Matrix // (vocab, hidden); wte when tied
+
+	// outIn: the layer matrices hold [out, in] weights (llama.cpp's GGUF
+	// converter transposes Conv1D's), multiplied by MatMul, not MatMulT.
+	outIn bool
 }
 
 // gpt2Layer is one block. Conv1D weights are stored [in, out].
@@ -184,7 +188,7 @@ func (n *gpt2) block(p *pass, l int) {
 	for t := 0; t < T; t++ {
 		tensor.LayerNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.ln1W, L.ln1B, n.eps)
 	}
-	conv1D(p, qkv, L.attnW, L.attnB, xn)
+	n.project(p, qkv, L.attnW, L.attnB, xn)
 	for t := 0; t < T; t++ {
 		row := qkv[t*3*h : (t+1)*3*h]
 		copy(q[t*h:(t+1)*h], row[:h])
@@ -192,17 +196,26 @@ func (n *gpt2) block(p *pass, l int) {
 		copy(v[t*h:(t+1)*h], row[2*h:])
 	}
 	p.attend(l, q, k, v, att)
-	conv1D(p, proj, L.projW, L.projB, att)
+	n.project(p, proj, L.projW, L.projB, att)
 	tensor.Add(x, x, proj)
 
 	for t := 0; t < T; t++ {
 		tensor.LayerNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.ln2W, L.ln2B, n.eps)
 	}
 	fc := p.s.gate[:T*d.ffn]
-	conv1D(p, fc, L.fcW, L.fcB, xn)
+	n.project(p, fc, L.fcW, L.fcB, xn)
 	tensor.GeluNew(fc, fc)
-	conv1D(p, proj, L.fcProjW, L.fcProjB, fc)
+	n.project(p, proj, L.fcProjW, L.fcProjB, fc)
 	tensor.Add(x, x, proj)
+}
+
+// project is dst = x·W + b for a layer matrix as this model stores it.
+func (n *gpt2) project(p *pass, dst []float32, w tensor.Matrix, b []float32, x []float32) {
+	if n.outIn {
+		linear(p, dst, w, b, x)
+		return
+	}
+	conv1D(p, dst, w, b, x)
 }
 
 // conv1D computes dst = x W + b for GPT-2's [in, out] weight.
