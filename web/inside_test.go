@@ -1,0 +1,311 @@
+package web
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"tracer/engine"
+	"tracer/engine/refdata"
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// testWords is the page's wording in lang, from the embedded catalog.
+func testWords(t *testing.T, lang string) Words {
+	t.Helper()
+	cat, err := lessons.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Words{ui: cat.UI, Lang: lang}
+}
+
+// lensOf builds a lens whose layer l has tops[l] as its top tokens.
+func lensOf(tops ...[]int) [][]trace.Candidate {
+	out := make([][]trace.Candidate, len(tops))
+	for l, ids := range tops {
+		for k, id := range ids {
+			out[l] = append(out[l], trace.Candidate{ID: id, Token: "t" + string(rune('a'+id)), Logit: float32(10 - k), Prob: 0.5 / float64(k+1)})
+		}
+	}
+	return out
+}
+
+func TestLensView(t *testing.T) {
+	w := testWords(t, lessons.English)
+	chosen := trace.Chosen{ID: 2, Token: " b"}
+	cases := []struct {
+		name      string
+		lens      [][]trace.Candidate
+		first     int
+		sentence  string
+		highlight []int // 1-based layers whose chosen cell is highlighted
+	}{
+		{"settled", lensOf([]int{1, 2}, []int{1, 2}, []int{2, 1}, []int{2, 3}), 3, "the answer is settled from layer 3 of 4", []int{3, 4}},
+		{"settled at once", lensOf([]int{2}, []int{2}), 1, "settled from layer 1 of 2", []int{1, 2}},
+		{"wavers", lensOf([]int{2, 1}, []int{1, 2}, []int{2}), 1, "layer 2 still prefers another token", []int{1, 2, 3}},
+		{"never", lensOf([]int{1, 2}, []int{3, 2}), 0, "is the top-1 of no layer", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := lensView(tc.lens, chosen, w)
+			if v.First != tc.first {
+				t.Errorf("got first layer %d, want %d", v.First, tc.first)
+			}
+			if !strings.Contains(v.Settled, tc.sentence) || !strings.Contains(v.Settled, "␣b") {
+				t.Errorf("got sentence %q, want one with %q and the token ␣b", v.Settled, tc.sentence)
+			}
+			var got []int
+			for _, r := range v.Rows {
+				for _, c := range r.Cells {
+					if c.Chosen {
+						got = append(got, r.Layer)
+					}
+				}
+			}
+			if !slices.Equal(got, tc.highlight) {
+				t.Errorf("got the chosen token highlighted at layers %v, want %v", got, tc.highlight)
+			}
+		})
+	}
+	t.Run("five shown", func(t *testing.T) {
+		v := lensView(lensOf([]int{0, 1, 2, 3, 4, 5, 6}), chosen, w)
+		if n := len(v.Rows[0].Cells); n != lensShown {
+			t.Errorf("got %d tokens shown, want %d", n, lensShown)
+		}
+	})
+}
+
+func TestStrongest(t *testing.T) {
+	cases := []struct {
+		name  string
+		w     []float32
+		query int
+		want  []int
+	}{
+		{"by weight", []float32{0.1, 0.5, 0.2, 0.05, 0.15}, 4, []int{1, 2, 0}},
+		{"ties by the earlier key", []float32{0.25, 0.25, 0.25, 0.25}, 3, []int{0, 1, 2}},
+		{"not the query itself", []float32{0.1, 0.1, 0.8}, 2, []int{0, 1}},
+		{"no pads", []float32{0, 0, 0.6, 0.4}, 3, []int{2}},
+		{"nothing before", []float32{1}, 0, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := strongest(tc.w, tc.query, attnLinks); !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVisibleSpace(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"space", " Once", "␣Once"},
+		{"sentencepiece", "▁Once", "␣Once"},
+		{"gpt-2", "Ġthe", "␣the"},
+		{"newline", "\n<s>\n", "↵<s>↵"},
+		{"tab", "\tx", "⇥x"},
+		{"plain", "abc", "abc"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := visibleSpace(tc.in); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// insideTrace is a two-layer, two-head trace of a left-padded batch whose
+// row 1 recorded attention over four keys (one pad) and a lens.
+func insideTrace() *trace.Trace {
+	att := [][]trace.Weights{
+		{{0, 0.5, 0.3, 0.2}, {0, 0.1, 0.1, 0.8}},
+		{{0, 0.2, 0.6, 0.2}, {0, 0.4, 0.4, 0.2}},
+	}
+	return &trace.Trace{
+		Model:   trace.Model{Name: "m", Kind: "hf", Layers: 2, Heads: 2, VocabSize: 10},
+		Options: trace.Options{RecordAttention: trace.RecordAttentionStep, RecordLens: 5},
+		Prompt: trace.Prompt{Rows: []trace.Row{
+			{IDs: []int{5, 6, 7}, AttentionMask: []int{1, 1, 1}},
+			{IDs: []int{0, 6, 7}, AttentionMask: []int{0, 1, 1}},
+		}},
+		Steps: []trace.Step{
+			{Rows: []trace.StepRow{{Chosen: trace.Chosen{ID: 3}}, {Chosen: trace.Chosen{ID: 4, Token: " x"}}}},
+			{Rows: []trace.StepRow{{}, {Context: 4, Chosen: trace.Chosen{ID: 3, Token: "c"}, Inside: &trace.Inside{Attention: att, Lens: lensOf([]int{1, 3}, []int{3})}}}},
+		},
+	}
+}
+
+func TestAttentionView(t *testing.T) {
+	w := testWords(t, lessons.English)
+	tr := insideTrace()
+	v := insideView(tr, tr.Steps, 1, 1, w)
+	if v == nil || v.Attention == nil || v.Lens == nil || len(v.Missing) != 0 {
+		t.Fatalf("got %+v, want both panels and nothing missing", v)
+	}
+	a := v.Attention
+	var texts []string
+	for _, k := range a.Keys {
+		texts = append(texts, k.Text)
+	}
+	if want := []string{"pad", "#6", "#7", "␣x"}; !slices.Equal(texts, want) {
+		t.Errorf("got keys %q, want %q", texts, want)
+	}
+	if !a.Keys[0].Pad || !a.Keys[3].Query {
+		t.Errorf("got keys %+v, want the first a pad and the last the query", a.Keys)
+	}
+	if a.Layer != 1 || a.Head != 2 || !a.Grid[1][2].Selected || !a.Grid[1][2].All {
+		t.Errorf("got layer %d head %d shown first, want the last layer's all heads (1, 2)", a.Layer, a.Head)
+	}
+	var d attnData
+	if err := json.Unmarshal([]byte(a.Data), &d); err != nil {
+		t.Fatalf("data: %v", err)
+	}
+	cases := []struct {
+		name        string
+		layer, head int
+		w           []float32
+		top         []int
+	}{
+		{"a head", 0, 1, []float32{0, 0.1, 0.1, 0.8}, []int{1, 2}},
+		{"all heads averaged", 1, 2, []float32{0, 0.3, 0.5, 0.2}, []int{2, 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := d.Cells[tc.layer][tc.head]
+			for k, x := range tc.w {
+				if diff := c.W[k] - x; diff > 1e-6 || diff < -1e-6 {
+					t.Errorf("key %d: got %v, want %v", k, c.W[k], x)
+				}
+			}
+			if !slices.Equal(c.Top, tc.top) {
+				t.Errorf("got strongest %v, want %v", c.Top, tc.top)
+			}
+		})
+	}
+	if a.Keys[2].Weight != "0.5" || !a.Keys[2].Link || a.Keys[2].Tint != "1.00" {
+		t.Errorf("got key 2 %+v shown first, want weight 0.5, the darkest tint and a link", a.Keys[2])
+	}
+}
+
+func TestInsideMissing(t *testing.T) {
+	w := testWords(t, lessons.English)
+	bare := func(o trace.Options, params int64) *trace.Trace {
+		return &trace.Trace{
+			Model:   trace.Model{Kind: "hf", Params: params},
+			Options: o,
+			Prompt:  trace.Prompt{IDs: []int{1, 2}},
+			Steps:   []trace.Step{{Rows: []trace.StepRow{{Chosen: trace.Chosen{ID: 1}}}}},
+		}
+	}
+	cases := []struct {
+		name string
+		t    *trace.Trace
+		want []string // in the sentences, in order
+	}{
+		{"imported without inside", bare(trace.Options{MaxNewTokens: 5}, 1000), []string{"No attention recorded", "--record-attention", "No logit lens recorded"}},
+		{"too big for the page", bare(trace.Options{MaxNewTokens: 100}, 135e6), []string{"too large", "10⁹"}},
+		{"recorded, not at this step", bare(trace.Options{RecordLens: 5}, 1000), []string{"not for this step"}},
+		{"a server's run", func() *trace.Trace { t := bare(trace.Options{}, 0); t.Model.Kind = "server"; return t }(), []string{"top log-probabilities"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := insideView(tc.t, tc.t.Steps, 0, 0, w)
+			if v == nil || v.Attention != nil || v.Lens != nil {
+				t.Fatalf("got %+v, want no panels", v)
+			}
+			got := strings.Join(v.Missing, " | ")
+			at := 0
+			for _, s := range tc.want {
+				i := strings.Index(got[at:], s)
+				if i < 0 {
+					t.Fatalf("got %q, want %q (after byte %d)", got, s, at)
+				}
+				at += i
+			}
+		})
+	}
+	t.Run("the toy has no inside", func(t *testing.T) {
+		tr := bare(trace.Options{}, 0)
+		tr.Model.Kind = "toy"
+		if v := insideView(tr, tr.Steps, 0, 0, w); v != nil {
+			t.Errorf("got %+v, want nil", v)
+		}
+	})
+}
+
+// insideModel stands in for a model that can show its inside.
+type insideModel struct {
+	engine.Model
+	info engine.Info
+}
+
+func (m insideModel) Info() engine.Info { return m.info }
+func (m insideModel) ForwardInside(engine.Cache, *engine.Batch, [][]float32, *engine.Inside) error {
+	return nil
+}
+
+func TestLiveInside(t *testing.T) {
+	small := insideModel{info: engine.Info{Params: 260032, Layers: 5, Heads: 8, VocabSize: 512}}
+	big := insideModel{info: engine.Info{Params: 134515008, Layers: 30, Heads: 9, VocabSize: 49152}}
+	cases := []struct {
+		name    string
+		m       engine.Model
+		o       trace.Options
+		prompts [][]int
+		want    bool
+	}{
+		{"stories260K records", small, trace.Options{MaxNewTokens: 500}, [][]int{make([]int, 12)}, true},
+		{"SmolLM2-135M does not", big, trace.Options{MaxNewTokens: 20}, [][]int{make([]int, 12)}, false},
+		{"max_length counts", small, trace.Options{MaxNewTokens: -1, MaxLength: 5000}, [][]int{make([]int, 12)}, false},
+		{"a model without inside", engine.Model(nil), trace.Options{MaxNewTokens: 5}, [][]int{{1}}, false},
+		{"the user's own choice stays", small, trace.Options{MaxNewTokens: 5, RecordLens: 9}, [][]int{{1}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			got := liveInside(tc.m, &o, tc.prompts)
+			if got != tc.want || got && (o.RecordAttention != trace.RecordAttentionStep || o.RecordLens != lensShown) {
+				t.Errorf("got %v (%q, %d), want %v", got, o.RecordAttention, o.RecordLens, tc.want)
+			}
+		})
+	}
+}
+
+func TestEstimateCountsInside(t *testing.T) {
+	info := engine.Info{Layers: 5, Heads: 8, VocabSize: 512, KVBytesPerToken: 2560}
+	off := trace.Options{MaxNewTokens: 100, RecordTop: 10, UseCache: true}
+	on := off
+	on.RecordAttention, on.RecordLens = trace.RecordAttentionStep, 5
+	prompts := [][]int{make([]int, 10)}
+	a, b := estimateRun(info, off, prompts), estimateRun(info, on, prompts)
+	// 100 steps × (5 layers × 8 heads × 110 keys × 4 bytes + 5 layers × 5 entries × 48 bytes)
+	if want := 100.0 * (5*8*110*4 + 5*5*48); b.record-a.record != want {
+		t.Errorf("got %v more bytes recorded with the inside, want %v", b.record-a.record, want)
+	}
+}
+
+// TestLiveRunRecordsInside runs stories260K on the page: the run records
+// attention and the lens by default, and the step's view shows both panels.
+func TestLiveRunRecordsInside(t *testing.T) {
+	dir := refdata.Need(t, "models/stories260K")
+	s, sess, c := liveServer(t, Config{ModelsDir: dir}, 0)
+	o := generate(t, s, c, form{"model": "stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "4"})
+	for _, want := range []string{`data-testid="attention-panel"`, `data-testid="lens-panel"`, `data-testid="lens-settled"`} {
+		if !strings.Contains(o.HTML, want) {
+			t.Errorf("the last step's view has no %s", want)
+		}
+	}
+	tr := sessionTrace(sess)
+	if tr.Options.RecordAttention != trace.RecordAttentionStep || tr.Options.RecordLens != lensShown {
+		t.Errorf("got record_attention %q, record_lens %d; want %q and %d", tr.Options.RecordAttention, tr.Options.RecordLens, trace.RecordAttentionStep, lensShown)
+	}
+	for i, st := range tr.Steps {
+		if in := st.Rows[0].Inside; in == nil || len(in.Attention) != 5 || len(in.Lens) != 5 {
+			t.Errorf("step %d: got inside %v, want 5 layers of attention and lens", i, in)
+		}
+	}
+}
