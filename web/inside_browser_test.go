@@ -14,6 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"tracer/engine/refdata"
+	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -198,5 +200,51 @@ func TestBrowserInsidePanels(t *testing.T) {
 	})
 	if msgs := consoleErrors(); len(msgs) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(msgs, "\n"))
+	}
+}
+
+// TestBrowserLessonInside opens the lesson step on the inside of a step,
+// in English and in Hindi, on stories260K: both panels, a head picked from
+// the grid, the lens's sentence in the page's language.
+func TestBrowserLessonInside(t *testing.T) {
+	skipShort(t)
+	models := refdata.Need(t, "models/stories260K/stories260K.bin")
+	url, _ := serve(t, Config{ModelsDir: filepath.Dir(models)}, nil)
+	ctx := browser(t)
+	consoleErrors := collectConsole(ctx)
+	cases := []struct {
+		lang, settled, head string
+	}{
+		{lessons.English, "the answer is settled from layer", "layer 2 · head 3"},
+		{lessons.Hindi, "से तय है", "layer 2 · head 3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.lang, func(t *testing.T) {
+			page := strings.TrimSuffix(url, "/") + "/lessons/generate-with-a-small-lm/inside-one-step?lang=" + tc.lang
+			do(t, ctx, "open "+page, chromedp.Navigate(page), chromedp.WaitReady(css("[data-testid=lesson-figure]")))
+			waitJS(t, ctx, "the panels", `document.querySelector("[data-testid=attention-panel][data-drawn]") && document.querySelector("[data-testid=lens-panel]")`)
+			if lang := evalJS[string](t, ctx, `document.body.dataset.lang`); lang != tc.lang {
+				t.Fatalf("got the page in %q, want %q", lang, tc.lang)
+			}
+			settled := evalJS[string](t, ctx, `document.querySelector("[data-testid=lens-settled]").textContent`)
+			if !strings.Contains(settled, tc.settled) {
+				t.Errorf("got the lens sentence %q, want it to hold %q", settled, tc.settled)
+			}
+			sel := `[data-testid=attn-cell][data-layer="1"][data-head="2"]`
+			before := shownWeights(t, ctx)
+			do(t, ctx, "pick a head", chromedp.Click(css(sel)))
+			if got := evalJS[string](t, ctx, `document.querySelector("[data-testid=attn-selected]").textContent`); got != tc.head {
+				t.Errorf("got the label %q, want %q", got, tc.head)
+			}
+			if after := shownWeights(t, ctx); slices.Equal(after, before) {
+				t.Errorf("picking layer 2 head 3 left the weights as they were: %v", after)
+			}
+			if n := evalJS[float64](t, ctx, `document.querySelectorAll("[data-testid=attn-link]").length`); n == 0 {
+				t.Error("no links drawn")
+			}
+		})
+	}
+	if msgs := consoleErrors(); len(msgs) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(msgs, "\n"))
 	}
 }
