@@ -371,6 +371,9 @@ func debuggerKeys() []string {
 		KeyDbgInsideTooBig,
 		KeyDbgInsideServer,
 		KeyDbgInsideStepNone,
+		KeyDbgInsideComputing,
+		KeyDbgInsideAfterRun,
+		KeyDbgInsideFailed,
 	}
 }
 
@@ -393,4 +396,7 @@ const (
 	KeyDbgInsideTooBig      = "dbg-inside-too-big"
 	KeyDbgInsideServer      = "dbg-inside-server"
 	KeyDbgInsideStepNone    = "dbg-inside-step-none"
+	KeyDbgInsideComputing   = "dbg-inside-computing"
+	KeyDbgInsideAfterRun    = "dbg-inside-after-run"
+	KeyDbgInsideFailed      = "dbg-inside-failed"
 )

@@ -146,7 +146,7 @@ func estimateRun(info engine.Info, o trace.Options, prompts [][]int) runEstimate
 	return runEstimate{
 		kv:     seqs * float64(length) * kvPerToken,
 		work:   seqs * float64(info.VocabSize) * 4 * 4, // logits, scores, probabilities, sort order
-		record: seqs * float64(newTokens) * perRowStep,
+		record: seqs*float64(newTokens)*perRowStep + keptInsideBytes(info, o, length, entryBytes),
 		length: length,
 	}
 }
@@ -177,6 +177,7 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 	for _, sp := range specs {
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true
+		r.inside = s.newInsideStore(sess, sp.model, sp.req)
 		d.runs = append(d.runs, r)
 	}
 	s.sessions.holdImport(sess, 0, 0) // an imported trace the page showed is gone

@@ -283,8 +283,13 @@ func TestEstimateCountsInside(t *testing.T) {
 	prompts := [][]int{make([]int, 10)}
 	a, b := estimateRun(info, off, prompts), estimateRun(info, on, prompts)
 	// 100 steps × (5 layers × 8 heads × 110 keys × 4 bytes + 5 layers × 5 entries × 48 bytes)
-	if want := 100.0 * (5*8*110*4 + 5*5*48); b.record-a.record != want {
-		t.Errorf("got %v more bytes recorded with the inside, want %v", b.record-a.record, want)
+	perStep := 5.0*8*110*4 + 5*5*48 // 5 layers × 8 heads × 110 keys × 4 bytes + 5 layers × 5 entries × 48 bytes
+	if want := 100*perStep - insideKeep*perStep; b.record-a.record != want {
+		t.Errorf("got %v more bytes recorded with the inside at every step, want %v (100 steps, less the %d a run without kept on demand)", b.record-a.record, want, insideKeep)
+	}
+	toy := estimateRun(engine.Info{VocabSize: 10}, off, prompts)
+	if toy.record != 100*(8*10*48+512) {
+		t.Errorf("got %v bytes recorded for a model without layers, want no inside counted", toy.record)
 	}
 }
 
@@ -306,6 +311,67 @@ func TestLiveRunRecordsInside(t *testing.T) {
 	for i, st := range tr.Steps {
 		if in := st.Rows[0].Inside; in == nil || len(in.Attention) != 5 || len(in.Lens) != 5 {
 			t.Errorf("step %d: got inside %v, want 5 layers of attention and lens", i, in)
+		}
+	}
+}
+
+// TestInsideOnDemand stands a run that did not record its inside (as a
+// model too large for insideBudget does not) in for one: the step on view
+// is looked into once the run has ended, and shows what recording would
+// have shown.
+func TestInsideOnDemand(t *testing.T) {
+	dir := refdata.Need(t, "models/stories260K")
+	s, sess, c := liveServer(t, Config{ModelsDir: dir}, 0)
+	generate(t, s, c, form{"model": "stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "4"})
+	sess.mu.Lock()
+	r := sess.doc.runs[0]
+	recorded := r.snapshot()
+	bare := r.snapshot()
+	bare.Steps = slices.Clone(bare.Steps)
+	for i := range bare.Steps {
+		bare.Steps[i].Rows = slices.Clone(bare.Steps[i].Rows)
+		bare.Steps[i].Rows[0].Inside = nil
+	}
+	bare.Options.RecordAttention, bare.Options.RecordLens = "", 0
+	r.trace = bare
+	req := r.req
+	req.Options.RecordAttention, req.Options.RecordLens = "", 0
+	r.inside = s.newInsideStore(sess, r.model, req)
+	sess.mu.Unlock()
+	if r.inside == nil {
+		t.Fatal("no store for a run that records nothing inside")
+	}
+	for _, at := range []int{2, 0} {
+		if at == 2 {
+			sendJSON(t, c, map[string]string{"type": "prev"})
+		} else {
+			sendJSON(t, c, map[string]string{"type": "first"})
+		}
+		o := waitFor(t, c, "the step's inside", func(o outbound) bool {
+			return o.Type == msgView && o.Index == at && strings.Contains(o.HTML, `data-testid="attention-panel"`)
+		})
+		if !strings.Contains(o.HTML, `data-testid="lens-settled"`) {
+			t.Errorf("step %d: the view has no lens", at)
+		}
+		sess.mu.Lock()
+		v := insideFor(r, r.trace.Steps, at, 0, testWords(t, lessons.English))
+		sess.mu.Unlock()
+		want := recorded.Steps[at].Rows[0].Inside
+		var d attnData
+		if err := json.Unmarshal([]byte(v.Attention.Data), &d); err != nil {
+			t.Fatal(err)
+		}
+		for l := range want.Attention {
+			for h, ws := range want.Attention[l] {
+				for k, x := range ws {
+					if diff := d.Cells[l][h].W[k] - x; diff > 1e-5 || diff < -1e-5 {
+						t.Fatalf("step %d layer %d head %d key %d: got %v looked up, want %v recorded", at, l, h, k, d.Cells[l][h].W[k], x)
+					}
+				}
+			}
+		}
+		if v.Lens.First == 0 || len(v.Lens.Rows) != len(want.Lens) || v.Lens.Rows[4].Cells[0].ID != want.Lens[4][0].ID {
+			t.Errorf("step %d: got lens %+v, want the recorded one", at, v.Lens)
 		}
 	}
 }
