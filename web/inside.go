@@ -198,7 +198,9 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 	first := d.Cells[v.Layer][v.Head]
 	most := float32(0)
 	for _, x := range first.W {
-		most = max(most, x)
+		if x > most { // not max: a NaN weight (a broken model's) would win
+			most = x
+		}
 	}
 	for k := range keys {
 		x := first.W[k]
@@ -362,7 +364,7 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 
 // tintStyle sets a tint's opacity, a number inside.go formats itself.
 func tintStyle(tint string) templ.SafeCSS {
-	if _, err := strconv.ParseFloat(tint, 64); err != nil {
+	if x, err := strconv.ParseFloat(tint, 64); err != nil || !(x >= 0 && x <= 1) {
 		tint = "0"
 	}
 	return templ.SafeCSS("--tint: " + tint + ";")

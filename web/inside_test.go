@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 )
 
 // testWords is the page's wording in lang, from the embedded catalog.
-func testWords(t *testing.T, lang string) Words {
+func testWords(t testing.TB, lang string) Words {
 	t.Helper()
 	cat, err := lessons.Load()
 	if err != nil {
@@ -374,4 +375,100 @@ func TestInsideOnDemand(t *testing.T) {
 			t.Errorf("step %d: got lens %+v, want the recorded one", at, v.Lens)
 		}
 	}
+}
+
+// FuzzInsideView builds the inside panels of arbitrary recorded rows
+// (ragged lists, NaN, negative and huge weights, a lens in any order):
+// no panic, and the panels stay consistent with what they show: one grid
+// cell and one data cell per layer and head plus the average, one weight
+// per key, links only to earlier keys by descending weight, and the lens
+// highlight only from its first top-1 layer.
+func FuzzInsideView(f *testing.F) {
+	f.Add(uint8(2), uint8(2), uint8(4), []byte{0, 128, 64, 32, 255, 1, 2, 3}, uint16(3))
+	f.Add(uint8(1), uint8(1), uint8(1), []byte{255}, uint16(0))
+	f.Add(uint8(5), uint8(8), uint8(7), []byte("attention over the context"), uint16(286))
+	f.Add(uint8(3), uint8(0), uint8(0), []byte{}, uint16(1))
+	w := testWords(f, lessons.English)
+	f.Fuzz(func(t *testing.T, layers, heads, keys uint8, data []byte, chosen uint16) {
+		L, H, K := int(layers%8), int(heads%8), int(keys%16)
+		next := func(i int) float32 {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[i%len(data)]
+			switch b {
+			case 255:
+				return float32(math.NaN())
+			case 254:
+				return -1
+			}
+			return float32(b) / 128
+		}
+		i := 0
+		att := make([][]trace.Weights, L)
+		lens := make([][]trace.Candidate, L)
+		for l := range L {
+			for h := range H {
+				ws := make(trace.Weights, (K+h)%16) // ragged: heads of different lengths
+				for k := range ws {
+					ws[k] = next(i)
+					i++
+				}
+				att[l] = append(att[l], ws)
+			}
+			for k := range int(next(i) * 4) {
+				lens[l] = append(lens[l], trace.Candidate{ID: int(next(i+k)*100) % 7, Logit: next(i + k + 1), Prob: float64(next(i + k + 2))})
+			}
+			i += 3
+		}
+		tr := &trace.Trace{
+			Model:   trace.Model{Kind: "hf"},
+			Prompt:  trace.Prompt{IDs: []int{1, 2, 3}, Tokens: []string{" a", "\\n", "b"}},
+			Options: trace.Options{RecordAttention: trace.RecordAttentionStep, RecordLens: 5},
+			Steps:   []trace.Step{{Rows: []trace.StepRow{{Chosen: trace.Chosen{ID: int(chosen) % 7}, Inside: &trace.Inside{Attention: att, Lens: lens}}}}},
+		}
+		v := insideView(tr, tr.Steps, 0, 0, w)
+		if v == nil {
+			t.Fatal("got no view for a real model")
+		}
+		if a := v.Attention; a != nil {
+			var d attnData
+			if err := json.Unmarshal([]byte(a.Data), &d); err != nil {
+				t.Fatalf("the panel's data does not read back: %v", err)
+			}
+			if len(d.Cells) != a.Layers || len(a.Grid) != a.Layers {
+				t.Fatalf("got %d data rows and %d grid rows, want %d", len(d.Cells), len(a.Grid), a.Layers)
+			}
+			for l := range d.Cells {
+				if len(d.Cells[l]) != a.Heads+1 || len(a.Grid[l]) != a.Heads+1 {
+					t.Fatalf("layer %d: got %d cells, want %d heads and the average", l, len(d.Cells[l]), a.Heads)
+				}
+				for _, c := range d.Cells[l] {
+					if len(c.W) != len(a.Keys) {
+						t.Fatalf("got %d weights, want one per key (%d)", len(c.W), len(a.Keys))
+					}
+					for j, k := range c.Top {
+						if k < 0 || k >= d.Query || !(c.W[k] > 0) || j > 0 && c.W[k] > c.W[c.Top[j-1]] {
+							t.Fatalf("links %v over %v: want earlier keys of positive weight, strongest first", c.Top, c.W)
+						}
+					}
+				}
+			}
+		}
+		if ln := v.Lens; ln != nil {
+			for _, r := range ln.Rows {
+				if len(r.Cells) > lensShown {
+					t.Fatalf("got %d tokens in a layer, want at most %d", len(r.Cells), lensShown)
+				}
+				for _, c := range r.Cells {
+					if c.Chosen && (ln.First == 0 || r.Layer < ln.First) {
+						t.Fatalf("layer %d highlighted before the first top-1 layer %d", r.Layer, ln.First)
+					}
+				}
+			}
+			if ln.Settled == "" {
+				t.Fatal("no sentence")
+			}
+		}
+	})
 }
