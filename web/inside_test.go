@@ -472,3 +472,32 @@ func FuzzInsideView(f *testing.F) {
 		}
 	})
 }
+
+// TestAttentionTint tints each key by its weight over the cell's largest;
+// a NaN weight (a broken model's) once made every tint NaN.
+func TestAttentionTint(t *testing.T) {
+	cases := []struct {
+		name string
+		w    trace.Weights
+		want []string
+	}{
+		{"by the largest", trace.Weights{0.2, 0.8, 0}, []string{"0.25", "1.00", "0.00"}},
+		{"a NaN weight", trace.Weights{float32(math.NaN()), 0.2, 0.8}, []string{"0", "0.25", "1.00"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &trace.Trace{Model: trace.Model{Kind: "hf"}, Prompt: trace.Prompt{IDs: []int{1, 2, 3}}}
+			steps := []trace.Step{{Rows: []trace.StepRow{{}}}}
+			a := attentionView(tr, steps, 0, 0, [][]trace.Weights{{tc.w}})
+			var got []string
+			for _, k := range a.Keys {
+				got = append(got, string(tintStyle(k.Tint)))
+			}
+			for i, w := range tc.want {
+				if want := "--tint: " + w + ";"; got[i] != want {
+					t.Errorf("key %d: got %q, want %q", i, got[i], want)
+				}
+			}
+		})
+	}
+}
