@@ -79,6 +79,10 @@ func HighlightNames() []HighlightName {
 		{"output.sequences", "every row of a batch as generate() returns it, pads included", NeedBatch},
 		{"output.new_texts", "each row's new text", NeedBatch},
 		{"output.stop_reason", "why generation stopped", 0},
+
+		// Inside the forward pass (the page's attention and lens panels).
+		{"attention", "the newest token's attention over the context, per layer and head, with the grid of heads to pick from", NeedReal},
+		{"lens", "the logit lens: every layer's top tokens, the chosen one from the first layer where it is top-1", NeedReal},
 	}
 }
 

@@ -353,5 +353,50 @@ func debuggerKeys() []string {
 		KeyDbgMsgFailed,
 		KeyDbgMsgStatus,
 		KeyDbgMsgUnreachable,
+		// The attention and logit-lens panels (web/inside.go).
+		KeyDbgAttention,
+		KeyDbgAttnExplain,
+		KeyDbgAttnGrid,
+		KeyDbgAttnAll,
+		KeyDbgAttnHead,
+		KeyDbgAttnLayer,
+		KeyDbgLens,
+		KeyDbgLensExplain,
+		KeyDbgLensSettled,
+		KeyDbgLensWavers,
+		KeyDbgLensNever,
+		KeyDbgInsideNoAttention,
+		KeyDbgInsideNoLens,
+		KeyDbgInsideNotRecorded,
+		KeyDbgInsideTooBig,
+		KeyDbgInsideServer,
+		KeyDbgInsideStepNone,
+		KeyDbgInsideComputing,
+		KeyDbgInsideAfterRun,
+		KeyDbgInsideFailed,
 	}
 }
+
+// The keys of the attention and logit-lens panels (web/inside.go).
+const (
+	KeyDbgAttention         = "dbg-attention"
+	KeyDbgAttnExplain       = "dbg-attn-explain"
+	KeyDbgAttnGrid          = "dbg-attn-grid"
+	KeyDbgAttnAll           = "dbg-attn-all"
+	KeyDbgAttnHead          = "dbg-attn-head"
+	KeyDbgAttnLayer         = "dbg-attn-layer"
+	KeyDbgLens              = "dbg-lens"
+	KeyDbgLensExplain       = "dbg-lens-explain"
+	KeyDbgLensSettled       = "dbg-lens-settled"
+	KeyDbgLensWavers        = "dbg-lens-wavers"
+	KeyDbgLensNever         = "dbg-lens-never"
+	KeyDbgInsideNoAttention = "dbg-inside-no-attention"
+	KeyDbgInsideNoLens      = "dbg-inside-no-lens"
+	KeyDbgInsideNotRecorded = "dbg-inside-not-recorded"
+	KeyDbgInsideTooBig      = "dbg-inside-too-big"
+	KeyDbgInsideServer      = "dbg-inside-server"
+	KeyDbgInsideStepNone    = "dbg-inside-step-none"
+	KeyDbgInsideComputing   = "dbg-inside-computing"
+	KeyDbgInsideAfterRun    = "dbg-inside-after-run"
+	KeyDbgInsideFailed      = "dbg-inside-failed"
+)

@@ -62,6 +62,9 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 	if err := engine.Validate(req.Options, info); err != nil {
 		return runSpec{}, err
 	}
+	if liveInside(m.Model, &req.Options, req.Prompts) && s.checkRunSize(info, req.Options, req.Prompts) != nil {
+		req.Options.RecordAttention, req.Options.RecordLens = "", 0 // it fits without them (checked below)
+	}
 	if err := s.checkRunSize(info, req.Options, req.Prompts); err != nil {
 		return runSpec{}, err
 	}
@@ -107,7 +110,8 @@ func (e runEstimate) total() float64 { return e.kv + e.work + e.record }
 // cache of every sequence (rows × beams) at its longest, the working
 // buffers over the vocabulary, and the recorded steps (each row's
 // candidates, processor stages and final distribution, RecordTop entries
-// each, and every logit with FullLogits).
+// each, every logit with FullLogits, and the attention and lens when
+// recorded).
 func estimateRun(info engine.Info, o trace.Options, prompts [][]int) runEstimate {
 	longest := 0
 	for _, p := range prompts {
@@ -138,10 +142,11 @@ func estimateRun(info engine.Info, o trace.Options, prompts [][]int) runEstimate
 	if !o.UseCache {
 		perRowStep += 8 * float64(length) // every step feeds the whole context
 	}
+	perRowStep += insideBytes(info, o, length, entryBytes) // attention and lens (inside.go)
 	return runEstimate{
 		kv:     seqs * float64(length) * kvPerToken,
 		work:   seqs * float64(info.VocabSize) * 4 * 4, // logits, scores, probabilities, sort order
-		record: seqs * float64(newTokens) * perRowStep,
+		record: seqs*float64(newTokens)*perRowStep + keptInsideBytes(info, o, length, entryBytes),
 		length: length,
 	}
 }
@@ -172,6 +177,7 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 	for _, sp := range specs {
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true
+		r.inside = s.newInsideStore(sess, sp.model, sp.req)
 		d.runs = append(d.runs, r)
 	}
 	s.sessions.holdImport(sess, 0, 0) // an imported trace the page showed is gone

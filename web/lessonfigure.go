@@ -20,6 +20,8 @@ type FigureView struct {
 	Compare string // "same output" or "different output", for steps that compare
 	Same    bool
 	Labels  FigureLabels
+
+	Inside *LessonInsideView // attention and lens, for steps that highlight them (inside.go)
 }
 
 // FigureLabels is the figure's wording in the page's language.

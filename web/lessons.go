@@ -283,7 +283,9 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && m.Toy != nil {
 		return s.momentFigure(traces[0], m, st, mi, ok, lang)
 	}
-	return runsFigure(ui, st, runs, name, traces, lang)
+	f := runsFigure(ui, st, runs, name, traces, lang)
+	f.Inside = s.lessonInside(ctx, strings.Join([]string{l.ID, st.ID, runs[0].ID, name, strings.Join(runs[0].Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01"), st, runs[0], m, lang)
+	return f
 }
 
 // momentFigure is the toy's walkthrough at a moment (or before the first,

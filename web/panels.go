@@ -34,6 +34,7 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth flo
 		KV:        kvView(s, prev, w),
 		Traffic:   trafficView(s, w, bandwidth),
 		Tokenizer: tokenizerView(r, steps, pos, row, w),
+		Inside:    insideFor(r, steps, pos, row, w),
 	}
 }
 

@@ -65,6 +65,9 @@ type run struct {
 	// caches holds the KV cache each branch ended with (0 is the trunk), so a
 	// new branch clones its parent's instead of recomputing the prefix.
 	caches map[int]engine.Cache
+	// inside holds what the run looked up inside its steps on demand
+	// (inside.go); nil when it records them at every step.
+	inside *insideStore
 
 	live       bool // a generation is appending to this run
 	liveBranch int  // the branch being generated while live

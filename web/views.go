@@ -151,6 +151,8 @@ type PanelsView struct {
 	KV        KVView
 	Traffic   TrafficView
 	Tokenizer TokenizerView
+
+	Inside *InsideView // attention and logit lens (inside.go); nil for the toy
 }
 
 // FunnelView shows the sampling stages: how many tokens each keeps, and

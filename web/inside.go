@@ -1,0 +1,343 @@
+package web
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// The inside of a step's forward pass, as two panels: attention (the
+// step's newest query over the context, per layer and head) and the logit
+// lens (what every layer would predict). The engine records both
+// (trace.Inside); these builders turn a recorded row into view models.
+
+const (
+	lensShown = 5 // top tokens per layer the lens panel shows
+	attnLinks = 3 // strongest earlier keys the attention panel draws links to
+
+	// insideBudget decides whether a live run on the page records
+	// attention and the lens at every step: when the model's parameters ×
+	// the longest sequence the run may reach (prompt + new tokens) stay at
+	// or under it. Both grow a step's cost with the model (the lens runs
+	// lm_head once per layer) and its trace with the context (one weight per
+	// layer, head and key); stories260K (0.26 M parameters, 512 positions:
+	// 1.3e8) records, SmolLM2-135M at 200 tokens (2.7e10) does not.
+	insideBudget = 1e9
+)
+
+// InsideView is what a step showed inside the model: the attention and
+// lens panels, each nil when the step did not record it, and for each a
+// sentence saying what is missing and how to get it.
+type InsideView struct {
+	Attention *AttentionView
+	Lens      *LensView
+	Missing   []string
+	Computing bool // the step's inside is being computed on demand (insideStore)
+}
+
+// AttentionView is the newest query's attention over the context: every
+// layer × head (and each layer's heads averaged) to pick from, the picked
+// one shown on the context's tokens.
+type AttentionView struct {
+	Layers, Heads int
+	Keys          []AttnKeyView    // the context, one per key position
+	Grid          [][]AttnCellView // [layer][head], then the layer's "all heads"
+	Layer, Head   int              // shown first: the last layer, all heads (Head == Heads)
+	Data          string           // JSON of attnData, for inside.js
+}
+
+// AttnKeyView is one key position of the context as the page shows it:
+// its token with visible whitespace, and its weight in the cell shown first.
+type AttnKeyView struct {
+	Text   string
+	Pad    bool   // a padding position (weight 0)
+	Query  bool   // the newest position: the query itself
+	Weight string // in the cell shown first, "0.4213"
+	Tint   string // CSS opacity of its tint: the weight over the cell's largest, "0.42"
+	Link   bool   // among the strongest keys of the cell shown first
+}
+
+// AttnCellView is one cell of the grid: a layer's head, or its heads
+// averaged.
+type AttnCellView struct {
+	Layer, Head int // 0-based; Head == Heads for all heads
+	All         bool
+	Label       string // "L1 H2", "L1 all"
+	Selected    bool
+}
+
+// attnData is what inside.js draws from: per layer, per head and then all
+// heads, the weights over the keys and the strongest earlier keys.
+type attnData struct {
+	Layers int          `json:"layers"`
+	Heads  int          `json:"heads"`
+	Query  int          `json:"query"`
+	Cells  [][]attnCell `json:"cells"`
+}
+
+type attnCell struct {
+	W   trace.Weights `json:"w"`
+	Top []int         `json:"top"`
+}
+
+// LensView is the logit lens: every layer's top tokens with their
+// probabilities, the chosen token highlighted from the first layer where
+// it is top-1.
+type LensView struct {
+	Rows    []LensRowView
+	First   int    // 1-based: the first layer where the chosen token is top-1; 0 for none
+	Settled string // the sentence that says so
+}
+
+// LensRowView is one layer of the lens.
+type LensRowView struct {
+	Layer int // 1-based
+	Cells []LensCellView
+}
+
+// LensCellView is one of a layer's top tokens.
+type LensCellView struct {
+	ID     int
+	Token  string // visible whitespace
+	Prob   string
+	Tint   string // CSS opacity: the probability
+	Chosen bool   // the step's chosen token, from the first layer it is top-1
+}
+
+// insideView builds the inside panels of step pos of steps for a row; nil
+// for a model with no inside to show (the toy's table).
+func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w Words) *InsideView {
+	if t.Model.Kind == "toy" || pos >= len(steps) || len(steps[pos].Rows) == 0 {
+		return nil
+	}
+	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
+	v := &InsideView{}
+	in := sr.Inside
+	if in != nil && len(in.Attention) > 0 {
+		v.Attention = attentionView(t, steps, pos, row, in.Attention)
+	}
+	if in != nil && len(in.Lens) > 0 {
+		v.Lens = lensView(in.Lens, sr.Chosen, w)
+	}
+	why := insideMissing(t, w)
+	if v.Attention == nil {
+		v.Missing = append(v.Missing, w.F(lessons.KeyDbgInsideNoAttention, "why", why))
+	}
+	if v.Lens == nil {
+		v.Missing = append(v.Missing, w.F(lessons.KeyDbgInsideNoLens, "why", why))
+	}
+	return v
+}
+
+// insideMissing says why a trace lacks the inside panels and what to do.
+func insideMissing(t *trace.Trace, w Words) string {
+	switch {
+	case t.Model.Kind == "server":
+		return w.T(lessons.KeyDbgInsideServer)
+	case t.Options.RecordAttention != "" || t.Options.RecordLens > 0:
+		return w.T(lessons.KeyDbgInsideStepNone) // recorded elsewhere, not at this step (a finished row)
+	case t.Model.Params > 0 && float64(t.Model.Params)*float64(len(t.Prompt.IDs)+max(0, t.Options.MaxNewTokens)) > insideBudget:
+		return w.T(lessons.KeyDbgInsideTooBig)
+	}
+	return w.T(lessons.KeyDbgInsideNotRecorded)
+}
+
+// attentionView shows a row's attention at step pos: att is [layer][head]
+// → weights over the keys.
+func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]trace.Weights) *AttentionView {
+	layers, heads := len(att), len(att[0])
+	keys := 0
+	for _, hs := range att {
+		heads = min(heads, len(hs))
+		for _, ws := range hs {
+			keys = max(keys, len(ws))
+		}
+	}
+	if heads == 0 || keys == 0 {
+		return nil
+	}
+	d := attnData{Layers: layers, Heads: heads, Query: keys - 1, Cells: make([][]attnCell, layers)}
+	v := &AttentionView{Layers: layers, Heads: heads, Layer: layers - 1, Head: heads, Grid: make([][]AttnCellView, layers)}
+	for l, hs := range att {
+		sum := make([]float32, keys)
+		for h := range heads {
+			ws := padWeights(hs[h], keys)
+			for k, x := range ws {
+				sum[k] += x
+			}
+			d.Cells[l] = append(d.Cells[l], attnCell{W: ws, Top: strongest(ws, keys-1, attnLinks)})
+			v.Grid[l] = append(v.Grid[l], AttnCellView{Layer: l, Head: h, Label: "L" + strconv.Itoa(l+1) + " H" + strconv.Itoa(h+1)})
+		}
+		for k := range sum {
+			sum[k] /= float32(heads)
+		}
+		d.Cells[l] = append(d.Cells[l], attnCell{W: sum, Top: strongest(sum, keys-1, attnLinks)})
+		v.Grid[l] = append(v.Grid[l], AttnCellView{Layer: l, Head: heads, All: true, Label: "L" + strconv.Itoa(l+1) + " all", Selected: l == v.Layer})
+	}
+	b, err := json.Marshal(d)
+	if err != nil { // float32 weights and ints always marshal
+		return nil
+	}
+	v.Data = string(b)
+	texts, pads := contextKeys(t, steps, pos, row, keys)
+	first := d.Cells[v.Layer][v.Head]
+	most := float32(0)
+	for _, x := range first.W {
+		if x > most { // not max: a NaN weight (a broken model's) would win
+			most = x
+		}
+	}
+	for k := range keys {
+		x := first.W[k]
+		tint := 0.0
+		if most > 0 {
+			tint = float64(x / most)
+		}
+		v.Keys = append(v.Keys, AttnKeyView{
+			Text: texts[k], Pad: pads[k], Query: k == keys-1,
+			Weight: strconv.FormatFloat(float64(x), 'g', -1, 32),
+			Tint:   strconv.FormatFloat(min(max(tint, 0), 1), 'f', 2, 64),
+			Link:   slices.Contains(first.Top, k),
+		})
+	}
+	return v
+}
+
+// padWeights returns ws as n weights: a shorter list (a damaged trace) is
+// filled with zeros, a longer one cut.
+func padWeights(ws trace.Weights, n int) trace.Weights {
+	out := make(trace.Weights, n)
+	copy(out, ws)
+	return out
+}
+
+// strongest returns the keys before query with the n largest weights, by
+// descending weight, ties by the earlier key; keys of weight 0 are left
+// out (pads, nothing to link to).
+func strongest(ws []float32, query, n int) []int {
+	var ks []int
+	for k := range min(query, len(ws)) {
+		if ws[k] > 0 {
+			ks = append(ks, k)
+		}
+	}
+	slices.SortStableFunc(ks, func(a, b int) int { return cmp.Compare(ws[b], ws[a]) })
+	return ks[:min(n, len(ks))]
+}
+
+// contextKeys names the n key positions of a row at step pos: the prompt
+// (pads included) and the tokens chosen before. When they do not add up to
+// n (a beam's context is its own, not the row's choices) the keys are
+// numbered instead.
+func contextKeys(t *trace.Trace, steps []trace.Step, pos, row, n int) ([]string, []bool) {
+	ids := t.Prompt.IDs
+	var mask []int
+	if row < len(t.Prompt.Rows) && len(t.Prompt.Rows) > 1 {
+		ids, mask = t.Prompt.Rows[row].IDs, t.Prompt.Rows[row].AttentionMask
+	}
+	named := len(t.Prompt.Tokens) == len(ids) && len(t.Prompt.Rows) <= 1
+	var texts []string
+	var pads []bool
+	for k, id := range ids {
+		text := "#" + strconv.Itoa(id)
+		if named {
+			text = visibleSpace(t.Prompt.Tokens[k])
+		}
+		pad := k < len(mask) && mask[k] == 0
+		if pad {
+			text = "pad"
+		}
+		texts, pads = append(texts, text), append(pads, pad)
+	}
+	for _, s := range steps[:min(pos, len(steps))] {
+		if row < len(s.Rows) {
+			c := s.Rows[row].Chosen
+			texts, pads = append(texts, visibleSpace(tokenText(c.Token, c.ID))), append(pads, false)
+		}
+	}
+	if len(texts) != n || t.Options.NumBeams > 1 {
+		texts, pads = make([]string, n), make([]bool, n)
+		for k := range texts {
+			texts[k] = "#" + strconv.Itoa(k)
+		}
+	}
+	return texts, pads
+}
+
+// visibleSpace shows a token's whitespace: a space as ␣, a newline as ↵, a
+// tab as ⇥ (also the tokenizers' own space and newline marks ▁, Ġ and Ċ).
+func visibleSpace(s string) string {
+	return strings.NewReplacer(" ", "␣", "▁", "␣", "Ġ", "␣", "\n", "↵", "Ċ", "↵", "\t", "⇥", "\r", "␍").Replace(s)
+}
+
+// lensView shows a row's lens: lens is [layer] → top entries by
+// descending logit.
+func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w Words) *LensView {
+	v := &LensView{}
+	n := len(lens)
+	last := -1 // the last layer whose top-1 is not the chosen token
+	for l, cs := range lens {
+		top1 := len(cs) > 0 && cs[0].ID == chosen.ID
+		if top1 && v.First == 0 {
+			v.First = l + 1
+		}
+		if !top1 {
+			last = l
+		}
+	}
+	for l, cs := range lens {
+		r := LensRowView{Layer: l + 1}
+		for _, c := range cs[:min(lensShown, len(cs))] {
+			r.Cells = append(r.Cells, LensCellView{
+				ID: c.ID, Token: visibleSpace(tokenText(c.Token, c.ID)), Prob: probText(c.Prob),
+				Tint:   strconv.FormatFloat(min(max(c.Prob, 0), 1), 'f', 2, 64),
+				Chosen: c.ID == chosen.ID && v.First > 0 && l+1 >= v.First,
+			})
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	token := visibleSpace(tokenText(chosen.Token, chosen.ID))
+	total := strconv.Itoa(n)
+	switch {
+	case v.First == 0:
+		v.Settled = w.F(lessons.KeyDbgLensNever, "token", token)
+	case last < v.First-1: // top-1 from First to the last layer
+		v.Settled = w.F(lessons.KeyDbgLensSettled, "token", token, "n", strconv.Itoa(v.First), "total", total)
+	default:
+		v.Settled = w.F(lessons.KeyDbgLensWavers, "token", token, "n", strconv.Itoa(v.First), "total", total, "later", strconv.Itoa(last+1))
+	}
+	return v
+}
+
+// tintStyle sets a tint's opacity, a number inside.go formats itself.
+func tintStyle(tint string) templ.SafeCSS {
+	if x, err := strconv.ParseFloat(tint, 64); err != nil || !(x >= 0 && x <= 1) {
+		tint = "0"
+	}
+	return templ.SafeCSS("--tint: " + tint + ";")
+}
+
+// gridColumns lays out the head grid: the layer numbers, then n cells.
+func gridColumns(n int) templ.SafeCSS {
+	return templ.SafeCSS("grid-template-columns: auto repeat(" + strconv.Itoa(n) + ", minmax(2rem, 1fr));")
+}
+
+// insideScript is the URL of static/inside.js, the attention panel's
+// script, with the content hash staticFiles.url gives it.
+func insideScript() string {
+	b, err := assets.ReadFile("static/inside.js")
+	if err != nil { // built in: cannot fail
+		return "/static/inside.js"
+	}
+	sum := sha256.Sum256(b)
+	return "/static/inside.js?v=" + hex.EncodeToString(sum[:6])
+}

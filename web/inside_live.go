@@ -1,0 +1,296 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"tracer/engine"
+	"tracer/engine/models"
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// Where a step's inside comes from on a live page: recorded at every step
+// when the model is small (liveInside), looked up for the step on view
+// otherwise (insideStore), and recorded for a lesson step that shows it
+// (lessonInside).
+// liveInside turns on attention and lens recording for a live run on the
+// page when the model can show them and is small enough to stay
+// interactive (insideBudget): the lens of the top lensShown tokens, the
+// attention of each step's newest query. It reports whether it did.
+func liveInside(m engine.Model, o *trace.Options, prompts [][]int) bool {
+	if _, ok := m.(engine.InsideModel); !ok || o.RecordAttention != "" || o.RecordLens > 0 {
+		return false
+	}
+	info := m.Info()
+	longest := 0
+	for _, p := range prompts {
+		longest = max(longest, len(p))
+	}
+	length := longest + max(0, o.MaxNewTokens)
+	if o.MaxNewTokens < 0 {
+		length = max(longest, o.MaxLength)
+	}
+	if float64(info.Params)*float64(length) > insideBudget {
+		return false
+	}
+	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, lensShown
+	return true
+}
+
+// insideBytes estimates what recording inside the model adds to a run's
+// trace per row and step: one float32 weight per layer, head and key, and
+// RecordLens entries per layer (each as big as a recorded candidate).
+func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) float64 {
+	var n float64
+	if o.RecordAttention != "" {
+		n += 4 * float64(info.Layers) * float64(info.Heads) * float64(length)
+	}
+	if o.RecordLens > 0 {
+		n += float64(info.Layers) * float64(o.RecordLens) * float64(entryBytes)
+	}
+	return n
+}
+
+// LessonInsideView is the inside panels of a lesson step's run, at the
+// step its At points at, worded in the page's language.
+type LessonInsideView struct {
+	View InsideView
+	W    Words
+}
+
+// lessonInside shows the inside of a lesson step's first run for a step
+// that highlights "attention" or "lens": the run again, recording the
+// attention and lens (lesson runs name only generation options; a
+// lesson's run is short and cached, so it records whatever the model's
+// size), cached like the step's own traces. nil for other steps, a model
+// without inside (the toy) or a failed run.
+func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *LessonInsideView {
+	if m == nil || m.Toy != nil || !st.Highlights("attention") && !st.Highlights("lens") {
+		return nil
+	}
+	key += "\x01inside"
+	t, ok := s.lessons.get(key)
+	if !ok {
+		req, err := run.Request(m)
+		if _, ok := m.Model.(engine.InsideModel); err != nil || !ok {
+			return nil
+		}
+		// A lesson's run is short and cached: it records whatever the model's size.
+		req.Options.RecordAttention, req.Options.RecordLens = trace.RecordAttentionStep, lensShown
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		t, err = engine.Generate(ctx, req)
+		<-s.slots
+		if err != nil {
+			return nil
+		}
+		s.lessons.put(key, t)
+	}
+	at := len(t.Steps) - 1
+	if st.At.Kind == lessons.AtStep {
+		at = min(st.At.Index, at)
+	}
+	w := s.words(lang)
+	v := insideView(t, t.Steps, at, 0, w)
+	if v == nil {
+		return nil
+	}
+	return &LessonInsideView{View: *v, W: w}
+}
+
+// insideKeep bounds the steps whose inside a run keeps once it looked
+// inside them on demand (see insideStore); the run's memory estimate
+// counts them (estimateRun).
+const insideKeep = 32
+
+// insideStore holds what a live run looked up inside its steps on demand:
+// a model too large to record attention and the lens at every step
+// (insideBudget) has the step on view computed when it is shown, once, by
+// running the step's context through the model again. One computation
+// runs at a time per run; the newest insideKeep results are kept, by
+// context (the ids before the step: a branch that shares them shares the
+// result).
+type insideStore struct {
+	start func(key string, ids []int) // begins a computation (the server's)
+
+	mu      sync.Mutex
+	kept    map[string]*trace.Inside // by insideKey
+	order   []string                 // keys, oldest first
+	failed  map[string]string        // why a computation failed, by key
+	pending string                   // the key being computed; "" for none
+}
+
+// insideKey names a context: its ids.
+func insideKey(ids []int) string {
+	b := make([]byte, 0, 6*len(ids))
+	for _, id := range ids {
+		b = strconv.AppendInt(b, int64(id), 10)
+		b = append(b, ' ')
+	}
+	return string(b)
+}
+
+// lookup returns the kept inside of a context, or why it failed, or
+// starts computing it when nothing else is being computed.
+func (st *insideStore) lookup(ids []int) (*trace.Inside, string) {
+	key := insideKey(ids)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if in := st.kept[key]; in != nil {
+		return in, ""
+	}
+	if why, ok := st.failed[key]; ok {
+		return nil, why
+	}
+	if st.pending == "" {
+		st.pending = key
+		st.start(key, slices.Clone(ids))
+	}
+	return nil, ""
+}
+
+// finish keeps a computation's result (or why it failed).
+func (st *insideStore) finish(key string, in *trace.Inside, why string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.pending == key {
+		st.pending = ""
+	}
+	if in == nil {
+		if len(st.failed) >= insideKeep {
+			clear(st.failed)
+		}
+		st.failed[key] = why
+		return
+	}
+	if _, ok := st.kept[key]; !ok {
+		st.order = append(st.order, key)
+	}
+	st.kept[key] = in
+	for len(st.order) > insideKeep {
+		delete(st.kept, st.order[0])
+		st.order = st.order[1:]
+	}
+}
+
+// newInsideStore returns the store of a live run that does not record its
+// inside, or nil when it records it or its model has none. Once a
+// computation ends, the session's page is shown again.
+func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Request) *insideStore {
+	if _, ok := m.Model.(engine.InsideModel); !ok || req.Options.RecordAttention != "" || req.Options.RecordLens > 0 {
+		return nil
+	}
+	st := &insideStore{kept: map[string]*trace.Inside{}, failed: map[string]string{}}
+	st.start = func(key string, ids []int) {
+		s.jobMu.Lock()
+		if s.closed {
+			s.jobMu.Unlock()
+			go st.finish(key, nil, "the server is shutting down")
+			return
+		}
+		s.jobs.Add(1)
+		s.jobMu.Unlock()
+		go func() {
+			defer s.jobs.Done()
+			var in *trace.Inside
+			err := s.guard("looking inside a step", func() error {
+				var err error
+				in, err = s.lookInside(m, req, ids)
+				return err
+			})
+			why := ""
+			if err != nil {
+				why = s.catalog.redact(err.Error())
+			}
+			st.finish(key, in, why)
+			s.publish(sess)
+		}()
+	}
+	return st
+}
+
+// lookInsideTimeout bounds one on-demand look inside a step.
+const lookInsideTimeout = 2 * time.Minute
+
+// lookInside runs a context through the model once, recording the
+// attention and lens of its last position: what the step that followed
+// that context would have recorded. It waits for a generation slot.
+func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*trace.Inside, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), lookInsideTimeout)
+	defer cancel()
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, errors.New("no generation slot came free: try again in a moment")
+	}
+	defer func() { <-s.slots }()
+	o := base.Options
+	o.MaxNewTokens, o.MaxLength, o.MinNewTokens = 1, -1, 0
+	o.NumBeams, o.NumReturnSequences, o.DoSample = 1, 1, false
+	o.ForceIDs, o.StopStrings, o.Padding = nil, nil, ""
+	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, lensShown
+	t, err := engine.Generate(ctx, engine.Request{Model: m.Model, Tokenizer: base.Tokenizer, Prompts: [][]int{ids}, Options: o, Record: true})
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Steps) == 0 || len(t.Steps[0].Rows) == 0 || t.Steps[0].Rows[0].Inside == nil {
+		return nil, errors.New("the model recorded nothing inside")
+	}
+	return t.Steps[0].Rows[0].Inside, nil
+}
+
+// insideFor is insideView for a run, with the inside of a step its
+// recording lacks looked up on demand (insideStore): shown when kept,
+// started and announced otherwise. Only ended single-row runs without
+// beams look inside on demand. The caller holds the session's lock.
+func insideFor(r *run, steps []trace.Step, pos, row int, w Words) *InsideView {
+	v := insideView(r.trace, steps, pos, row, w)
+	if v == nil || v.Attention != nil || v.Lens != nil || r.inside == nil || rowCount(r.trace) > 1 || r.trace.Options.NumBeams > 1 {
+		return v
+	}
+	if r.live {
+		v.Missing = []string{w.T(lessons.KeyDbgInsideAfterRun)}
+		return v
+	}
+	ids := slices.Clone(r.trace.Prompt.IDs)
+	ids = append(ids, chosenIDs(steps[:pos], 0)...)
+	in, why := r.inside.lookup(ids)
+	switch {
+	case in != nil:
+		s := steps[pos]
+		s.Rows = slices.Clone(s.Rows)
+		s.Rows[0].Inside = in
+		at := slices.Clone(steps[:pos+1])
+		at[pos] = s
+		if iv := insideView(r.trace, at, pos, 0, w); iv != nil {
+			iv.Missing = nil
+			return iv
+		}
+	case why != "":
+		v.Missing = []string{w.F(lessons.KeyDbgInsideFailed, "error", why)}
+	default:
+		v.Missing = []string{w.T(lessons.KeyDbgInsideComputing)}
+		v.Computing = true
+	}
+	return v
+}
+
+// keptInsideBytes estimates what a run keeps of the insides it looks up on
+// demand (insideStore): insideKeep steps' attention and lens, for a model
+// that has layers and heads to look into and a run that does not record
+// them at every step.
+func keptInsideBytes(info engine.Info, o trace.Options, length, entryBytes int) float64 {
+	if o.RecordAttention != "" || o.RecordLens > 0 || info.Layers == 0 || info.Heads == 0 {
+		return 0
+	}
+	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, lensShown
+	return insideKeep * insideBytes(info, o, length, entryBytes)
+}
