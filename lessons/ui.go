@@ -98,6 +98,29 @@ const (
 	KeyNextWord      = "next-word" // ... and its second
 	KeyTokenList     = "token-list"
 	KeyOutput        = "output"
+
+	// Choosing the model and opening a run in the debugger.
+	KeyLessonModel       = "lesson-model"        // the picker's label
+	KeyUseModel          = "use-model"           // the picker's button, without the script
+	KeyModelNotOpen      = "model-not-open"      // why a model is not offered: it does not open
+	KeyModelNoTokenizer  = "model-no-tokenizer"  // ... it has no tokenizer
+	KeyModelFallback     = "model-fallback"      // "{model} cannot run the lessons ({reason}): ... {chosen}"
+	KeyOpenInDebugger    = "open-in-debugger"    // a figure's link to the same run in the debugger
+	KeyCompareInDebugger = "compare-in-debugger" // a figure's link to its runs as a comparison
+
+	// What a figure draws of a step's scores and of two runs side by side.
+	KeySideBySide       = "side-by-side"       // heading of two runs step by step
+	KeyPartWaysChosen   = "part-ways-chosen"   // "{n}", "{a}" chose "{x}", "{b}" chose "{y}"
+	KeyPartWaysFed      = "part-ways-fed"      // ... fed "{x}" and "{y}" tokens
+	KeyNeverPart        = "never-part"         // the runs never differ
+	KeyDrawFell         = "draw-fell"          // "{u}" between "{from}" and "{to}": "{token}"
+	KeyRawVsTemperature = "raw-vs-temperature" // heading of the paired bars
+	KeyRawProbs         = "raw-probs"          // the raw series
+	KeyAfterTemperature = "after-temperature"  // the series after the stage, "{t}"
+	KeyFunnel           = "funnel"             // heading of the tokens each stage left
+	KeyNOfVocab         = "n-of-vocab"         // "{n} of {total}"
+	KeyVocabulary       = "vocabulary"         // the funnel's first row
+	KeyFinalDist        = "final-dist"         // the funnel's last row
 )
 
 // uiKeys lists every Key constant, for Validate.
@@ -113,5 +136,9 @@ func uiKeys() []string {
 		KeyBytes, KeyTime, KeyTimePerStep, KeyBytesPerToken, KeyIntensity, KeyBandwidth, KeyPromptIDs,
 		KeyNewIDs, KeySequences, KeyJunk, KeyBatchPrompts, KeyPythonLoop, KeyBigramTable, KeyTokenList,
 		KeyOutput, KeyLastWord, KeyNextWord,
+		KeyLessonModel, KeyUseModel, KeyModelNotOpen, KeyModelNoTokenizer, KeyModelFallback,
+		KeyOpenInDebugger, KeyCompareInDebugger, KeySideBySide, KeyPartWaysChosen, KeyPartWaysFed,
+		KeyNeverPart, KeyDrawFell, KeyRawVsTemperature, KeyRawProbs, KeyAfterTemperature, KeyFunnel,
+		KeyNOfVocab, KeyVocabulary, KeyFinalDist,
 	}, debuggerKeys()...)
 }
