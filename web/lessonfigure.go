@@ -34,7 +34,7 @@ type FigureLabels struct {
 	Model, PromptIDs, NewIDs, Output, StopReason, Notices, Steps, Phase, Fed,
 	Chosen, Candidates, FLOPs, Bytes, Time, TimePerStep, BytesPerToken,
 	Intensity, Bandwidth, Sequences, Junk, Command string
-	Diverge                                        string // the side-by-side table's heading
+	Diverge string // the side-by-side table's heading
 }
 
 // MomentView is the toy's walkthrough at one moment: the table with the
@@ -79,9 +79,9 @@ type AtStepView struct {
 	Title      string // "Step 1"
 	Candidates []CandidateView
 	Chosen     string
-	Temp       *TempBarsView // raw beside after-temperature, when the step asks
-	Funnel     *StageFunnelView   // tokens left after each stage, when the step asks
-	Draw       string        // where the random number fell, when the step asks
+	Temp       *TempBarsView    // raw beside after-temperature, when the step asks
+	Funnel     *StageFunnelView // tokens left after each stage, when the step asks
+	Draw       string           // where the random number fell, when the step asks
 }
 
 // TempBarsView is the leading candidates' probabilities before and after

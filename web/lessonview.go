@@ -71,12 +71,12 @@ type LessonStepView struct {
 	Count       int
 	Paragraphs  [][]TextPart
 	Code        []CodeView
-	Figure      *FigureView     // nil for a step of text only
-	Form        *LessonFormView // nil when the step takes no input
+	Figure      *FigureView       // nil for a step of text only
+	Form        *LessonFormView   // nil when the step takes no input
 	Picker      *LessonPickerView // nil when the step runs no real model
-	Quiz        *QuizView       // nil without questions
-	PrevURL     string          // "" on the first step
-	NextURL     string          // "" on the last step
+	Quiz        *QuizView         // nil without questions
+	PrevURL     string            // "" on the first step
+	NextURL     string            // "" on the last step
 	Previous    string
 	Next        string
 	Done        string // "You have finished this lesson.", on the last step
