@@ -89,6 +89,9 @@
 		p.dataset.done = String(done);
 	});
 
+	// Tests wait for this before they click: the handlers are in place.
+	body.dataset.ready = "true";
+
 	// setUpQuiz shows an option's feedback when it is chosen, and records
 	// the answer.
 	function setUpQuiz(key) {
