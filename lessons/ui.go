@@ -121,6 +121,20 @@ const (
 	KeyNOfVocab         = "n-of-vocab"         // "{n} of {total}"
 	KeyVocabulary       = "vocabulary"         // the funnel's first row
 	KeyFinalDist        = "final-dist"         // the funnel's last row
+
+	// What else a figure shows when a step's text points at it.
+	KeyOutputIDs     = "output-ids"     // the whole output row: prompt, then new ids
+	KeyOptionsTitle  = "options-title"  // heading of the options and their sources
+	KeyOptionName    = "option-name"    // its columns
+	KeyOptionValue   = "option-value"   //
+	KeyOptionSource  = "option-source"  //
+	KeyModelWeights  = "model-weights"  // "{params}", "{dtype}", "{bytes}"
+	KeyKVCache       = "kv-cache"       // the steps table's cache column
+	KeyKVText        = "kv-text"        // "{n} positions, {bytes}"
+	KeyAttentionMask = "attention-mask" // a batch row's mask
+	KeyRowAtToken    = "row-at-token"   // "row {r}": its last position is a real token; chose "{x}"
+	KeyRowAtPad      = "row-at-pad"     // ... is a pad
+	KeyLogit         = "logit"          // the candidates' raw score
 )
 
 // uiKeys lists every Key constant, for Validate.
@@ -140,5 +154,7 @@ func uiKeys() []string {
 		KeyOpenInDebugger, KeyCompareInDebugger, KeySideBySide, KeyPartWaysChosen, KeyPartWaysFed,
 		KeyNeverPart, KeyDrawFell, KeyRawVsTemperature, KeyRawProbs, KeyAfterTemperature, KeyFunnel,
 		KeyNOfVocab, KeyVocabulary, KeyFinalDist,
+		KeyOutputIDs, KeyOptionsTitle, KeyOptionName, KeyOptionValue, KeyOptionSource, KeyModelWeights,
+		KeyKVCache, KeyKVText, KeyAttentionMask, KeyRowAtToken, KeyRowAtPad, KeyLogit,
 	}, debuggerKeys()...)
 }

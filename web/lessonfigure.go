@@ -35,6 +35,7 @@ type FigureLabels struct {
 	Chosen, Candidates, FLOPs, Bytes, Time, TimePerStep, BytesPerToken,
 	Intensity, Bandwidth, Sequences, Junk, Command string
 	Diverge string // the side-by-side table's heading
+	Logit   string // the candidates' raw score
 }
 
 // MomentView is the toy's walkthrough at one moment: the table with the
@@ -72,6 +73,7 @@ type RunColumnView struct {
 	At         *AtStepView // the step At points at
 	Steps      []StepRowView
 	Costs      []CostView
+	Extra      ColumnExtras // what the step's text points at beyond the above
 }
 
 // AtStepView is the candidates of the step a lesson points at.
@@ -79,6 +81,7 @@ type AtStepView struct {
 	Title      string // "Step 1"
 	Candidates []CandidateView
 	Chosen     string
+	Logits     []string         // each candidate's raw logit, in the order of Candidates
 	Temp       *TempBarsView    // raw beside after-temperature, when the step asks
 	Funnel     *StageFunnelView // tokens left after each stage, when the step asks
 	Draw       string           // where the random number fell, when the step asks
@@ -118,8 +121,9 @@ type StepRowView struct {
 	Number             int
 	Phase, Fed, Chosen string
 	FLOPs, Bytes, Time string
-	Active             bool // the step At points at
-	Differs            bool // chose another token than the reference run
+	KV                 string // the cache after the step, when the lesson looks at it
+	Active             bool   // the step At points at
+	Differs            bool   // chose another token than the reference run
 }
 
 // CostView is one phase's figures (lessons.Costs).
@@ -141,6 +145,7 @@ func figureLabels(ui lessons.Strings, lang string) FigureLabels {
 		Time: g(lessons.KeyTime), TimePerStep: g(lessons.KeyTimePerStep), BytesPerToken: g(lessons.KeyBytesPerToken),
 		Intensity: g(lessons.KeyIntensity), Bandwidth: g(lessons.KeyBandwidth), Sequences: g(lessons.KeySequences),
 		Junk: g(lessons.KeyJunk), Command: g(lessons.KeyTracerCommand), Diverge: g(lessons.KeySideBySide),
+		Logit: g(lessons.KeyLogit),
 	}
 }
 
@@ -171,6 +176,7 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 		if c.At != nil {
 			stageFigures(c.At, t, st, ui, lang)
 		}
+		columnExtras(&c, t, st, ui, lang)
 		f.Runs = append(f.Runs, c)
 	}
 	if len(traces) > 1 {
@@ -205,6 +211,18 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w Words)
 		s := t.Steps[active]
 		sv := stepView(t, t.Steps, active, 0, nil, w)
 		c.At = &AtStepView{Title: "#" + strconv.Itoa(active+1), Candidates: sv.Candidates, Chosen: s.Rows[0].Chosen.Token}
+		logits := map[int]float32{}
+		for _, k := range s.Rows[0].Candidates {
+			logits[k.ID] = k.Logit
+		}
+		for _, k := range sv.Candidates {
+			l, ok := logits[k.ID]
+			text := "–"
+			if ok {
+				text = strconv.FormatFloat(float64(l), 'g', 4, 32)
+			}
+			c.At.Logits = append(c.At.Logits, text)
+		}
 	}
 	for i, s := range t.Steps {
 		row := StepRowView{Number: i + 1, Phase: s.Phase, Active: i == active}

@@ -218,3 +218,44 @@ func TestDeepLinkOpensRun(t *testing.T) {
 		})
 	}
 }
+
+// TestLessonFiguresShowWhatTextSays checks that the figures draw what the
+// steps' texts point at, in both languages.
+func TestLessonFiguresShowWhatTextSays(t *testing.T) {
+	dir := twoModelsDir(t)
+	srv, err := New(Config{ModelsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h := srv.Handler()
+	for _, tc := range []struct {
+		step string
+		want []string // test ids or text the page must hold
+	}{
+		{"one-token-at-a-time/forward-pass", []string{`data-testid="candidate-logit"`}},
+		{"generate-with-a-small-lm/prompt-then-new", []string{`data-testid="output-ids"`}},
+		{"kv-cache/what-the-cache-holds", []string{`data-testid="step-kv">9 positions`}},
+		{"greedy-and-sampling/temperature", []string{`data-testid="temp-bars"`}},
+		{"greedy-and-sampling/top-k-and-top-p", []string{`data-testid="stage-funnel"`, `data-testid="lesson-draw"`}},
+		{"greedy-and-sampling/checkpoint-defaults", []string{`data-testid="options-sources"`, `data-option="do_sample" data-source="default"`}},
+		{"greedy-and-sampling/your-settings-win", []string{`data-option="do_sample" data-source="user"`}},
+		{"batches-and-padding/why-pad", []string{`data-testid="attention-mask"`}},
+		{"batches-and-padding/left-or-right", []string{`data-testid="rows-at-step"`}},
+		{"memory-bound/bytes-per-token", []string{`data-testid="model-weights"`}},
+	} {
+		for _, lang := range lessons.Languages() {
+			t.Run(tc.step+"/"+lang, func(t *testing.T) {
+				code, body := get(t, h, "/lessons/"+tc.step+"?lang="+lang)
+				if code != 200 {
+					t.Fatalf("got status %d, want 200", code)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(body, w) {
+						t.Errorf("the page lacks %s", w)
+					}
+				}
+			})
+		}
+	}
+}

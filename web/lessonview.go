@@ -255,6 +255,7 @@ type SeqRowView struct {
 	IDs    []IDView
 	Text   string // the row's new text
 	Junk   bool   // differs from the left-padded run
+	Mask   string // the attention mask, "0 0 1 1", when the lesson looks at it
 }
 
 // lineTestID names a listing line for tests: active lines get activeID.
