@@ -142,7 +142,7 @@ func TestBrowserLessonModels(t *testing.T) {
 				part(t)
 				for _, st := range l.Steps {
 					if len(st.Runs) > 0 {
-						checkFigureLinks(t, ctx, base, l.ID+"/"+st.ID, stepURL(l.ID, st.ID, lang), st.Runs, clean)
+						checkFigureLinks(t, ctx, base, l.ID+"/"+st.ID, stepURL(l.ID, st.ID, lang), &st, clean)
 					}
 				}
 			})
@@ -162,8 +162,9 @@ type figureLink struct {
 // checkFigureLinks opens every debugger link of a step's figure and checks
 // that the debugger holds the same run: same model, prompt, settings and
 // tokens; and that the comparison link holds every run.
-func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path string, runs []lessons.Run, clean func(*testing.T, string)) {
+func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path string, st *lessons.Step, clean func(*testing.T, string)) {
 	t.Helper()
+	runs := st.Runs
 	do(t, ctx, where, chromedp.Navigate(base+path), chromedp.WaitReady(css("[data-testid=lesson-figure]")))
 	clean(t, where)
 	links := evalJS[[]figureLink](t, ctx, `[...document.querySelectorAll("[data-testid=debugger-run-link]")].map((a) => ({ Href: a.getAttribute("href"), NewIDs: a.dataset.newIds, TraceModel: a.dataset.traceModel ?? "" }))`)
@@ -173,7 +174,7 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 	}
 	compare := evalJS[string](t, ctx, `document.querySelector("[data-testid=compare-link]")?.getAttribute("href") ?? ""`)
 	for i, l := range links {
-		tr := openLink(t, ctx, base, where, l.Href, 0)
+		tr := openLink(t, ctx, base, where, l.Href, 0, figureStep(st))
 		if tr == nil {
 			continue
 		}
@@ -181,18 +182,21 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 	}
 	if compare != "" {
 		for i := range runs {
-			if tr := openLink(t, ctx, base, where+" (compare)", compare, i); tr != nil {
+			if tr := openLink(t, ctx, base, where+" (compare)", compare, i, figureStep(st)); tr != nil {
 				checkSameRun(t, where+" compare run "+runs[i].ID, tr, &runs[i], links[i])
 			}
 		}
 	}
 }
 
-// openLink opens a link in the browser and exports run k of the debugger's
-// page.
-func openLink(t *testing.T, ctx context.Context, base, where, href string, k int) *trace.Trace {
+// openLink opens a link in the browser, checks that the debugger's stepper
+// stands at the lesson's step, and exports run k of the debugger's page.
+func openLink(t *testing.T, ctx context.Context, base, where, href string, k, step int) *trace.Trace {
 	t.Helper()
 	do(t, ctx, where+": open "+href, chromedp.Navigate(base+href), chromedp.WaitReady(css("body[data-session]")))
+	if got := evalJS[string](t, ctx, `document.querySelector("[data-testid=step-index]")?.dataset.index ?? ""`); got != strconv.Itoa(step) {
+		t.Errorf("%s: the debugger stands at %q, want the lesson's step %d", where, got, step)
+	}
 	if e := evalJS[string](t, ctx, `document.querySelector("[role=alert]")?.textContent?.trim() ?? ""`); e != "" {
 		t.Errorf("%s: the debugger says %q", where, e)
 	}
