@@ -236,6 +236,7 @@ func TestLessonFiguresShowWhatTextSays(t *testing.T) {
 		{"one-token-at-a-time/forward-pass", []string{`data-testid="candidate-logit"`}},
 		{"generate-with-a-small-lm/prompt-then-new", []string{`data-testid="output-ids"`}},
 		{"kv-cache/what-the-cache-holds", []string{`data-testid="step-kv">9 positions`}},
+		{"greedy-and-sampling/greedy-vs-sampled", []string{`data-testid="part-ways"`, `data-testid="side-draw"`}},
 		{"greedy-and-sampling/temperature", []string{`data-testid="temp-bars"`}},
 		{"greedy-and-sampling/top-k-and-top-p", []string{`data-testid="stage-funnel"`, `data-testid="lesson-draw"`}},
 		{"greedy-and-sampling/checkpoint-defaults", []string{`data-testid="options-sources"`, `data-option="do_sample" data-source="default"`}},

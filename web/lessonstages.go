@@ -145,6 +145,7 @@ type SideRowView struct {
 // SideCellView is one run at one step.
 type SideCellView struct {
 	Fed, Chosen   string
+	Draw          string // "u = 0.5941" where a sampled step's random number fell
 	FedDiffers    bool
 	ChosenDiffers bool
 }
@@ -165,7 +166,11 @@ func sideBySide(ui lessons.Strings, lang string, cols []RunColumnView, traces []
 			}
 			row := t.Steps[i].Rows[0]
 			has[k], ids[k], fed[k] = true, row.Chosen.ID, len(row.InputIDs)
-			r.Cells = append(r.Cells, SideCellView{Fed: strconv.Itoa(fed[k]), Chosen: tokenText(row.Chosen.Token, row.Chosen.ID)})
+			cell := SideCellView{Fed: strconv.Itoa(fed[k]), Chosen: tokenText(row.Chosen.Token, row.Chosen.ID)}
+			if row.Draw != nil {
+				cell.Draw = "u = " + prob4(row.Draw.U)
+			}
+			r.Cells = append(r.Cells, cell)
 		}
 		if has[0] && has[1] {
 			if ids[0] != ids[1] {
