@@ -33,45 +33,46 @@ func Fill(text string, pairs ...string) string {
 // The keys of the lesson page's wording (Catalog.UI). Load fails when
 // data/ui.json lacks one of them, or a language lacks its text.
 const (
-	KeyLessons        = "lessons"         // "Lessons": the list's heading
-	KeyLesson         = "lesson"          // "Lesson"
-	KeyLessonN        = "lesson-n"        // "Lesson {n}"
-	KeyStepNOfTotal   = "step-n-of-total" // "Step {n} of {total}"
-	KeyMomentNOfTotal = "moment-n-of-total"
-	KeyNext           = "next"
-	KeyPrevious       = "previous"
-	KeyStart          = "start"           // "Start the lesson"
-	KeyBackToLessons  = "back-to-lessons" // link to the list
-	KeyLessonDone     = "lesson-done"     // shown after a lesson's last step
-	KeyQuickCheck     = "quick-check"     // the quiz's heading
-	KeyCheckAnswer    = "check-answer"    // the quiz's button
-	KeyCorrect        = "correct"         // "Correct!"
-	KeyNotQuite       = "not-quite"       // "Not quite"
-	KeyTryAgain       = "try-again"
-	KeyYourProgress   = "your-progress"
-	KeyProgressDone   = "progress-done" // "{done} of {total} steps done"
-	KeyLanguage       = "language"      // the language menu's label
-	KeyLangEnglish    = "lang-en"       // the name of English, as its speakers write it
-	KeyLangHindi      = "lang-hi"       // the name of Hindi, as its speakers write it
-	KeyRun            = "run"           // the button that runs the step
-	KeyRunAgain       = "run-again"
-	KeyRunning        = "running"
-	KeyModel          = "model"
-	KeyToyModel       = "toy-model"        // the toy's name on the page
-	KeyRealModel      = "real-model"       // what a "real" run runs on
-	KeyCompare        = "compare"          // heading over runs side by side
-	KeySameOutput     = "same-output"      // Step.SameOutput held on the traces
-	KeyDifferentOut   = "different-output" // ... and did not
-	KeyPrompt         = "prompt"
-	KeyNewTokens      = "new-tokens"
-	KeyStopReason     = "stop-reason"
-	KeyNotices        = "notices"
-	KeyTransformers   = "in-transformers" // title over a Python listing
-	KeyTracerCommand  = "tracer-command"  // title over Run.Command
-	KeyCopy           = "copy"
-	KeyDownloadModel  = "download-model"  // "Download a model: {command}"
-	KeyNoRealModel    = "no-real-model"   // no real model found: what to download
-	KeyStartsFromBOS  = "starts-from-bos" // a run without a prompt
+	KeyLessons         = "lessons"         // "Lessons": the list's heading
+	KeyLesson          = "lesson"          // "Lesson"
+	KeyLessonN         = "lesson-n"        // "Lesson {n}"
+	KeyStepNOfTotal    = "step-n-of-total" // "Step {n} of {total}"
+	KeyMomentNOfTotal  = "moment-n-of-total"
+	KeyNext            = "next"
+	KeyPrevious        = "previous"
+	KeyStart           = "start"           // "Start the lesson"
+	KeyBackToLessons   = "back-to-lessons" // link to the list
+	KeyLessonDone      = "lesson-done"     // shown after a lesson's last step
+	KeyQuickCheck      = "quick-check"     // the quiz's heading
+	KeyCheckAnswer     = "check-answer"    // the quiz's button
+	KeyCorrect         = "correct"         // "Correct!"
+	KeyNotQuite        = "not-quite"       // "Not quite"
+	KeyTryAgain        = "try-again"
+	KeyYourProgress    = "your-progress"
+	KeyProgressDone    = "progress-done" // "{done} of {total} steps done"
+	KeyLanguage        = "language"      // the language menu's label
+	KeyLangEnglish     = "lang-en"       // the name of English, as its speakers write it
+	KeyLangHindi       = "lang-hi"       // the name of Hindi, as its speakers write it
+	KeyRun             = "run"           // the button that runs the step
+	KeyRunAgain        = "run-again"
+	KeyRunning         = "running"
+	KeyModel           = "model"
+	KeyToyModel        = "toy-model"        // the toy's name on the page
+	KeyRealModel       = "real-model"       // what a "real" run runs on
+	KeyCompare         = "compare"          // heading over runs side by side
+	KeySameOutput      = "same-output"      // Step.SameOutput held on the traces
+	KeyDifferentOut    = "different-output" // ... and did not
+	KeyPrompt          = "prompt"
+	KeyNewTokens       = "new-tokens"
+	KeyStopReason      = "stop-reason"
+	KeyNotices         = "notices"
+	KeyTransformers    = "in-transformers" // title over a Python listing
+	KeyTracerCommand   = "tracer-command"  // title over Run.Command
+	KeyCopy            = "copy"
+	KeyDownloadModel   = "download-model"    // "Download a model: {command}"
+	KeyNoRealModel     = "no-real-model"     // no real model found: what to download
+	KeyNoRunnableModel = "no-runnable-model" // real models, none with a tokenizer: what to download
+	KeyStartsFromBOS   = "starts-from-bos"   // a run without a prompt
 
 	// The figures of a step's runs.
 	KeyDebugger      = "debugger" // link back to the debugger
@@ -145,7 +146,7 @@ func uiKeys() []string {
 		KeyNotQuite, KeyTryAgain, KeyYourProgress, KeyProgressDone, KeyLanguage, KeyLangEnglish,
 		KeyLangHindi, KeyRun, KeyRunAgain, KeyRunning, KeyModel, KeyToyModel, KeyRealModel,
 		KeyCompare, KeySameOutput, KeyDifferentOut, KeyPrompt, KeyNewTokens, KeyStopReason,
-		KeyNotices, KeyTransformers, KeyTracerCommand, KeyCopy, KeyDownloadModel, KeyNoRealModel,
+		KeyNotices, KeyTransformers, KeyTracerCommand, KeyCopy, KeyDownloadModel, KeyNoRealModel, KeyNoRunnableModel,
 		KeyStartsFromBOS, KeyDebugger, KeySteps, KeyPhase, KeyFed, KeyChosen, KeyCandidates, KeyFLOPs,
 		KeyBytes, KeyTime, KeyTimePerStep, KeyBytesPerToken, KeyIntensity, KeyBandwidth, KeyPromptIDs,
 		KeyNewIDs, KeySequences, KeyJunk, KeyBatchPrompts, KeyPythonLoop, KeyBigramTable, KeyTokenList,

@@ -260,3 +260,39 @@ func TestLessonFiguresShowWhatTextSays(t *testing.T) {
 		}
 	}
 }
+
+// TestLessonNoRunnableModel serves only a model without a tokenizer: the
+// real steps say so and what to download, list the model disabled with its
+// reason, and show neither a server path nor --prompt-ids.
+func TestLessonNoRunnableModel(t *testing.T) {
+	gpt2 := refdata.Need(t, "golden/tiny-gpt2")
+	dir := t.TempDir()
+	if err := os.Symlink(gpt2, filepath.Join(dir, "tiny-gpt2")); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{ModelsDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct{ lang, says string }{
+		{"en", "with a tokenizer"},
+		{"hi", "tokenizer वाला"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			code, body := get(t, srv.Handler(), "/lessons/kv-cache/same-tokens?lang="+tc.lang)
+			i := strings.Index(body, `data-testid="no-real-model"`)
+			if code != 200 || i < 0 || !strings.Contains(body[i:], tc.says) {
+				t.Errorf("got %d, want 200 with the message saying %q", code, tc.says)
+			}
+			if !strings.Contains(body, `<option value="tiny-gpt2" disabled>`) {
+				t.Errorf("got no disabled tiny-gpt2 in the picker")
+			}
+			for _, bad := range []string{dir, gpt2, "--prompt-ids"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("the page holds %q", bad)
+				}
+			}
+		})
+	}
+}

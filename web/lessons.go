@@ -113,9 +113,11 @@ func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
 	var choices []lessonChoice
 	if usesRealModel(&l.Steps[i]) {
 		choices = s.lessonChoices(lang)
-		v.Picker = pickerView(s.lessons.cat.UI, choices, want, lang)
-		if in.form != nil {
-			in.form.Model = v.Picker.Chosen
+		if len(choices) > 0 {
+			v.Picker = pickerView(s.lessons.cat.UI, choices, want, lang)
+			if in.form != nil {
+				in.form.Model = v.Picker.Chosen
+			}
 		}
 	}
 	v.Figure = s.lessonFigure(r.Context(), l, &l.Steps[i], in, lang, want, choices)
@@ -307,6 +309,9 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 	name, m, err := s.lessonModel(st.Runs[0].Model, want, choices)
 	if err != nil {
 		return &FigureView{Error: s.pageError(err)}
+	}
+	if m == nil && len(choices) > 0 {
+		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRunnableModel, lang))}
 	}
 	if m == nil {
 		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRealModel, lang))}
