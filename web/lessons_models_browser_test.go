@@ -174,7 +174,7 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 	}
 	compare := evalJS[string](t, ctx, `document.querySelector("[data-testid=compare-link]")?.getAttribute("href") ?? ""`)
 	for i, l := range links {
-		tr := openLink(t, ctx, base, where, l.Href, 0, figureStep(st))
+		tr := openLink(t, ctx, base, where, l.Href, 0, figureStep(st), clean)
 		if tr == nil {
 			continue
 		}
@@ -182,7 +182,7 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 	}
 	if compare != "" {
 		for i := range runs {
-			if tr := openLink(t, ctx, base, where+" (compare)", compare, i, figureStep(st)); tr != nil {
+			if tr := openLink(t, ctx, base, where+" (compare)", compare, i, figureStep(st), clean); tr != nil {
 				checkSameRun(t, where+" compare run "+runs[i].ID, tr, &runs[i], links[i])
 			}
 		}
@@ -191,9 +191,10 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 
 // openLink opens a link in the browser, checks that the debugger's stepper
 // stands at the lesson's step, and exports run k of the debugger's page.
-func openLink(t *testing.T, ctx context.Context, base, where, href string, k, step int) *trace.Trace {
+func openLink(t *testing.T, ctx context.Context, base, where, href string, k, step int, clean func(*testing.T, string)) *trace.Trace {
 	t.Helper()
 	do(t, ctx, where+": open "+href, chromedp.Navigate(base+href), chromedp.WaitReady(css("body[data-session]")))
+	clean(t, where+" in the debugger")
 	if got := evalJS[string](t, ctx, `document.querySelector("[data-testid=step-index]")?.dataset.index ?? ""`); got != strconv.Itoa(step) {
 		t.Errorf("%s: the debugger stands at %q, want the lesson's step %d", where, got, step)
 	}
