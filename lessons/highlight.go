@@ -69,7 +69,7 @@ func HighlightNames() []HighlightName {
 		{"traffic.bytes", "the bytes the step moved: weights, and keys and values read and written", NeedReal},
 		{"traffic.intensity", "FLOPs per byte moved", NeedReal},
 		{"elapsed", "the wall time of the step", 0},
-		{"bandwidth", "bytes moved per second, beside this machine's measured memory bandwidth", NeedReal},
+		{"bandwidth", "bytes moved per second, the bandwidth the step achieved", NeedReal},
 
 		// The output.
 		{"output.ids", "prompt ids followed by the new ids (a single prompt)", NeedSingle},

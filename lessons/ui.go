@@ -33,45 +33,46 @@ func Fill(text string, pairs ...string) string {
 // The keys of the lesson page's wording (Catalog.UI). Load fails when
 // data/ui.json lacks one of them, or a language lacks its text.
 const (
-	KeyLessons        = "lessons"         // "Lessons": the list's heading
-	KeyLesson         = "lesson"          // "Lesson"
-	KeyLessonN        = "lesson-n"        // "Lesson {n}"
-	KeyStepNOfTotal   = "step-n-of-total" // "Step {n} of {total}"
-	KeyMomentNOfTotal = "moment-n-of-total"
-	KeyNext           = "next"
-	KeyPrevious       = "previous"
-	KeyStart          = "start"           // "Start the lesson"
-	KeyBackToLessons  = "back-to-lessons" // link to the list
-	KeyLessonDone     = "lesson-done"     // shown after a lesson's last step
-	KeyQuickCheck     = "quick-check"     // the quiz's heading
-	KeyCheckAnswer    = "check-answer"    // the quiz's button
-	KeyCorrect        = "correct"         // "Correct!"
-	KeyNotQuite       = "not-quite"       // "Not quite"
-	KeyTryAgain       = "try-again"
-	KeyYourProgress   = "your-progress"
-	KeyProgressDone   = "progress-done" // "{done} of {total} steps done"
-	KeyLanguage       = "language"      // the language menu's label
-	KeyLangEnglish    = "lang-en"       // the name of English, as its speakers write it
-	KeyLangHindi      = "lang-hi"       // the name of Hindi, as its speakers write it
-	KeyRun            = "run"           // the button that runs the step
-	KeyRunAgain       = "run-again"
-	KeyRunning        = "running"
-	KeyModel          = "model"
-	KeyToyModel       = "toy-model"        // the toy's name on the page
-	KeyRealModel      = "real-model"       // what a "real" run runs on
-	KeyCompare        = "compare"          // heading over runs side by side
-	KeySameOutput     = "same-output"      // Step.SameOutput held on the traces
-	KeyDifferentOut   = "different-output" // ... and did not
-	KeyPrompt         = "prompt"
-	KeyNewTokens      = "new-tokens"
-	KeyStopReason     = "stop-reason"
-	KeyNotices        = "notices"
-	KeyTransformers   = "in-transformers" // title over a Python listing
-	KeyTracerCommand  = "tracer-command"  // title over Run.Command
-	KeyCopy           = "copy"
-	KeyDownloadModel  = "download-model"  // "Download a model: {command}"
-	KeyNoRealModel    = "no-real-model"   // no real model found: what to download
-	KeyStartsFromBOS  = "starts-from-bos" // a run without a prompt
+	KeyLessons         = "lessons"         // "Lessons": the list's heading
+	KeyLesson          = "lesson"          // "Lesson"
+	KeyLessonN         = "lesson-n"        // "Lesson {n}"
+	KeyStepNOfTotal    = "step-n-of-total" // "Step {n} of {total}"
+	KeyMomentNOfTotal  = "moment-n-of-total"
+	KeyNext            = "next"
+	KeyPrevious        = "previous"
+	KeyStart           = "start"           // "Start the lesson"
+	KeyBackToLessons   = "back-to-lessons" // link to the list
+	KeyLessonDone      = "lesson-done"     // shown after a lesson's last step
+	KeyQuickCheck      = "quick-check"     // the quiz's heading
+	KeyCheckAnswer     = "check-answer"    // the quiz's button
+	KeyCorrect         = "correct"         // "Correct!"
+	KeyNotQuite        = "not-quite"       // "Not quite"
+	KeyTryAgain        = "try-again"
+	KeyYourProgress    = "your-progress"
+	KeyProgressDone    = "progress-done" // "{done} of {total} steps done"
+	KeyLanguage        = "language"      // the language menu's label
+	KeyLangEnglish     = "lang-en"       // the name of English, as its speakers write it
+	KeyLangHindi       = "lang-hi"       // the name of Hindi, as its speakers write it
+	KeyRun             = "run"           // the button that runs the step
+	KeyRunAgain        = "run-again"
+	KeyRunning         = "running"
+	KeyModel           = "model"
+	KeyToyModel        = "toy-model"        // the toy's name on the page
+	KeyRealModel       = "real-model"       // what a "real" run runs on
+	KeyCompare         = "compare"          // heading over runs side by side
+	KeySameOutput      = "same-output"      // Step.SameOutput held on the traces
+	KeyDifferentOut    = "different-output" // ... and did not
+	KeyPrompt          = "prompt"
+	KeyNewTokens       = "new-tokens"
+	KeyStopReason      = "stop-reason"
+	KeyNotices         = "notices"
+	KeyTransformers    = "in-transformers" // title over a Python listing
+	KeyTracerCommand   = "tracer-command"  // title over Run.Command
+	KeyCopy            = "copy"
+	KeyDownloadModel   = "download-model"    // "Download a model: {command}"
+	KeyNoRealModel     = "no-real-model"     // no real model found: what to download
+	KeyNoRunnableModel = "no-runnable-model" // real models, none with a tokenizer: what to download
+	KeyStartsFromBOS   = "starts-from-bos"   // a run without a prompt
 
 	// The figures of a step's runs.
 	KeyDebugger      = "debugger" // link back to the debugger
@@ -98,6 +99,43 @@ const (
 	KeyNextWord      = "next-word" // ... and its second
 	KeyTokenList     = "token-list"
 	KeyOutput        = "output"
+
+	// Choosing the model and opening a run in the debugger.
+	KeyLessonModel       = "lesson-model"        // the picker's label
+	KeyUseModel          = "use-model"           // the picker's button, without the script
+	KeyModelNotOpen      = "model-not-open"      // why a model is not offered: it does not open
+	KeyModelNoTokenizer  = "model-no-tokenizer"  // ... it has no tokenizer
+	KeyModelFallback     = "model-fallback"      // "{model} cannot run the lessons ({reason}): ... {chosen}"
+	KeyOpenInDebugger    = "open-in-debugger"    // a figure's link to the same run in the debugger
+	KeyCompareInDebugger = "compare-in-debugger" // a figure's link to its runs as a comparison
+
+	// What a figure draws of a step's scores and of two runs side by side.
+	KeySideBySide       = "side-by-side"       // heading of two runs step by step
+	KeyPartWaysChosen   = "part-ways-chosen"   // "{n}", "{a}" chose "{x}", "{b}" chose "{y}"
+	KeyPartWaysFed      = "part-ways-fed"      // ... fed "{x}" and "{y}" tokens
+	KeyNeverPart        = "never-part"         // the runs never differ
+	KeyDrawFell         = "draw-fell"          // "{u}" between "{from}" and "{to}": "{token}"
+	KeyRawVsTemperature = "raw-vs-temperature" // heading of the paired bars
+	KeyRawProbs         = "raw-probs"          // the raw series
+	KeyAfterTemperature = "after-temperature"  // the series after the stage, "{t}"
+	KeyFunnel           = "funnel"             // heading of the tokens each stage left
+	KeyNOfVocab         = "n-of-vocab"         // "{n} of {total}"
+	KeyVocabulary       = "vocabulary"         // the funnel's first row
+	KeyFinalDist        = "final-dist"         // the funnel's last row
+
+	// What else a figure shows when a step's text points at it.
+	KeyOutputIDs     = "output-ids"     // the whole output row: prompt, then new ids
+	KeyOptionsTitle  = "options-title"  // heading of the options and their sources
+	KeyOptionName    = "option-name"    // its columns
+	KeyOptionValue   = "option-value"   //
+	KeyOptionSource  = "option-source"  //
+	KeyModelWeights  = "model-weights"  // "{params}", "{dtype}", "{bytes}"
+	KeyKVCache       = "kv-cache"       // the steps table's cache column
+	KeyKVText        = "kv-text"        // "{n} positions, {bytes}"
+	KeyAttentionMask = "attention-mask" // a batch row's mask
+	KeyRowAtToken    = "row-at-token"   // "row {r}": its last position is a real token; chose "{x}"
+	KeyRowAtPad      = "row-at-pad"     // ... is a pad
+	KeyLogit         = "logit"          // the candidates' raw score
 )
 
 // uiKeys lists every Key constant, for Validate.
@@ -108,10 +146,16 @@ func uiKeys() []string {
 		KeyNotQuite, KeyTryAgain, KeyYourProgress, KeyProgressDone, KeyLanguage, KeyLangEnglish,
 		KeyLangHindi, KeyRun, KeyRunAgain, KeyRunning, KeyModel, KeyToyModel, KeyRealModel,
 		KeyCompare, KeySameOutput, KeyDifferentOut, KeyPrompt, KeyNewTokens, KeyStopReason,
-		KeyNotices, KeyTransformers, KeyTracerCommand, KeyCopy, KeyDownloadModel, KeyNoRealModel,
+		KeyNotices, KeyTransformers, KeyTracerCommand, KeyCopy, KeyDownloadModel, KeyNoRealModel, KeyNoRunnableModel,
 		KeyStartsFromBOS, KeyDebugger, KeySteps, KeyPhase, KeyFed, KeyChosen, KeyCandidates, KeyFLOPs,
 		KeyBytes, KeyTime, KeyTimePerStep, KeyBytesPerToken, KeyIntensity, KeyBandwidth, KeyPromptIDs,
 		KeyNewIDs, KeySequences, KeyJunk, KeyBatchPrompts, KeyPythonLoop, KeyBigramTable, KeyTokenList,
 		KeyOutput, KeyLastWord, KeyNextWord,
+		KeyLessonModel, KeyUseModel, KeyModelNotOpen, KeyModelNoTokenizer, KeyModelFallback,
+		KeyOpenInDebugger, KeyCompareInDebugger, KeySideBySide, KeyPartWaysChosen, KeyPartWaysFed,
+		KeyNeverPart, KeyDrawFell, KeyRawVsTemperature, KeyRawProbs, KeyAfterTemperature, KeyFunnel,
+		KeyNOfVocab, KeyVocabulary, KeyFinalDist,
+		KeyOutputIDs, KeyOptionsTitle, KeyOptionName, KeyOptionValue, KeyOptionSource, KeyModelWeights,
+		KeyKVCache, KeyKVText, KeyAttentionMask, KeyRowAtToken, KeyRowAtPad, KeyLogit,
 	}, debuggerKeys()...)
 }

@@ -83,15 +83,17 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		s.renderPage(w, r, http.StatusOK, sess, "")
 		return
 	}
-	d, err := s.firstRun(r.Context())
-	if err != nil {
-		s.log.Error("first run", "err", err)
-		http.Error(w, "tracer could not run the toy model: "+err.Error(), http.StatusInternalServerError)
+	d, pos, linkErr := s.pageRun(r)
+	if d == nil {
+		s.log.Error("first run", "err", linkErr)
+		http.Error(w, "tracer could not run the toy model: "+linkErr.Error(), http.StatusInternalServerError)
 		return
 	}
-	var init func(*session)
-	if s.class != nil {
-		init = func(x *session) { x.leader = s.class.leader }
+	init := func(x *session) {
+		if s.class != nil {
+			x.leader = s.class.leader
+		}
+		x.cur.pos = min(pos, d.count(0)-1)
 	}
 	sess, err := s.sessions.create(d, init)
 	if err != nil {
@@ -102,7 +104,30 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
-	s.renderPage(w, r, http.StatusOK, sess, "")
+	errText := ""
+	if linkErr != nil {
+		errText = s.catalog.redact(linkErr.Error())
+	}
+	s.renderPage(w, r, http.StatusOK, sess, errText)
+}
+
+// pageRun is what a new page shows: the run its deep link asks for (see
+// linkedRun), or the toy's greedy run. A link that fails gives the toy's
+// run and the link's error; a nil document means the toy failed too.
+func (s *Server) pageRun(r *http.Request) (*document, int, error) {
+	var linkErr error
+	if q := r.URL.Query(); isDeepLink(q) && s.class == nil {
+		d, pos, err := s.linkedRun(r.Context(), q)
+		if err == nil {
+			return d, pos, nil
+		}
+		linkErr = err
+	}
+	d, err := s.firstRun(r.Context())
+	if err != nil {
+		return nil, 0, err
+	}
+	return d, 0, linkErr
 }
 
 func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, sess *session, errText string) {

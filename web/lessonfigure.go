@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"tracer/lessons"
@@ -22,6 +23,12 @@ type FigureView struct {
 	Labels  FigureLabels
 
 	Inside *LessonInsideView // attention and lens, for steps that highlight them (inside.go)
+	// Side is the runs step by step in one table, where the step asks to
+	// find where they part ways; nil otherwise.
+	Side        *SideBySideView
+	Open        string // "Open in the debugger": the links' text
+	CompareLink string // the runs as a comparison in the debugger; "" when they cannot be
+	CompareOpen string // "Compare in the debugger"
 }
 
 // FigureLabels is the figure's wording in the page's language.
@@ -29,6 +36,8 @@ type FigureLabels struct {
 	Model, PromptIDs, NewIDs, Output, StopReason, Notices, Steps, Phase, Fed,
 	Chosen, Candidates, FLOPs, Bytes, Time, TimePerStep, BytesPerToken,
 	Intensity, Bandwidth, Sequences, Junk, Command string
+	Diverge string // the side-by-side table's heading
+	Logit   string // the candidates' raw score
 }
 
 // MomentView is the toy's walkthrough at one moment: the table with the
@@ -45,6 +54,8 @@ type MomentView struct {
 	TokensTitle  string
 	LastWord     string // the table's column headings
 	NextWord     string
+	Link         string // the run in the debugger, at this moment
+	NewIDList    string // what the run generated (see newIDList)
 }
 
 // RunColumnView is one run of a step.
@@ -52,6 +63,9 @@ type RunColumnView struct {
 	Label      string // the run's label, or its id
 	Command    string // the run as a tracer command line
 	Model      string
+	Link       string   // the run in the debugger, at the step the lesson points at
+	NewIDList  string   // what the run generated, for tests (see newIDList)
+	TraceModel string   // the model's name in the trace
 	PromptIDs  []IDView // a single prompt
 	NewIDs     []IDView
 	Rows       []SeqRowView // a batch
@@ -61,6 +75,7 @@ type RunColumnView struct {
 	At         *AtStepView // the step At points at
 	Steps      []StepRowView
 	Costs      []CostView
+	Extra      ColumnExtras // what the step's text points at beyond the above
 }
 
 // AtStepView is the candidates of the step a lesson points at.
@@ -68,6 +83,39 @@ type AtStepView struct {
 	Title      string // "Step 1"
 	Candidates []CandidateView
 	Chosen     string
+	Logits     []string         // each candidate's raw logit, in the order of Candidates
+	Temp       *TempBarsView    // raw beside after-temperature, when the step asks
+	Funnel     *StageFunnelView // tokens left after each stage, when the step asks
+	Draw       string           // where the random number fell, when the step asks
+}
+
+// TempBarsView is the leading candidates' probabilities before and after
+// the temperature stage, each as a bar of the same scale.
+type TempBarsView struct {
+	Title, Raw, After string // the heading and the two series' names
+	Rows              []TempBarView
+}
+
+// TempBarView is one candidate's pair of bars.
+type TempBarView struct {
+	Token              string
+	Raw, After         string // probabilities, written
+	RawWidth, AftWidth string // CSS widths, "42.0%"
+}
+
+// StageFunnelView is how many tokens each stage of the pipeline left.
+type StageFunnelView struct {
+	Title string
+	Rows  []StageFunnelRowView
+}
+
+// StageFunnelRowView is one stage of the funnel: its name and the tokens left,
+// with a bar on a linear scale of the vocabulary.
+type StageFunnelRowView struct {
+	Stage string // "vocabulary", "temperature (T=0.7)", "top_k (k=20)", "final"
+	Kept  int
+	Text  string // "20 of 512"
+	Width string // CSS width
 }
 
 // StepRowView is one step of a run, in the run's table of steps.
@@ -75,8 +123,9 @@ type StepRowView struct {
 	Number             int
 	Phase, Fed, Chosen string
 	FLOPs, Bytes, Time string
-	Active             bool // the step At points at
-	Differs            bool // chose another token than the reference run
+	KV                 string // the cache after the step, when the lesson looks at it
+	Active             bool   // the step At points at
+	Differs            bool   // chose another token than the reference run
 }
 
 // CostView is one phase's figures (lessons.Costs).
@@ -97,7 +146,8 @@ func figureLabels(ui lessons.Strings, lang string) FigureLabels {
 		Candidates: g(lessons.KeyCandidates), FLOPs: g(lessons.KeyFLOPs), Bytes: g(lessons.KeyBytes),
 		Time: g(lessons.KeyTime), TimePerStep: g(lessons.KeyTimePerStep), BytesPerToken: g(lessons.KeyBytesPerToken),
 		Intensity: g(lessons.KeyIntensity), Bandwidth: g(lessons.KeyBandwidth), Sequences: g(lessons.KeySequences),
-		Junk: g(lessons.KeyJunk), Command: g(lessons.KeyTracerCommand),
+		Junk: g(lessons.KeyJunk), Command: g(lessons.KeyTracerCommand), Diverge: g(lessons.KeySideBySide),
+		Logit: g(lessons.KeyLogit),
 	}
 }
 
@@ -124,6 +174,11 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 		}
 		c := runColumn(t, ref, traces[0], st.At, label, Words{ui: ui, Lang: lang})
 		c.Command = run.Command(model)
+		c.Model = model
+		if c.At != nil {
+			stageFigures(c.At, t, st, ui, lang)
+		}
+		columnExtras(&c, t, st, ui, lang)
 		f.Runs = append(f.Runs, c)
 	}
 	if len(traces) > 1 {
@@ -133,6 +188,9 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 			key = lessons.KeySameOutput
 		}
 		f.Compare = ui.Get(key, lang)
+		if st.At.Kind == lessons.AtEachStep && len(traces) == 2 {
+			f.Side = sideBySide(ui, lang, f.Runs, traces)
+		}
 	}
 	return f
 }
@@ -141,7 +199,7 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 // and its costs. ref, when not nil, is the run whose rows it is judged by;
 // first is the step's first run, whose choices each step is compared with.
 func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w Words) RunColumnView {
-	c := RunColumnView{Label: label, Model: t.Model.Name, StopReason: t.Output.StopReason, Notices: t.Notices}
+	c := RunColumnView{Label: label, Model: t.Model.Name, TraceModel: t.Model.Name, NewIDList: newIDList(t), StopReason: t.Output.StopReason, Notices: t.Notices}
 	if len(t.Prompt.Rows) > 1 {
 		c.Rows = batchRows(t, ref)
 	} else {
@@ -155,6 +213,18 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w Words)
 		s := t.Steps[active]
 		sv := stepView(t, t.Steps, active, 0, nil, w)
 		c.At = &AtStepView{Title: "#" + strconv.Itoa(active+1), Candidates: sv.Candidates, Chosen: s.Rows[0].Chosen.Token}
+		logits := map[int]float32{}
+		for _, k := range s.Rows[0].Candidates {
+			logits[k.ID] = k.Logit
+		}
+		for _, k := range sv.Candidates {
+			l, ok := logits[k.ID]
+			text := "–"
+			if ok {
+				text = strconv.FormatFloat(float64(l), 'g', 4, 32)
+			}
+			c.At.Logits = append(c.At.Logits, text)
+		}
 	}
 	for i, s := range t.Steps {
 		row := StepRowView{Number: i + 1, Phase: s.Phase, Active: i == active}
@@ -213,4 +283,19 @@ func siCount(x float64) string {
 		return fmt.Sprintf("%.3g k", x/1e3)
 	}
 	return fmt.Sprintf("%.3g ", x)
+}
+
+// newIDList writes what a run generated, for tests to compare with the
+// same run in the debugger: the new ids space-separated, or for a batch
+// every row of the output, rows separated by ";".
+func newIDList(t *trace.Trace) string {
+	ids := func(xs []int) string { return strings.Trim(fmt.Sprint(xs), "[]") }
+	if len(t.Prompt.Rows) > 1 {
+		rows := make([]string, len(t.Output.Sequences))
+		for i, seq := range t.Output.Sequences {
+			rows[i] = ids(seq)
+		}
+		return strings.Join(rows, ";")
+	}
+	return ids(t.Output.NewIDs)
 }

@@ -109,7 +109,18 @@ func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
 		formLabels(in.form, s.lessons.cat.UI, lang)
 		v.Form = in.form
 	}
-	v.Figure = s.lessonFigure(r.Context(), l, &l.Steps[i], in, lang)
+	want := r.URL.Query().Get("model")
+	var choices []lessonChoice
+	if usesRealModel(&l.Steps[i]) {
+		choices = s.lessonChoices(lang)
+		if len(choices) > 0 {
+			v.Picker = pickerView(s.lessons.cat.UI, choices, want, lang)
+			if in.form != nil {
+				in.form.Model = v.Picker.Chosen
+			}
+		}
+	}
+	v.Figure = s.lessonFigure(r.Context(), l, &l.Steps[i], in, lang, want, choices)
 	s.renderLesson(w, r, LessonStep(v))
 }
 
@@ -210,25 +221,59 @@ func (in lessonInput) apply(run lessons.Run) lessons.Run {
 	return run
 }
 
-// lessonModel returns the model a run asks for: the toy, or the first real
-// model of the server's catalog that opens, named by its path ("" and nil
-// when there is none).
-func (s *Server) lessonModel(kind lessons.ModelKind) (string, *models.Loaded, error) {
-	if kind == lessons.ModelToy {
-		m, err := s.lessons.toy()
-		return "toy", m, err
-	}
+// lessonChoice is a model of the server's catalog as the lessons see it:
+// whether it can run their real runs, and why not.
+type lessonChoice struct {
+	Name   string // the catalog's name: what ?model= and the debugger's link carry
+	Label  string
+	Reason string // "" when the model can run the lessons: else why not ("no tokenizer")
+	model  *models.Loaded
+}
+
+// lessonChoices lists the real models of the catalog, each with whether it
+// can run the lessons: it must open, and have a tokenizer, since every
+// lesson's prompt is text.
+func (s *Server) lessonChoices(lang string) []lessonChoice {
+	ui := s.lessons.cat.UI
+	var out []lessonChoice
 	for _, e := range s.catalog.list() {
 		if e.Name == "toy" {
 			continue
 		}
+		c := lessonChoice{Name: e.Name, Label: e.Label}
 		m, err := s.catalog.open(e.Name)
-		if err != nil || !kind.Fits(m) {
-			continue
+		switch {
+		case err != nil:
+			c.Reason = ui.Get(lessons.KeyModelNotOpen, lang)
+		case !lessons.ModelReal.Fits(m):
+			continue // a toy table of the models folder
+		case m.Tokenizer == nil:
+			c.Reason = ui.Get(lessons.KeyModelNoTokenizer, lang)
+		default:
+			c.model = m
 		}
-		return e.Path, m, nil
+		out = append(out, c)
 	}
-	return "", nil, nil
+	return out
+}
+
+// lessonModel returns the model a run asks for: the toy, or the real model
+// the learner chose (want, a catalog name) when it can run the lessons,
+// else the first that can. It returns the model's catalog name, and nil
+// when no model can run the lesson.
+func (s *Server) lessonModel(kind lessons.ModelKind, want string, choices []lessonChoice) (string, *models.Loaded, error) {
+	if kind == lessons.ModelToy {
+		m, err := s.lessons.toy()
+		return "toy", m, err
+	}
+	first := slices.IndexFunc(choices, func(c lessonChoice) bool { return c.model != nil })
+	if first < 0 {
+		return "", nil, nil
+	}
+	if i := slices.IndexFunc(choices, func(c lessonChoice) bool { return c.Name == want && c.model != nil }); i >= 0 {
+		first = i
+	}
+	return choices[first].Name, choices[first].model, nil
 }
 
 // lessonTrace generates a run of a step, or returns it from the cache.
@@ -255,15 +300,18 @@ func (s *Server) lessonTrace(ctx context.Context, key string, run lessons.Run, m
 }
 
 // lessonFigure generates the step's runs and shows what the step points at;
-// nil for a step of text only.
-func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang string) *FigureView {
+// nil for a step of text only. want is the real model the learner chose.
+func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang, want string, choices []lessonChoice) *FigureView {
 	if len(st.Runs) == 0 {
 		return nil
 	}
 	ui := s.lessons.cat.UI
-	name, m, err := s.lessonModel(st.Runs[0].Model)
+	name, m, err := s.lessonModel(st.Runs[0].Model, want, choices)
 	if err != nil {
-		return &FigureView{Error: err.Error()}
+		return &FigureView{Error: s.pageError(err)}
+	}
+	if m == nil && len(choices) > 0 {
+		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRunnableModel, lang))}
 	}
 	if m == nil {
 		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRealModel, lang))}
@@ -276,16 +324,47 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 		key := strings.Join([]string{l.ID, st.ID, run.ID, name, strings.Join(run.Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01")
 		t, err := s.lessonTrace(ctx, key, run, m)
 		if err != nil {
-			return &FigureView{Error: err.Error()}
+			return &FigureView{Error: s.pageError(err)}
 		}
 		traces = append(traces, t)
 	}
+	var f *FigureView
 	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && m.Toy != nil {
-		return s.momentFigure(traces[0], m, st, mi, ok, lang)
+		f = s.momentFigure(traces[0], m, st, mi, ok, lang)
+	} else {
+		f = runsFigure(ui, st, runs, name, traces, lang)
+		f.Inside = s.lessonInside(ctx, strings.Join([]string{l.ID, st.ID, runs[0].ID, name, strings.Join(runs[0].Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01"), st, runs[0], m, lang)
 	}
-	f := runsFigure(ui, st, runs, name, traces, lang)
-	f.Inside = s.lessonInside(ctx, strings.Join([]string{l.ID, st.ID, runs[0].ID, name, strings.Join(runs[0].Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01"), st, runs[0], m, lang)
+	f.Open = ui.Get(lessons.KeyOpenInDebugger, lang)
+	pos := figureStep(st)
+	for i := range f.Runs {
+		f.Runs[i].Link, _ = debuggerLink(name, runs[i], pos, lang)
+	}
+	if f.Moment != nil {
+		f.Moment.Link, _ = debuggerLink(name, runs[0], pos, lang)
+		f.Moment.NewIDList = newIDList(traces[0])
+	}
+	if len(runs) > 1 {
+		if link, err := compareLink(name, runs, pos, lang); err == nil {
+			f.CompareLink, f.CompareOpen = link, ui.Get(lessons.KeyCompareInDebugger, lang)
+		}
+	}
 	return f
+}
+
+// figureStep is the debugger's stepper position that shows what the step
+// points at: the moment or the step, else the start.
+func figureStep(st *lessons.Step) int {
+	if st.At.Kind == lessons.AtStep || st.At.Kind == lessons.AtMoment {
+		return st.At.Index
+	}
+	return 0
+}
+
+// pageError is an error as a page may show it: the server's paths become
+// the catalog's names, and the command line's flags the page's words.
+func (s *Server) pageError(err error) string {
+	return strings.ReplaceAll(s.catalog.redact(err.Error()), "(--prompt-ids)", "(pick a model with a tokenizer)")
 }
 
 // momentFigure is the toy's walkthrough at a moment (or before the first,

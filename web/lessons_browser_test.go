@@ -132,6 +132,7 @@ func walkLessonSteps(t *testing.T, ctx context.Context, base string, l lessons.L
 			do(t, ctx, where+": next", chromedp.Click(css("[data-testid=lesson-next]")))
 			waitLoad(t, ctx, where, fmt.Sprintf(`document.querySelector("[data-testid=lesson-step]")?.dataset.step === %q`, st.ID))
 		}
+		waitLoad(t, ctx, where+": the script", `document.body.dataset.ready === "true"`)
 		p, err := chromedp.Run(ctx, chromedp.Evaluate[lessonPage](readLessonPage))
 		if err != nil {
 			t.Fatalf("%s: read the page: %v", where, err)

@@ -71,11 +71,12 @@ type LessonStepView struct {
 	Count       int
 	Paragraphs  [][]TextPart
 	Code        []CodeView
-	Figure      *FigureView     // nil for a step of text only
-	Form        *LessonFormView // nil when the step takes no input
-	Quiz        *QuizView       // nil without questions
-	PrevURL     string          // "" on the first step
-	NextURL     string          // "" on the last step
+	Figure      *FigureView       // nil for a step of text only
+	Form        *LessonFormView   // nil when the step takes no input
+	Picker      *LessonPickerView // nil when the step runs no real model
+	Quiz        *QuizView         // nil without questions
+	PrevURL     string            // "" on the first step
+	NextURL     string            // "" on the last step
 	Previous    string
 	Next        string
 	Done        string // "You have finished this lesson.", on the last step
@@ -122,6 +123,7 @@ type LessonFormView struct {
 	MaxNewLabel  string
 	Run          string // the button
 	Lang         string
+	Model        string // the chosen model, kept across the form's runs
 }
 
 // indexView builds the list of lessons.
@@ -253,6 +255,7 @@ type SeqRowView struct {
 	IDs    []IDView
 	Text   string // the row's new text
 	Junk   bool   // differs from the left-padded run
+	Mask   string // the attention mask, "0 0 1 1", when the lesson looks at it
 }
 
 // lineTestID names a listing line for tests: active lines get activeID.
@@ -270,4 +273,51 @@ func rowTestID(junk bool) string {
 		return "junk-row"
 	}
 	return "batch-row"
+}
+
+// LessonPickerView is the menu of the real models that can run the
+// lessons; the models that cannot are listed, disabled, with the reason.
+type LessonPickerView struct {
+	Label   string // "Model for the lessons"
+	Use     string // the button, for pages without the script
+	Lang    string
+	Chosen  string // the catalog name of the model the figures run on; "" for none
+	Note    string // the model asked for cannot run the lessons: which one runs instead
+	Options []PickerOptionView
+}
+
+// PickerOptionView is one model of the picker.
+type PickerOptionView struct {
+	Name, Label string
+	Disabled    bool // cannot run the lessons: Label says why
+	Selected    bool
+}
+
+// usesRealModel reports whether a step runs a real model.
+func usesRealModel(st *lessons.Step) bool {
+	return len(st.Runs) > 0 && st.Runs[0].Model == lessons.ModelReal
+}
+
+// pickerView builds the model picker: want is the model asked for (?model=).
+func pickerView(ui lessons.Strings, choices []lessonChoice, want, lang string) *LessonPickerView {
+	v := &LessonPickerView{Label: ui.Get(lessons.KeyLessonModel, lang), Use: ui.Get(lessons.KeyUseModel, lang), Lang: lang}
+	for _, c := range choices {
+		if v.Chosen == "" && c.model != nil {
+			v.Chosen = c.Name
+		}
+		if c.Name == want && c.model != nil {
+			v.Chosen = want
+		}
+	}
+	for _, c := range choices {
+		o := PickerOptionView{Name: c.Name, Label: c.Label, Disabled: c.model == nil, Selected: c.Name == v.Chosen}
+		if o.Disabled {
+			o.Label += " (" + c.Reason + ")"
+		}
+		v.Options = append(v.Options, o)
+		if c.Name == want && c.model == nil && v.Chosen != "" {
+			v.Note = lessons.Fill(ui.Get(lessons.KeyModelFallback, lang), "model", want, "reason", c.Reason, "chosen", v.Chosen)
+		}
+	}
+	return v
 }

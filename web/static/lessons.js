@@ -1,5 +1,5 @@
-// The lesson pages' script: progress and the chosen language kept in
-// localStorage, and the quiz's feedback. The pages work without it, less
+// The lesson pages' script: progress, the chosen language and the chosen
+// model kept in localStorage, and the quiz's feedback. The pages work without it, less
 // the progress and the quiz.
 "use strict";
 
@@ -10,7 +10,7 @@
 	const load = () => {
 		let s = {};
 		try { s = JSON.parse(localStorage.getItem(store) || "{}") || {}; } catch { s = {}; }
-		return { lang: s.lang || "", visited: s.visited || {}, completed: s.completed || {}, quiz: s.quiz || {} };
+		return { lang: s.lang || "", model: s.model || "", visited: s.visited || {}, completed: s.completed || {}, quiz: s.quiz || {} };
 	};
 	const save = (s) => { try { localStorage.setItem(store, JSON.stringify(s)); } catch { /* private mode: no progress */ } };
 
@@ -18,21 +18,52 @@
 	const lang = body.dataset.lang;
 	const state = load();
 
-	// The language: ?lang= wins and is remembered; without one, a remembered
-	// language other than the page's reloads the page in it.
-	const asked = new URLSearchParams(location.search).get("lang");
-	if (asked) {
-		state.lang = asked;
-		save(state);
+	// The language and the model of the real runs: ?lang= and ?model= win
+	// and are remembered; without them, a remembered choice other than the
+	// page's reloads the page with it. A remembered model this server does
+	// not offer is left alone.
+	const params = new URLSearchParams(location.search);
+	const picker = document.querySelector("[data-testid=model-picker]");
+	const offered = (m) => !!picker && [...picker.querySelectorAll("option")].some((o) => o.value === m && !o.disabled);
+	const reload = new URL(location.href);
+	let again = false;
+	if (params.get("lang")) {
+		state.lang = params.get("lang");
 	} else if (state.lang && state.lang !== lang) {
-		const u = new URL(location.href);
-		u.searchParams.set("lang", state.lang);
-		location.replace(u.toString());
+		reload.searchParams.set("lang", state.lang);
+		again = true;
+	}
+	if (picker && params.get("model")) {
+		state.model = picker.dataset.chosen || state.model;
+	} else if (picker && state.model && state.model !== picker.dataset.chosen && offered(state.model)) {
+		reload.searchParams.set("model", state.model);
+		again = true;
+	}
+	save(state);
+	if (again) {
+		location.replace(reload.toString());
 		return;
 	}
 	document.querySelectorAll("[data-testid=lang-switch] a").forEach((a) => {
 		a.addEventListener("click", () => { state.lang = a.dataset.lang; save(state); });
 	});
+	if (picker) {
+		const select = picker.querySelector("[data-testid=model-select]");
+		select.addEventListener("change", () => {
+			state.model = select.value;
+			save(state);
+			picker.requestSubmit();
+		});
+		picker.addEventListener("submit", () => { state.model = select.value; save(state); });
+	}
+	// Links to other lesson pages carry the model, so they open on it at once.
+	if (state.model) {
+		document.querySelectorAll("[data-testid=lesson-next], [data-testid=lesson-prev], [data-testid=lang-switch] a, [data-testid=lesson-link]").forEach((a) => {
+			const u = new URL(a.href, location.href);
+			u.searchParams.set("model", state.model);
+			a.href = u.pathname + u.search;
+		});
+	}
 
 	// A step: visited on load, completed on Next or at the lesson's end.
 	const step = document.querySelector("[data-testid=lesson-step]");
@@ -57,6 +88,9 @@
 		p.textContent = p.dataset.template.replace("{done}", String(done)).replace("{total}", String(keys.length));
 		p.dataset.done = String(done);
 	});
+
+	// Tests wait for this before they click: the handlers are in place.
+	body.dataset.ready = "true";
 
 	// setUpQuiz shows an option's feedback when it is chosen, and records
 	// the answer.

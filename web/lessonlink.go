@@ -1,0 +1,217 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"tracer/engine"
+	"tracer/lessons"
+)
+
+// The debugger's deep link: /?model=NAME&prompt=TEXT&seed=7&... opens the
+// page on that run, generated before the page is served, instead of the
+// toy's. With variants= (one line of settings per run, as in the Compare
+// box) it opens a comparison. step= puts the stepper at a position (from
+// 0). The lesson figures' "open in the debugger" links are such links.
+
+// linkFields are the query names a deep link may carry: the run form's
+// fields, named as in transformers' GenerationConfig, and the page's own.
+var linkFields = []string{
+	"model", "input", "prompt", "system", "do_sample", "temperature", "top_k", "top_p", "min_p",
+	"repetition_penalty", "seed", "max_new_tokens", "num_beams", "use_cache", "padding", "variants",
+	"step", "lang",
+}
+
+// isDeepLink reports whether the page's query asks for a run of its own.
+func isDeepLink(q url.Values) bool { return q.Has("model") }
+
+// linkForm reads a deep link's query into a run form, rejecting names it
+// does not know and names given twice.
+func linkForm(q url.Values) (runForm, int, error) {
+	var unknown []string
+	for name, vs := range q {
+		if !slices.Contains(linkFields, name) {
+			unknown = append(unknown, name)
+			continue
+		}
+		if len(vs) > 1 {
+			return runForm{}, 0, fmt.Errorf("link: %s is given %d times: give it once", name, len(vs))
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return runForm{}, 0, fmt.Errorf("link: unknown setting %s (a link may set %s)", strings.Join(unknown, ", "), strings.Join(linkFields, ", "))
+	}
+	f := runForm{
+		Model: q.Get("model"), Input: q.Get("input"), Prompt: q.Get("prompt"), System: q.Get("system"),
+		DoSample: q.Get("do_sample"), Temperature: q.Get("temperature"), TopK: q.Get("top_k"), TopP: q.Get("top_p"),
+		MinP: q.Get("min_p"), RepetitionPenalty: q.Get("repetition_penalty"), Seed: q.Get("seed"),
+		MaxNewTokens: q.Get("max_new_tokens"), NumBeams: q.Get("num_beams"), UseCache: q.Get("use_cache"),
+		Padding: q.Get("padding"), Variants: q.Get("variants"),
+	}
+	step := 0
+	if v := q.Get("step"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, 0, fmt.Errorf("link: step %q: want a step number from 0", v)
+		}
+		step = n
+	}
+	return f, step, nil
+}
+
+// linkedRun generates the run (or the comparison) a deep link asks for and
+// returns the document to show, with the stepper position it asks for.
+func (s *Server) linkedRun(ctx context.Context, q url.Values) (*document, int, error) {
+	f, step, err := linkForm(q)
+	if err != nil {
+		return nil, 0, err
+	}
+	var specs []runSpec
+	if strings.TrimSpace(f.Variants) != "" {
+		vs, err := f.variants()
+		if err != nil {
+			return nil, 0, fmt.Errorf("link: %w", err)
+		}
+		for _, v := range vs {
+			sp, err := s.prepare(v.form, v.label)
+			if err != nil {
+				return nil, 0, fmt.Errorf("link: %s: %w", v.label, err)
+			}
+			specs = append(specs, sp)
+		}
+	} else {
+		sp, err := s.prepare(f, "")
+		if err != nil {
+			return nil, 0, fmt.Errorf("link: %w", err)
+		}
+		specs = []runSpec{sp}
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	defer func() { <-s.slots }()
+	d := &document{compare: len(specs) > 1, source: fmt.Sprintf("comparison of %d runs of %s", len(specs), specs[0].name)}
+	for _, sp := range specs {
+		req := sp.req
+		var kept engine.Cache
+		req.KeepCache = func(c engine.Cache) { kept = c }
+		t, err := s.generate(ctx, "the linked run", req)
+		if err != nil {
+			return nil, 0, fmt.Errorf("link: %s: %w", sp.label, err)
+		}
+		req.KeepCache = nil // a branch keeps its own
+		if !d.compare {
+			// A lone run: the toy's is narrated as the walkthrough.
+			d = s.newDocument(t, fmt.Sprintf("run of %s, %s", sp.name, sp.label))
+		} else {
+			d.runs = append(d.runs, newRun(s.runIDs.Add(1), t, sp.label))
+		}
+		r := d.runs[len(d.runs)-1]
+		r.model, r.req, r.caches[0] = sp.model, req, kept
+	}
+	return d, step, nil
+}
+
+// linkOptions are the lesson run settings a deep link can carry, in the
+// order a link writes them.
+var linkOptions = []string{
+	"max_new_tokens", "do_sample", "temperature", "top_k", "top_p", "min_p", "repetition_penalty", "num_beams", "use_cache",
+}
+
+// debuggerLink writes the deep link that opens a lesson's run in the
+// debugger on the named model (a catalog name), at stepper position step.
+// It fails for a setting the debugger's form cannot take.
+func debuggerLink(model string, run lessons.Run, step int, lang string) (string, error) {
+	q := url.Values{}
+	q.Set("model", model)
+	if len(run.Prompts) > 0 {
+		q.Set("prompt", strings.Join(run.Prompts, "\n"))
+	}
+	if len(run.Prompts) > 1 && run.Padding == "right" {
+		q.Set("padding", "right")
+	}
+	for _, o := range run.Options {
+		v, err := linkValue(o)
+		if err != nil {
+			return "", err
+		}
+		q.Set(o.Name, v)
+	}
+	return finishLink(q, step, lang), nil
+}
+
+// compareLink writes the deep link that opens a step's runs as a
+// comparison in the debugger: one line of settings per run. It fails when
+// the runs differ in what a comparison shares (prompt, padding, seed).
+func compareLink(model string, runs []lessons.Run, step int, lang string) (string, error) {
+	q := url.Values{}
+	q.Set("model", model)
+	first := runs[0]
+	if len(first.Prompts) > 0 {
+		q.Set("prompt", strings.Join(first.Prompts, "\n"))
+	}
+	var lines []string
+	for _, r := range runs {
+		switch {
+		case !slices.Equal(r.Prompts, first.Prompts):
+			return "", fmt.Errorf("runs %q and %q have different prompts", first.ID, r.ID)
+		case r.Padding != first.Padding:
+			return "", fmt.Errorf("runs %q and %q pad on different sides", first.ID, r.ID)
+		case r.Options.Get("seed") != first.Options.Get("seed"):
+			return "", fmt.Errorf("runs %q and %q have different seeds", first.ID, r.ID)
+		}
+		var words []string
+		for _, o := range r.Options {
+			if o.Name == "seed" {
+				continue
+			}
+			v, err := linkValue(o)
+			if err != nil {
+				return "", err
+			}
+			if strings.ContainsAny(v, " \t\n=") {
+				return "", fmt.Errorf("run %q: %s %q cannot go in a compare line", r.ID, o.Name, v)
+			}
+			words = append(words, o.Name+"="+v)
+		}
+		if len(words) == 0 {
+			return "", fmt.Errorf("run %q sets nothing a compare line could say", r.ID)
+		}
+		lines = append(lines, strings.Join(words, " "))
+	}
+	if len(first.Prompts) > 1 && first.Padding == "right" {
+		q.Set("padding", "right")
+	}
+	if s := first.Options.Get("seed"); s != "" {
+		q.Set("seed", s)
+	}
+	q.Set("variants", strings.Join(lines, "\n"))
+	return finishLink(q, step, lang), nil
+}
+
+// linkValue is a setting's value as the run form takes it.
+func linkValue(o lessons.Setting) (string, error) {
+	if o.Name == "seed" || slices.Contains(linkOptions, o.Name) {
+		return o.Value, nil
+	}
+	return "", fmt.Errorf("setting %s is not one the debugger's form takes", o.Name)
+}
+
+// finishLink adds the position and the language and writes the link.
+func finishLink(q url.Values, step int, lang string) string {
+	if step > 0 {
+		q.Set("step", strconv.Itoa(step))
+	}
+	if lang != lessons.English {
+		q.Set("lang", lang)
+	}
+	return "/?" + q.Encode()
+}
