@@ -7,14 +7,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"tracer/engine/bench"
 
 	"github.com/gorilla/websocket"
 
@@ -84,7 +83,7 @@ func TestChaos(t *testing.T) {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	rssBefore, peakOK := procBytes("VmRSS"), resetPeakRSS()
+	rssBefore, peakOK := bench.RSSBytes(), bench.ResetPeakRSS()
 	baseline := runtime.NumGoroutine()
 
 	const clients, perClient = 20, 100
@@ -139,8 +138,8 @@ func TestChaos(t *testing.T) {
 	}
 	// The peak resident memory of the whole process during the chaos: the
 	// limits' budget, twice over for the garbage collector's headroom.
-	if peak := procBytes("VmHWM"); peakOK && peak > 0 && rssBefore > 0 {
-		limit := rssBefore + 2*(budget-before.HeapInuse)
+	if peak := bench.PeakRSSBytes(); peakOK && peak > 0 && rssBefore > 0 {
+		limit := rssBefore + 2*int64(budget-before.HeapInuse)
 		t.Logf("peak RSS %.1f MiB (%.1f MiB at the start); budget %.1f MiB", float64(peak)/(1<<20), float64(rssBefore)/(1<<20), float64(limit)/(1<<20))
 		if peak > limit {
 			t.Errorf("peak RSS during the chaos is %d bytes, want at most %d", peak, limit)
@@ -254,26 +253,3 @@ func readSome(res *http.Response, buf []byte) (int, error) {
 	}
 	return n, nil
 }
-
-// procBytes reads a "Name:   123 kB" field of /proc/self/status in bytes, or
-// 0 where there is no such file.
-func procBytes(name string) uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, name+":"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// resetPeakRSS makes VmHWM start again from the current resident memory; it
-// reports whether the kernel allowed it.
-func resetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }

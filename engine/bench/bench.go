@@ -180,7 +180,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.FMA = append(r.FMA, MeasureFMA(opts.Threads, 3, opts.FMARounds))
 	}
 	runtime.GC()
-	peakOK := resetPeakRSS()
+	peakOK := ResetPeakRSS()
 
 	off, err := newRequest(m, opts, false)
 	if err != nil {
@@ -234,7 +234,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	}
 	r.PeakRSSBytes = -1
 	if peakOK {
-		r.PeakRSSBytes = peakRSSBytes()
+		r.PeakRSSBytes = PeakRSSBytes()
 	}
 	// The same run for 2 tokens: the difference is what the other steps
 	// allocated (the count is the whole process's, so the leanest run is

@@ -58,16 +58,16 @@ func procField(path, name string) int64 {
 // anonHugeBytes is the process's memory in transparent huge pages, or -1.
 func anonHugeBytes() int64 { return procField("/proc/self/smaps_rollup", "AnonHugePages") }
 
-// rssBytes is the process's resident memory, or -1.
-func rssBytes() int64 { return procField("/proc/self/status", "VmRSS") }
+// RSSBytes is the process's resident memory, or -1.
+func RSSBytes() int64 { return procField("/proc/self/status", "VmRSS") }
 
-// peakRSSBytes is the process's peak resident memory since the last
-// resetPeakRSS, or -1.
-func peakRSSBytes() int64 { return procField("/proc/self/status", "VmHWM") }
+// PeakRSSBytes is the process's peak resident memory since the last
+// ResetPeakRSS, or -1.
+func PeakRSSBytes() int64 { return procField("/proc/self/status", "VmHWM") }
 
-// resetPeakRSS sets the peak resident memory to the current one; it
+// ResetPeakRSS sets the peak resident memory to the current one; it
 // reports whether the kernel allowed it.
-func resetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }
+func ResetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }
 
 // l3Bytes is the size of the last-level cache of CPU 0, or 0 when unknown.
 func l3Bytes() int64 {

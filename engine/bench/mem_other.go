@@ -7,7 +7,13 @@ package bench
 
 func allocFloats(n int) ([]float32, func(), error) { return make([]float32, n), func() {}, nil }
 func anonHugeBytes() int64                         { return -1 }
-func rssBytes() int64                              { return -1 }
-func peakRSSBytes() int64                          { return -1 }
-func resetPeakRSS() bool                           { return false }
-func l3Bytes() int64                               { return 0 }
+
+// RSSBytes is the process's resident memory: unknown (-1) here.
+func RSSBytes() int64 { return -1 }
+
+// PeakRSSBytes is the process's peak resident memory: unknown (-1) here.
+func PeakRSSBytes() int64 { return -1 }
+
+// ResetPeakRSS cannot reset the peak here: it reports false.
+func ResetPeakRSS() bool { return false }
+func l3Bytes() int64     { return 0 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tracer/engine/bench"
 )
 
 // testBudget is the output budget the budget tests render with.
@@ -271,6 +272,20 @@ func renderAllowance(steps int) uint64 {
 func TestRenderMemory(t *testing.T) {
 	most, mostSrc := uint64(0), ""
 	defer func() { t.Logf("the most any render allocated: %d bytes, by %.100q", most, mostSrc) }()
+	// The process's peak resident memory over all the renders: what one
+	// render may allocate, twice over for the collector, and a margin.
+	rss, peakOK := bench.RSSBytes(), bench.ResetPeakRSS()
+	defer func() {
+		peak := bench.PeakRSSBytes()
+		if !peakOK || peak <= 0 || rss <= 0 {
+			return
+		}
+		limit := rss + 2*int64(most) + 32<<20
+		t.Logf("peak RSS %.1f MiB (%.1f MiB at the start); limit %.1f MiB", float64(peak)/(1<<20), float64(rss)/(1<<20), float64(limit)/(1<<20))
+		if peak > limit {
+			t.Errorf("peak RSS while rendering every template is %d bytes, want at most %d", peak, limit)
+		}
+	}()
 	for i, src := range fuzzSeeds(t) {
 		tmpl, err := Parse(src, fuzzVars)
 		if err != nil {
