@@ -34,7 +34,9 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // Decode (one or two rows of x) streams the weight rows one after another,
 // the pattern the hardware prefetchers follow best; prefill reads each
 // pair (short rows: quadruple) of weight rows once for every three rows
-// of x.
+// of x. With AVX-512, decode reads long rows two at a time, and prefill
+// reads each quadruple of long weight rows once for every six rows of x;
+// the sums and so the bits stay the same.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {
@@ -108,6 +110,10 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		}
 		return
 	}
+	if wide && useAVX512 && n >= 6 {
+		matMulRowsZ(dst, w, x, n, lo, hi)
+		return
+	}
 	// Prefill: blocks of 2 (long rows) or 4 weight rows against groups of
 	// 3 rows of x; a last partial group is done as the last 3 rows of x,
 	// recomputing one or two (to the same bits).
@@ -134,6 +140,29 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		}
 	}
 	if r < hi { // the last rows, fewer than a block
+		for t := 0; t < n; t++ {
+			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
+		}
+	}
+}
+
+// matMulRowsZ is the prefill of matMulRows with the AVX-512 kernels (n ≥
+// 6, long rows): blocks of 4 weight rows against groups of 6 rows of x,
+// the block's weights (4·Cols elements) staying in L1 while x streams from
+// L2; a last partial group is done as the last 6 rows of x, recomputing
+// up to five (to the same bits), and the last rows, fewer than a block,
+// one at a time.
+func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
+	in, out := w.Cols, w.Rows
+	g, tail := n/6, n%6 != 0
+	r := lo
+	for ; r+4 <= hi; r += 4 {
+		w.dot4x6(dst[r:], out, r, x, g)
+		if tail {
+			w.dot4x6(dst[(n-6)*out+r:], out, r, x[(n-6)*in:], 1)
+		}
+	}
+	if r < hi {
 		for t := 0; t < n; t++ {
 			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
 		}
