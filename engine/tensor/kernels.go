@@ -258,3 +258,22 @@ func (m Matrix) panel(dst []float32, ldd int, x []float32, col int) {
 		panel6x16F16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
 	}
 }
+
+// panelZ computes the tile dst[t·ldd + c] = Σ_i x[t][i]·W[i][col+c] for
+// t < 6, c < 64, with the AVX-512 kernel; x rows are Rows long.
+func (m Matrix) panelZ(dst []float32, ldd int, x []float32, col int) {
+	in, ld := m.Rows, m.Cols
+	dst, x = dst[:5*ldd+64], x[:6*in]
+	lo, hi := col, (in-1)*ld+col+64
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		panel6x64ZF32(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case BF16:
+		w := m.u16[lo:hi]
+		panel6x64ZBF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case F16:
+		w := m.u16[lo:hi]
+		panel6x64ZF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	}
+}

@@ -35,3 +35,15 @@ func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int,
 
 //go:noescape
 func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+// panel6x64Z*: dst[t·ldd + c] = Σ_{i<in} x[t·ldx + i]·w[i·ldw + c] for
+// t < 6, c < 64; in ≥ 1.
+//
+//go:noescape
+func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+
+//go:noescape
+func panel6x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+
+//go:noescape
+func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)

@@ -276,6 +276,128 @@ loop: \
 	VZEROUPPER \
 	RET
 
+// Load 16 weights at byte offset off of base into dst.
+#define LOZ_F32(off, base, dst) VMOVUPS off(base), dst
+#define LOZ_BF16(off, base, dst) VPMOVZXWD off(base), dst; VPSLLD $16, dst, dst
+#define LOZ_F16(off, base, dst) VCVTPH2PS off(base), dst
+
+// FMA4 multiplies the 64 weights in Z24..Z27 by the broadcast x into the
+// accumulators a0..a3.
+#define FMA4(x, a0, a1, a2, a3) \
+	VFMADD231PS Z24, x, a0 \
+	VFMADD231PS Z25, x, a1 \
+	VFMADD231PS Z26, x, a2 \
+	VFMADD231PS Z27, x, a3
+
+// PANELZ body: a tile of 6 rows of x by 64 output columns of a weight
+// stored (in, out), the AVX-512 PANEL of kernels_amd64.s: for t < 6,
+// c < 64, dst[t·ldd + c] = Σ_i x[t·ldx + i] · w[i·ldw + c], i in order,
+// one FMA each, so the same bits as the AVX2 panel and axpy kernels. O1,
+// O2, O3 are the byte offsets of columns 16, 32 and 48 in a weight row.
+// func(dst *float32, ldd int, x *float32, ldx int, w *T, ldw int, in int)
+#define PANELZ(LOZ, SHIFT, O1, O2, O3) \
+	MOVQ x+16(FP), DX \
+	MOVQ ldx+24(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (DX)(R8*1), R9 \
+	LEAQ (DX)(R8*2), R10 \
+	LEAQ (R9)(R8*2), R11 \
+	LEAQ (R10)(R8*2), R12 \
+	LEAQ (R11)(R8*2), R13 \
+	MOVQ w+32(FP), SI \
+	MOVQ ldw+40(FP), R14 \
+	SHLQ $SHIFT, R14 \
+	MOVQ in+48(FP), CX \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	XORQ AX, AX \
+loop: \
+	LOZ(0, SI, Z24) \
+	LOZ(O1, SI, Z25) \
+	LOZ(O2, SI, Z26) \
+	LOZ(O3, SI, Z27) \
+	VBROADCASTSS (DX)(AX*4), Z28 \
+	FMA4(Z28, Z0, Z1, Z2, Z3) \
+	VBROADCASTSS (R9)(AX*4), Z29 \
+	FMA4(Z29, Z4, Z5, Z6, Z7) \
+	VBROADCASTSS (R10)(AX*4), Z30 \
+	FMA4(Z30, Z8, Z9, Z10, Z11) \
+	VBROADCASTSS (R11)(AX*4), Z31 \
+	FMA4(Z31, Z12, Z13, Z14, Z15) \
+	VBROADCASTSS (R12)(AX*4), Z28 \
+	FMA4(Z28, Z16, Z17, Z18, Z19) \
+	VBROADCASTSS (R13)(AX*4), Z29 \
+	FMA4(Z29, Z20, Z21, Z22, Z23) \
+	ADDQ R14, SI \
+	INCQ AX \
+	CMPQ AX, CX \
+	JB loop \
+	MOVQ dst+0(FP), DI \
+	MOVQ ldd+8(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (DI)(R8*2), BX \
+	ADDQ R8, BX \
+	VMOVUPS Z0, (DI) \
+	VMOVUPS Z1, 64(DI) \
+	VMOVUPS Z2, 128(DI) \
+	VMOVUPS Z3, 192(DI) \
+	VMOVUPS Z4, (DI)(R8*1) \
+	VMOVUPS Z5, 64(DI)(R8*1) \
+	VMOVUPS Z6, 128(DI)(R8*1) \
+	VMOVUPS Z7, 192(DI)(R8*1) \
+	VMOVUPS Z8, (DI)(R8*2) \
+	VMOVUPS Z9, 64(DI)(R8*2) \
+	VMOVUPS Z10, 128(DI)(R8*2) \
+	VMOVUPS Z11, 192(DI)(R8*2) \
+	VMOVUPS Z12, (BX) \
+	VMOVUPS Z13, 64(BX) \
+	VMOVUPS Z14, 128(BX) \
+	VMOVUPS Z15, 192(BX) \
+	VMOVUPS Z16, (BX)(R8*1) \
+	VMOVUPS Z17, 64(BX)(R8*1) \
+	VMOVUPS Z18, 128(BX)(R8*1) \
+	VMOVUPS Z19, 192(BX)(R8*1) \
+	VMOVUPS Z20, (BX)(R8*2) \
+	VMOVUPS Z21, 64(BX)(R8*2) \
+	VMOVUPS Z22, 128(BX)(R8*2) \
+	VMOVUPS Z23, 192(BX)(R8*2) \
+	VZEROUPPER \
+	RET
+
+// func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+TEXT ·panel6x64ZF32(SB), NOSPLIT, $0-56
+	PANELZ(LOZ_F32, 2, 64, 128, 192)
+
+// func panel6x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+TEXT ·panel6x64ZBF16(SB), NOSPLIT, $0-56
+	PANELZ(LOZ_BF16, 1, 32, 64, 96)
+
+// func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+TEXT ·panel6x64ZF16(SB), NOSPLIT, $0-56
+	PANELZ(LOZ_F16, 1, 32, 64, 96)
+
 // func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
 	DOTROWSZ1(LZ_F32, 2)

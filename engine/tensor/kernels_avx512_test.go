@@ -60,6 +60,51 @@ func testAVX512(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
 	}
 }
 
+// testAVX512T checks MatMulT's AVX-512 tiles for one shape (n ≥ 6 rows of
+// x) against the AVX2 axpy kernel, bit for bit (both sum each output in
+// the order of the weight rows, one FMA per term), and against the exact
+// sums; and a split of the columns at a multiple of 16, as a pool cuts
+// them, which leaves tiles of 16 beside those of 64.
+func testAVX512T(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
+	t.Helper()
+	w, _ := randMatrix(r, dt, rows, cols)
+	x := randVec(r, n*rows)
+	want := make([]float32, n*cols)
+	matMulTAxpy(want, w, x, 0, n, 0, cols)
+
+	got := make([]float32, n*cols)
+	MatMulT(got, w, x)
+	checkEqual(t, "MatMulT", got, want)
+	sum, abs := exact(w, x, true)
+	checkClose(t, "MatMulT", got, sum, abs, seqBound(rows))
+	clear(got)
+	mid := cols / 3 / 16 * 16
+	matMulTCols(got, w, x, n, mid, cols)
+	matMulTCols(got, w, x, n, 0, mid)
+	checkEqual(t, fmt.Sprintf("matMulTCols split at column %d", mid), got, want)
+}
+
+// TestAVX512MatMulTMatchesAVX2 covers MatMulT's AVX-512 tiles: columns in
+// whole tiles of 64, with tiles of 16 and single columns left over, and
+// rows of x on and off the tiles of six.
+func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(18, 64))
+	tests := []struct{ rows, cols, n int }{
+		{1, 64, 6}, {7, 64, 7}, {16, 128, 12}, {33, 80, 13}, {5, 200, 6},
+		{64, 192, 64}, {3, 67, 11}, {96, 144, 6},
+	}
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", dt, tc.rows, tc.cols, tc.n), func(t *testing.T) {
+				testAVX512T(t, r, dt, tc.rows, tc.cols, tc.n)
+			})
+		}
+	}
+}
+
 // TestAVX512MatchesAVX2 covers the AVX-512 kernels' edges: one to nine
 // weight rows (pairs and a last odd row in decode, blocks of four and a
 // remainder in prefill), rows of x on and off the tiles of six, and row
@@ -84,8 +129,8 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 }
 
 // FuzzAVX512 checks random long-row shapes: the AVX-512 kernels equal the
-// AVX2 kernel bit for bit and stay within the rounding bound of the exact
-// sums (see testAVX512). Shapes stay small: at most 40 rows, 784 columns
+// AVX2 kernels bit for bit and stay within the rounding bound of the exact
+// sums (see testAVX512 and, with six or more rows of x, testAVX512T). Shapes stay small: at most 40 rows, 784 columns
 // and 70 rows of x.
 func FuzzAVX512(f *testing.F) {
 	f.Add(uint8(4), uint8(20), uint8(64), uint8(0), uint64(1))
@@ -98,5 +143,9 @@ func FuzzAVX512(f *testing.F) {
 		dt := []DType{F32, BF16, F16}[int(dtype)%3]
 		nr, nc, nn := 1+int(rows)%40, wideRow+16*(int(cols)%34), 1+int(n)%70
 		testAVX512(t, rand.New(rand.NewPCG(seed, 18)), dt, nr, nc, nn)
+		if nn >= 6 {
+			// The same sizes for MatMulT: nr inputs, nc outputs.
+			testAVX512T(t, rand.New(rand.NewPCG(seed, 19)), dt, nr, nc, nn)
+		}
 	})
 }

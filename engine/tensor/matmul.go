@@ -65,7 +65,7 @@ func MatMul(dst []float32, w Matrix, x []float32) {
 // multiply-add per term in the assembly kernels). Decode streams the
 // weight row by row, adding x[t][i] times row i to the outputs; prefill
 // (six or more rows of x) works in tiles of six rows of x by sixteen
-// outputs held in registers.
+// outputs held in registers (sixty-four with AVX-512).
 func MatMulT(dst []float32, w Matrix, x []float32) {
 	checkMatMulT(w)
 	n := checkMatMul("MatMulT", dst, w.Cols, w.Rows, x)
@@ -197,11 +197,19 @@ func matMulTCols(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		return
 	}
 	in, out := w.Rows, w.Cols
-	// Tiles of 6 rows of x by 16 columns where they fit, the rest by rows.
+	// Tiles of 6 rows of x by 64 columns (AVX-512) or 16 where they fit,
+	// the rest by rows. Every tile sums in the same order, so the bits do
+	// not depend on which one computes an output.
 	tn, tc := 0, lo
 	if n >= 6 {
 		tn, tc = n/6*6, lo+(hi-lo)/16*16
-		for c := lo; c < tc; c += 16 {
+		c := lo
+		for ; useAVX512 && c+64 <= tc; c += 64 {
+			for t := 0; t < tn; t += 6 {
+				w.panelZ(dst[t*out+c:], out, x[t*in:], c)
+			}
+		}
+		for ; c < tc; c += 16 {
 			for t := 0; t < tn; t += 6 {
 				w.panel(dst[t*out+c:], out, x[t*in:], c)
 			}
