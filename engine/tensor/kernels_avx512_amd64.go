@@ -11,8 +11,8 @@ import "golang.org/x/sys/cpu"
 // wideRow); the AVX2 kernels, computing the same bits, do the rest.
 var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 
-// dotRowsZ*: dotRows* in AVX-512, one row per pass for F32, two for BF16
-// and F16; k a positive multiple of 16.
+// dotRowsZ*: dotRows* in AVX-512, one row per pass; k a positive
+// multiple of 16.
 //
 //go:noescape
 func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)

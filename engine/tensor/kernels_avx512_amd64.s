@@ -12,15 +12,16 @@
 // VHADDPS trees of kernels_amd64.s (SUM2, REDUCE4), so every result is bit
 // for bit the one the AVX2 kernels compute.
 //
-// Decode of 16-bit weights (dotRowsZBF16, dotRowsZF16) runs two rows per
-// pass: two independent FMA chains. One chain covers 64 bytes of float32
-// weights per FMA latency (4 cycles), more than memory delivers, so F32
-// (dotRowsZF32) keeps one row at a time, one sequential stream for the
-// prefetchers; but only 32 bytes of 16-bit weights, less than memory
-// delivers, so those read two adjacent rows at once. Prefill (dot4x6Z*) holds a tile of four
-// weight rows by six rows of x in 24 accumulators: ten vector loads per 24
-// FMAs, with the four weight rows (at most 4·Cols·4 bytes) staying in L1
-// while the rows of x stream from L2.
+// Decode (dotRowsZ*) reads one row at a time, one sequential stream. Two
+// rows per pass would give two FMA chains, but measured on our AMD EPYC
+// two interleaved streams near each other (adjacent rows, or rows 32
+// apart) read 3 to 8 times slower than one, and one chain already covers
+// 32 bytes of 16-bit weights (64 of float32) per FMA latency.
+//
+// Prefill (dot4x6Z*) holds a tile of four weight rows by six rows of x in
+// 24 accumulators: ten vector loads per 24 FMAs, with the four weight rows
+// (at most 4·Cols·4 bytes) staying in L1 while the rows of x stream from
+// L2.
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
@@ -47,65 +48,10 @@
 	VEXTRACTF128 $1, a, xc \
 	VADDPS xc, xa, xa
 
-// DOTROWSZ body: dst[r] = w[r]·x for r < rows, two rows per pass; k a
-// positive multiple of 16. A last odd row runs alone.
-// func(dst *float32, w *T, ldw int, x *float32, k int, rows int)
-#define DOTROWSZ(LZ, SHIFT) \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ ldw+16(FP), R9 \
-	SHLQ $SHIFT, R9 \
-	MOVQ x+24(FP), DX \
-	MOVQ k+32(FP), CX \
-	MOVQ rows+40(FP), BX \
-pair: \
-	CMPQ BX, $2 \
-	JB single \
-	LEAQ (SI)(R9*1), R12 \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	XORQ AX, AX \
-loop2: \
-	VMOVUPS (DX)(AX*4), Z4 \
-	LZ(SI, Z6) \
-	VFMADD231PS Z6, Z4, Z0 \
-	LZ(R12, Z7) \
-	VFMADD231PS Z7, Z4, Z1 \
-	ADDQ $16, AX \
-	CMPQ AX, CX \
-	JB loop2 \
-	FOLD(Z0, Y0, Y2) \
-	FOLD(Z1, Y1, Y3) \
-	SUM2Z(Y0, Y1, X0, X2) \
-	MOVSD X0, (DI) \
-	ADDQ $8, DI \
-	LEAQ (SI)(R9*2), SI \
-	SUBQ $2, BX \
-	JMP pair \
-single: \
-	TESTQ BX, BX \
-	JZ done \
-	VPXORD Z0, Z0, Z0 \
-	XORQ AX, AX \
-loop1: \
-	VMOVUPS (DX)(AX*4), Z4 \
-	LZ(SI, Z6) \
-	VFMADD231PS Z6, Z4, Z0 \
-	ADDQ $16, AX \
-	CMPQ AX, CX \
-	JB loop1 \
-	FOLD(Z0, Y0, Y2) \
-	VXORPS Y1, Y1, Y1 \
-	SUM2Z(Y0, Y1, X0, X2) \
-	MOVSS X0, (DI) \
-done: \
-	VZEROUPPER \
-	RET
-
-// DOTROWSZ1 body: dst[r] = w[r]·x for r < rows, one row at a time, the
+// DOTROWSZ body: dst[r] = w[r]·x for r < rows, one row at a time, the
 // weights read as one sequential stream; k a positive multiple of 16.
 // func(dst *float32, w *T, ldw int, x *float32, k int, rows int)
-#define DOTROWSZ1(LZ, SHIFT) \
+#define DOTROWSZ(LZ, SHIFT) \
 	MOVQ dst+0(FP), DI \
 	MOVQ w+8(FP), SI \
 	MOVQ ldw+16(FP), R9 \
@@ -400,7 +346,7 @@ TEXT ·panel6x64ZF16(SB), NOSPLIT, $0-56
 
 // func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
-	DOTROWSZ1(LZ_F32, 2)
+	DOTROWSZ(LZ_F32, 2)
 
 // func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-48

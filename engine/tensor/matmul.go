@@ -34,10 +34,8 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // Decode (one or two rows of x) streams the weight rows one after another,
 // the pattern the hardware prefetchers follow best; prefill reads each
 // pair (short rows: quadruple) of weight rows once for every three rows
-// of x. With AVX-512, decode reads long 16-bit rows two at a time (float32
-// ones still one at a time), and prefill reads each quadruple of long
-// weight rows once for every six rows of x; the sums and so the bits stay
-// the same.
+// of x. With AVX-512, prefill reads each quadruple of long weight rows
+// once for every six rows of x; the sums and so the bits stay the same.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {
