@@ -106,8 +106,9 @@ func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
 }
 
 // TestAVX512MatchesAVX2 covers the AVX-512 kernels' edges: one to nine
-// weight rows (blocks of four and a remainder in prefill), rows of x on and off the tiles of six, and row
-// lengths from the shortest long row to SmolLM2's MLP.
+// weight rows (blocks of four and a remainder in prefill), rows of x on
+// and off the tiles of six, and row lengths from the shortest long row to
+// SmolLM2's MLP.
 func TestAVX512MatchesAVX2(t *testing.T) {
 	if !useAVX512 {
 		t.Skip("no AVX-512 kernels on this machine or build")
