@@ -145,25 +145,36 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	}
 }
 
+// xTileBytes bounds the rows of x that matMulRowsZ runs every weight
+// block against before moving on: few enough to stay in L2 (1 MiB or more
+// per core on the machines with AVX-512) while the weights stream past.
+const xTileBytes = 256 << 10
+
 // matMulRowsZ is the prefill of matMulRows with the AVX-512 kernels (n ≥
 // 6, long rows): blocks of 4 weight rows against groups of 6 rows of x,
-// the block's weights (4·Cols elements) staying in L1 while x streams from
-// L2; a last partial group is done as the last 6 rows of x, recomputing
-// up to five (to the same bits), and the last rows, fewer than a block,
-// one at a time.
+// the block's weights (4·Cols elements) staying in L1 while a tile of x
+// (at most xTileBytes) streams from L2. A tile's last partial group is
+// done as its last 6 rows of x (a last tile of fewer than 6 rows as the
+// last 6 rows of all), recomputing up to five to the same bits; the last
+// weight rows, fewer than a block, one row of x at a time.
 func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	in, out := w.Cols, w.Rows
-	g, tail := n/6, n%6 != 0
-	r := lo
-	for ; r+4 <= hi; r += 4 {
-		w.dot4x6(dst[r:], out, r, x, g)
-		if tail {
-			w.dot4x6(dst[(n-6)*out+r:], out, r, x[(n-6)*in:], 1)
+	tile := max(6, xTileBytes/(4*in)/6*6)
+	end := lo + (hi-lo)/4*4
+	for t0 := 0; t0 < n; t0 += tile {
+		t1 := min(t0+tile, n)
+		s := min(t0, t1-6)
+		g, tail := (t1-s)/6, (t1-s)%6 != 0
+		for r := lo; r < end; r += 4 {
+			w.dot4x6(dst[s*out+r:], out, r, x[s*in:], g)
+			if tail {
+				w.dot4x6(dst[(t1-6)*out+r:], out, r, x[(t1-6)*in:], 1)
+			}
 		}
 	}
-	if r < hi {
+	if end < hi {
 		for t := 0; t < n; t++ {
-			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
+			w.dotRows(dst[t*out+end:t*out+hi], end, x[t*in:(t+1)*in])
 		}
 	}
 }
