@@ -97,7 +97,10 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(r)
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintf(stderr, "tracer bench: writing the report: %v\n", err)
+			return exitError
+		}
 		return exitOK
 	}
 	printBench(stdout, r)
@@ -127,7 +130,11 @@ func printBench(out io.Writer, r *bench.Report) {
 	for _, f := range r.FMA {
 		row(fmt.Sprintf("FMA peak, %d thr", f.Threads), "%.1f GFLOP/s", f.BestGFLOPS)
 	}
-	row("allocations", "%.2f per decoded token", r.AllocsPerToken)
+	if r.AllocsPerToken >= 0 {
+		row("allocations", "%.2f per decoded token", r.AllocsPerToken)
+	} else {
+		row("allocations", "not counted (needs --new-tokens 3 or more)")
+	}
 	if r.PeakRSSBytes >= 0 {
 		row("peak RSS", "%.1f MB", float64(r.PeakRSSBytes)/1e6)
 	}

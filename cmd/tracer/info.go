@@ -13,6 +13,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/gguf"
 	"tracer/engine/models"
+	"tracer/engine/tensor"
 )
 
 func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -44,7 +45,8 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		enc.Encode(struct {
 			engine.Info
 			TensorTypes []gguf.TypeBytes `json:"tensor_types,omitempty"`
-		}{info, types})
+			Kernels     string           `json:"kernels"` // the matrix kernels in use (tensor.KernelName)
+		}{info, types, tensor.KernelName()})
 		return exitOK
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -70,6 +72,7 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	row("bos / eos / pad", fmt.Sprintf("%d / %v / %d", info.BOS, info.EOS, info.PAD))
 	row("tokenizer", m.Tokenizer != nil)
 	row("chat template", m.Chat != nil)
+	row("kernels", tensor.KernelName())
 	w.Flush()
 	return exitOK
 }

@@ -115,7 +115,7 @@ type Report struct {
 	ProbeHugeBytes     int64       `json:"probe_huge_page_bytes"` // of the probe array, in transparent huge pages (-1: unknown)
 	ProbeISA           string      `json:"probe_isa"`
 
-	AllocsPerToken float64 `json:"allocs_per_token"` // heap allocations per decode step, recording off
+	AllocsPerToken float64 `json:"allocs_per_token"` // heap allocations per decode step, recording off (-1: unknown, fewer than 3 new tokens)
 	PeakRSSBytes   int64   `json:"peak_rss_bytes"`   // of the timed runs (-1: unknown)
 
 	// Record compares decoding with recording on and off, same options.
@@ -251,7 +251,12 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	}
 	// Another goroutine's allocation can make the difference negative:
 	// that is noise, and counts as none.
-	r.AllocsPerToken = max(0, float64(fewest)-float64(shortest)) / float64(opts.NewTokens-2)
+	// With 2 new tokens the runs are the same: nothing to count (and 0/0
+	// is a NaN, which JSON cannot carry).
+	r.AllocsPerToken = -1
+	if opts.NewTokens > 2 {
+		r.AllocsPerToken = max(0, float64(fewest)-float64(shortest)) / float64(opts.NewTokens-2)
+	}
 
 	logf("probing read bandwidth again")
 	if r.BandwidthAfter, _, err = ProbeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {

@@ -69,13 +69,26 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 		long := short
 		long.Options.MaxNewTokens = 24
 		generate(context.Background(), long) // sizes the pool's and caches' first buffers
-		a, err := generate(context.Background(), short)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := generate(context.Background(), long)
-		if err != nil {
-			t.Fatal(err)
+		// The count is the whole process's: a stray allocation elsewhere
+		// (the runtime, another test's goroutine) lands in one run now and
+		// then, so each side keeps its leanest of three. An allocating
+		// decode step would still add at least 20 to every long run.
+		var a, b timing
+		for i := range 3 {
+			sa, err := generate(context.Background(), short)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := generate(context.Background(), long)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 || sa.mallocs < a.mallocs {
+				a = sa
+			}
+			if i == 0 || sb.mallocs < b.mallocs {
+				b = sb
+			}
 		}
 		if b.steps != 23 || a.steps != 3 {
 			t.Fatalf("%d and %d decode steps, want 23 and 3", b.steps, a.steps)

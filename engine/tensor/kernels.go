@@ -112,6 +112,10 @@ func (m Matrix) dotRows(dst []float32, row int, x []float32) {
 	x = x[:k]
 	lo, hi := row*k, (row+rows)*k
 	wide := k >= wideRow
+	if wide && useAVX512 {
+		m.dotRowsZ(dst, lo, hi, x)
+		return
+	}
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
@@ -134,6 +138,43 @@ func (m Matrix) dotRows(dst []float32, row int, x []float32) {
 		} else {
 			dotRows8F16(&dst[0], &w[0], k, &x[0], k, rows)
 		}
+	}
+}
+
+// dotRowsZ is dotRows with the AVX-512 kernel (Cols ≥ wideRow, a
+// multiple of 16) over the weight elements [lo, hi).
+func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32) {
+	k, rows := m.Cols, len(dst)
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		dotRowsZF32(&dst[0], &w[0], k, &x[0], k, rows)
+	case BF16:
+		w := m.u16[lo:hi]
+		dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, rows)
+	case F16:
+		w := m.u16[lo:hi]
+		dotRowsZF16(&dst[0], &w[0], k, &x[0], k, rows)
+	}
+}
+
+// dot4x6 computes dst[(6g+t)·ldd + r] = W[row+r]·x[6g+t] for g < groups,
+// t < 6, r < 4, with the AVX-512 kernel (Cols ≥ wideRow, a multiple of
+// 16).
+func (m Matrix) dot4x6(dst []float32, ldd, row int, x []float32, groups int) {
+	k := m.Cols
+	dst, x = dst[:(6*groups-1)*ldd+4], x[:6*groups*k]
+	lo, hi := row*k, (row+4)*k
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		dot4x6ZF32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	case BF16:
+		w := m.u16[lo:hi]
+		dot4x6ZBF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+	case F16:
+		w := m.u16[lo:hi]
+		dot4x6ZF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	}
 }
 
@@ -215,5 +256,24 @@ func (m Matrix) panel(dst []float32, ldd int, x []float32, col int) {
 	case F16:
 		w := m.u16[lo:hi]
 		panel6x16F16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	}
+}
+
+// panelZ computes the tile dst[t·ldd + c] = Σ_i x[t][i]·W[i][col+c] for
+// t < 6, c < 64, with the AVX-512 kernel; x rows are Rows long.
+func (m Matrix) panelZ(dst []float32, ldd int, x []float32, col int) {
+	in, ld := m.Rows, m.Cols
+	dst, x = dst[:5*ldd+64], x[:6*in]
+	lo, hi := col, (in-1)*ld+col+64
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		panel6x64ZF32(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case BF16:
+		w := m.u16[lo:hi]
+		panel6x64ZBF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case F16:
+		w := m.u16[lo:hi]
+		panel6x64ZF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
 	}
 }

@@ -9,8 +9,12 @@ import "golang.org/x/sys/cpu"
 // the same sums in the same order (without fused multiply-adds).
 var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpuidECX1()&(1<<29) != 0
 
-// KernelName names the kernels in use: "avx2" or "go".
+// KernelName names the kernels in use: "avx512" (with the AVX2 kernels
+// for short rows), "avx2+fma" or "go".
 func KernelName() string {
+	if useAVX512 {
+		return "avx512"
+	}
 	if useAsm {
 		return "avx2+fma"
 	}

@@ -6,7 +6,8 @@ package tensor
 // pure-Go loops of kernels.go.
 const useAsm = false
 
-// KernelName names the kernels in use: "avx2+fma" or "go".
+// KernelName names the kernels in use: "avx512", "avx2+fma" or "go";
+// here always "go".
 func KernelName() string { return "go" }
 
 // The assembly kernels' signatures, never called here: the dispatch in

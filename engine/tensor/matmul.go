@@ -34,7 +34,8 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // Decode (one or two rows of x) streams the weight rows one after another,
 // the pattern the hardware prefetchers follow best; prefill reads each
 // pair (short rows: quadruple) of weight rows once for every three rows
-// of x.
+// of x. With AVX-512, prefill reads each quadruple of long weight rows
+// once for every six rows of x; the sums and so the bits stay the same.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {
@@ -62,7 +63,7 @@ func MatMul(dst []float32, w Matrix, x []float32) {
 // multiply-add per term in the assembly kernels). Decode streams the
 // weight row by row, adding x[t][i] times row i to the outputs; prefill
 // (six or more rows of x) works in tiles of six rows of x by sixteen
-// outputs held in registers.
+// outputs held in registers (sixty-four with AVX-512).
 func MatMulT(dst []float32, w Matrix, x []float32) {
 	checkMatMulT(w)
 	n := checkMatMul("MatMulT", dst, w.Cols, w.Rows, x)
@@ -108,6 +109,10 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		}
 		return
 	}
+	if wide && useAVX512 && n >= 6 {
+		matMulRowsZ(dst, w, x, n, lo, hi)
+		return
+	}
 	// Prefill: blocks of 2 (long rows) or 4 weight rows against groups of
 	// 3 rows of x; a last partial group is done as the last 3 rows of x,
 	// recomputing one or two (to the same bits).
@@ -140,6 +145,40 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	}
 }
 
+// xTileBytes bounds the rows of x that matMulRowsZ runs every weight
+// block against before moving on: few enough to stay in L2 (1 MiB or more
+// per core on the machines with AVX-512) while the weights stream past.
+const xTileBytes = 256 << 10
+
+// matMulRowsZ is the prefill of matMulRows with the AVX-512 kernels (n ≥
+// 6, long rows): blocks of 4 weight rows against groups of 6 rows of x,
+// the block's weights (4·Cols elements) staying in L1 while a tile of x
+// (at most xTileBytes) streams from L2. A tile's last partial group is
+// done as its last 6 rows of x (a last tile of fewer than 6 rows as the
+// last 6 rows of all), recomputing up to five to the same bits; the last
+// weight rows, fewer than a block, one row of x at a time.
+func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
+	in, out := w.Cols, w.Rows
+	tile := max(6, xTileBytes/(4*in)/6*6)
+	end := lo + (hi-lo)/4*4
+	for t0 := 0; t0 < n; t0 += tile {
+		t1 := min(t0+tile, n)
+		s := min(t0, t1-6)
+		g, tail := (t1-s)/6, (t1-s)%6 != 0
+		for r := lo; r < end; r += 4 {
+			w.dot4x6(dst[s*out+r:], out, r, x[s*in:], g)
+			if tail {
+				w.dot4x6(dst[(t1-6)*out+r:], out, r, x[(t1-6)*in:], 1)
+			}
+		}
+	}
+	if end < hi {
+		for t := 0; t < n; t++ {
+			w.dotRows(dst[t*out+end:t*out+hi], end, x[t*in:(t+1)*in])
+		}
+	}
+}
+
 // matMulRowsGo is matMulRows in pure Go.
 func matMulRowsGo(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	in, out := w.Cols, w.Rows
@@ -167,11 +206,19 @@ func matMulTCols(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		return
 	}
 	in, out := w.Rows, w.Cols
-	// Tiles of 6 rows of x by 16 columns where they fit, the rest by rows.
+	// Tiles of 6 rows of x by 64 columns (AVX-512) or 16 where they fit,
+	// the rest by rows. Every tile sums in the same order, so the bits do
+	// not depend on which one computes an output.
 	tn, tc := 0, lo
 	if n >= 6 {
 		tn, tc = n/6*6, lo+(hi-lo)/16*16
-		for c := lo; c < tc; c += 16 {
+		c := lo
+		for ; useAVX512 && c+64 <= tc; c += 64 {
+			for t := 0; t < tn; t += 6 {
+				w.panelZ(dst[t*out+c:], out, x[t*in:], c)
+			}
+		}
+		for ; c < tc; c += 16 {
 			for t := 0; t < tn; t += 6 {
 				w.panel(dst[t*out+c:], out, x[t*in:], c)
 			}

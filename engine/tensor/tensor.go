@@ -10,6 +10,9 @@
 //
 // On amd64 with AVX2, FMA and F16C (checked at run time) the matrix
 // products, Exp and SiLU run in assembly (kernels_amd64.s, exp_amd64.s);
+// with AVX-512 as well (F, BW, VL), long rows (256 or more) run the
+// kernels of kernels_avx512_amd64.s, which keep the same sixteen lanes in
+// one zmm register and so compute the same bits as the AVX2 ones;
 // elsewhere, or built with -tags purego, pure-Go loops compute the same
 // sums in the same order, without fused multiply-adds. A decode step is
 // bound by memory bandwidth: its kernels stream each weight row once, in

@@ -1,0 +1,49 @@
+//go:build amd64 && !purego
+
+package tensor
+
+import "golang.org/x/sys/cpu"
+
+// useAVX512 reports whether the AVX-512 kernels of kernels_avx512_amd64.s
+// run on this machine (with the OS saving zmm registers, which x/sys/cpu
+// checks): F for the arithmetic, BW for widening 16-bit weights, VL for
+// the ymm halves of registers 16 to 31. They take long rows (Cols ≥
+// wideRow); the AVX2 kernels, computing the same bits, do the rest.
+var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+
+// dotRowsZ*: dotRows* in AVX-512, one row per pass; k a positive
+// multiple of 16.
+//
+//go:noescape
+func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+// dot4x6Z*: dst[(6g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(6g+t)·ldx + j]
+// for g < groups, t < 6, r < 4, sixteen lanes; k a positive multiple of
+// 16.
+//
+//go:noescape
+func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+
+//go:noescape
+func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+//go:noescape
+func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+
+// panel6x64Z*: dst[t·ldd + c] = Σ_{i<in} x[t·ldx + i]·w[i·ldw + c] for
+// t < 6, c < 64; in ≥ 1.
+//
+//go:noescape
+func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+
+//go:noescape
+func panel6x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+
+//go:noescape
+func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)

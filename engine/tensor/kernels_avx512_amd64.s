@@ -1,0 +1,369 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 kernels of kernels_avx512_amd64.go, for long rows (256 terms or
+// more, a multiple of 16).
+//
+// A dot product keeps its sixteen lanes in one zmm accumulator: lane l
+// sums the terms j ≡ l (mod 16) in order, one FMA each, exactly the lanes
+// the AVX2 kernels keep in two ymm registers. At the end the high half is
+// added to the low, a[l] = s[l] + s[l+8], and the eight lanes of a by the
+// VHADDPS trees of kernels_amd64.s (SUM2, REDUCE4), so every result is bit
+// for bit the one the AVX2 kernels compute.
+//
+// Decode (dotRowsZ*) reads one row at a time, one sequential stream. Two
+// rows per pass would give two FMA chains, but measured on our AMD EPYC
+// two interleaved streams near each other (adjacent rows, or rows 32
+// apart) read 3 to 8 times slower than one, and one chain already covers
+// 32 bytes of 16-bit weights (64 of float32) per FMA latency.
+//
+// Prefill (dot4x6Z*) holds a tile of four weight rows by six rows of x in
+// 24 accumulators: ten vector loads per 24 FMAs, with the four weight rows
+// (at most 4·Cols·4 bytes) staying in L1 while the rows of x stream from
+// L2.
+//
+// Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
+
+// Load 16 weights at element index AX of the row at base into dst.
+#define LZ_F32(base, dst) VMOVUPS (base)(AX*4), dst
+#define LZ_BF16(base, dst) VPMOVZXWD (base)(AX*2), dst; VPSLLD $16, dst, dst
+#define LZ_F16(base, dst) VCVTPH2PS (base)(AX*2), dst
+
+// FOLD adds the high eight lanes of z to its low eight: y[l] = z[l] + z[l+8].
+#define FOLD(z, y, tmp) VEXTRACTF64X4 $1, z, tmp; VADDPS tmp, y, y
+
+// SUM2 and REDUCE4 as in kernels_amd64.s (textflag.h macros do not cross
+// files).
+#define SUM2Z(a, b, xa, xt) \
+	VHADDPS b, a, a \
+	VHADDPS a, a, a \
+	VEXTRACTF128 $1, a, xt \
+	VADDPS xt, xa, xa
+
+#define REDUCE4Z(a, b, c, d, xa, xc) \
+	VHADDPS b, a, a \
+	VHADDPS d, c, c \
+	VHADDPS c, a, a \
+	VEXTRACTF128 $1, a, xc \
+	VADDPS xc, xa, xa
+
+// DOTROWSZ body: dst[r] = w[r]·x for r < rows, one row at a time, the
+// weights read as one sequential stream; k a positive multiple of 16.
+// func(dst *float32, w *T, ldw int, x *float32, k int, rows int)
+#define DOTROWSZ(LZ, SHIFT) \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $SHIFT, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ rows+40(FP), BX \
+row: \
+	VPXORD Z0, Z0, Z0 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (DX)(AX*4), Z4 \
+	LZ(SI, Z6) \
+	VFMADD231PS Z6, Z4, Z0 \
+	ADDQ $16, AX \
+	CMPQ AX, CX \
+	JB loop \
+	FOLD(Z0, Y0, Y2) \
+	VXORPS Y1, Y1, Y1 \
+	SUM2Z(Y0, Y1, X0, X2) \
+	MOVSS X0, (DI) \
+	ADDQ $4, DI \
+	ADDQ R9, SI \
+	DECQ BX \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
+// FMA6 multiplies the weights in w by the six rows of x in Z24..Z29 into
+// the accumulators a0..a5 (one per row of x).
+#define FMA6(w, a0, a1, a2, a3, a4, a5) \
+	VFMADD231PS w, Z24, a0 \
+	VFMADD231PS w, Z25, a1 \
+	VFMADD231PS w, Z26, a2 \
+	VFMADD231PS w, Z27, a3 \
+	VFMADD231PS w, Z28, a4 \
+	VFMADD231PS w, Z29, a5
+
+// DOT4X6Z body: four weight rows against groups·6 rows of x; for g <
+// groups, t < 6, r < 4: dst[(6g+t)·ldd + r] = w[r]·x[6g+t]. The
+// accumulator of row r and x row t is Z(4t+r), so that the four sums of
+// one x row reduce together into four adjacent outputs.
+// func(dst *float32, ldd int, w *T, ldw int, x *float32, ldx int, k int, groups int)
+#define DOT4X6Z(LZ, SHIFT) \
+	MOVQ dst+0(FP), R15 \
+	MOVQ w+16(FP), SI \
+	MOVQ ldw+24(FP), AX \
+	SHLQ $SHIFT, AX \
+	LEAQ (SI)(AX*1), DI \
+	LEAQ (SI)(AX*2), R13 \
+	LEAQ (DI)(AX*2), R14 \
+	MOVQ x+32(FP), DX \
+	MOVQ ldx+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (DX)(AX*1), R8 \
+	LEAQ (DX)(AX*2), R9 \
+	LEAQ (R8)(AX*2), R10 \
+	LEAQ (R9)(AX*2), R11 \
+	LEAQ (R10)(AX*2), R12 \
+	MOVQ k+48(FP), CX \
+	MOVQ groups+56(FP), BX \
+group: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (DX)(AX*4), Z24 \
+	VMOVUPS (R8)(AX*4), Z25 \
+	VMOVUPS (R9)(AX*4), Z26 \
+	VMOVUPS (R10)(AX*4), Z27 \
+	VMOVUPS (R11)(AX*4), Z28 \
+	VMOVUPS (R12)(AX*4), Z29 \
+	LZ(SI, Z30) \
+	FMA6(Z30, Z0, Z4, Z8, Z12, Z16, Z20) \
+	LZ(DI, Z31) \
+	FMA6(Z31, Z1, Z5, Z9, Z13, Z17, Z21) \
+	LZ(R13, Z30) \
+	FMA6(Z30, Z2, Z6, Z10, Z14, Z18, Z22) \
+	LZ(R14, Z31) \
+	FMA6(Z31, Z3, Z7, Z11, Z15, Z19, Z23) \
+	ADDQ $16, AX \
+	CMPQ AX, CX \
+	JB loop \
+	MOVQ ldd+8(FP), AX \
+	SHLQ $2, AX \
+	FOLD(Z0, Y0, Y24) \
+	FOLD(Z1, Y1, Y25) \
+	FOLD(Z2, Y2, Y26) \
+	FOLD(Z3, Y3, Y27) \
+	FOLD(Z4, Y4, Y28) \
+	FOLD(Z5, Y5, Y29) \
+	FOLD(Z6, Y6, Y30) \
+	FOLD(Z7, Y7, Y31) \
+	FOLD(Z8, Y8, Y24) \
+	FOLD(Z9, Y9, Y25) \
+	FOLD(Z10, Y10, Y26) \
+	FOLD(Z11, Y11, Y27) \
+	FOLD(Z12, Y12, Y28) \
+	FOLD(Z13, Y13, Y29) \
+	FOLD(Z14, Y14, Y30) \
+	FOLD(Z15, Y15, Y31) \
+	REDUCE4Z(Y0, Y1, Y2, Y3, X0, X2) \
+	VMOVUPS X0, (R15) \
+	REDUCE4Z(Y4, Y5, Y6, Y7, X4, X6) \
+	VMOVUPS X4, (R15)(AX*1) \
+	REDUCE4Z(Y8, Y9, Y10, Y11, X8, X10) \
+	VMOVUPS X8, (R15)(AX*2) \
+	LEAQ (R15)(AX*2), R15 \
+	ADDQ AX, R15 \
+	REDUCE4Z(Y12, Y13, Y14, Y15, X12, X14) \
+	VMOVUPS X12, (R15) \
+	VEXTRACTF64X4 $1, Z16, Y24 \
+	VADDPS Y24, Y16, Y0 \
+	VEXTRACTF64X4 $1, Z17, Y25 \
+	VADDPS Y25, Y17, Y1 \
+	VEXTRACTF64X4 $1, Z18, Y26 \
+	VADDPS Y26, Y18, Y2 \
+	VEXTRACTF64X4 $1, Z19, Y27 \
+	VADDPS Y27, Y19, Y3 \
+	VEXTRACTF64X4 $1, Z20, Y28 \
+	VADDPS Y28, Y20, Y4 \
+	VEXTRACTF64X4 $1, Z21, Y29 \
+	VADDPS Y29, Y21, Y5 \
+	VEXTRACTF64X4 $1, Z22, Y30 \
+	VADDPS Y30, Y22, Y6 \
+	VEXTRACTF64X4 $1, Z23, Y31 \
+	VADDPS Y31, Y23, Y7 \
+	REDUCE4Z(Y0, Y1, Y2, Y3, X0, X2) \
+	VMOVUPS X0, (R15)(AX*1) \
+	REDUCE4Z(Y4, Y5, Y6, Y7, X4, X6) \
+	VMOVUPS X4, (R15)(AX*2) \
+	LEAQ (R15)(AX*2), R15 \
+	ADDQ AX, R15 \
+	MOVQ ldx+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (AX)(AX*2), AX \
+	SHLQ $1, AX \
+	ADDQ AX, DX \
+	ADDQ AX, R8 \
+	ADDQ AX, R9 \
+	ADDQ AX, R10 \
+	ADDQ AX, R11 \
+	ADDQ AX, R12 \
+	DECQ BX \
+	JNZ group \
+	VZEROUPPER \
+	RET
+
+// Load 16 weights at byte offset off of base into dst.
+#define LOZ_F32(off, base, dst) VMOVUPS off(base), dst
+#define LOZ_BF16(off, base, dst) VPMOVZXWD off(base), dst; VPSLLD $16, dst, dst
+#define LOZ_F16(off, base, dst) VCVTPH2PS off(base), dst
+
+// FMA4 multiplies the 64 weights in Z24..Z27 by the broadcast x into the
+// accumulators a0..a3.
+#define FMA4(x, a0, a1, a2, a3) \
+	VFMADD231PS Z24, x, a0 \
+	VFMADD231PS Z25, x, a1 \
+	VFMADD231PS Z26, x, a2 \
+	VFMADD231PS Z27, x, a3
+
+// PANELZ body: a tile of 6 rows of x by 64 output columns of a weight
+// stored (in, out), the AVX-512 PANEL of kernels_amd64.s: for t < 6,
+// c < 64, dst[t·ldd + c] = Σ_i x[t·ldx + i] · w[i·ldw + c], i in order,
+// one FMA each, so the same bits as the AVX2 panel and axpy kernels. O1,
+// O2, O3 are the byte offsets of columns 16, 32 and 48 in a weight row.
+// func(dst *float32, ldd int, x *float32, ldx int, w *T, ldw int, in int)
+#define PANELZ(LOZ, SHIFT, O1, O2, O3) \
+	MOVQ x+16(FP), DX \
+	MOVQ ldx+24(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (DX)(R8*1), R9 \
+	LEAQ (DX)(R8*2), R10 \
+	LEAQ (R9)(R8*2), R11 \
+	LEAQ (R10)(R8*2), R12 \
+	LEAQ (R11)(R8*2), R13 \
+	MOVQ w+32(FP), SI \
+	MOVQ ldw+40(FP), R14 \
+	SHLQ $SHIFT, R14 \
+	MOVQ in+48(FP), CX \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	XORQ AX, AX \
+loop: \
+	LOZ(0, SI, Z24) \
+	LOZ(O1, SI, Z25) \
+	LOZ(O2, SI, Z26) \
+	LOZ(O3, SI, Z27) \
+	VBROADCASTSS (DX)(AX*4), Z28 \
+	FMA4(Z28, Z0, Z1, Z2, Z3) \
+	VBROADCASTSS (R9)(AX*4), Z29 \
+	FMA4(Z29, Z4, Z5, Z6, Z7) \
+	VBROADCASTSS (R10)(AX*4), Z30 \
+	FMA4(Z30, Z8, Z9, Z10, Z11) \
+	VBROADCASTSS (R11)(AX*4), Z31 \
+	FMA4(Z31, Z12, Z13, Z14, Z15) \
+	VBROADCASTSS (R12)(AX*4), Z28 \
+	FMA4(Z28, Z16, Z17, Z18, Z19) \
+	VBROADCASTSS (R13)(AX*4), Z29 \
+	FMA4(Z29, Z20, Z21, Z22, Z23) \
+	ADDQ R14, SI \
+	INCQ AX \
+	CMPQ AX, CX \
+	JB loop \
+	MOVQ dst+0(FP), DI \
+	MOVQ ldd+8(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (DI)(R8*2), BX \
+	ADDQ R8, BX \
+	VMOVUPS Z0, (DI) \
+	VMOVUPS Z1, 64(DI) \
+	VMOVUPS Z2, 128(DI) \
+	VMOVUPS Z3, 192(DI) \
+	VMOVUPS Z4, (DI)(R8*1) \
+	VMOVUPS Z5, 64(DI)(R8*1) \
+	VMOVUPS Z6, 128(DI)(R8*1) \
+	VMOVUPS Z7, 192(DI)(R8*1) \
+	VMOVUPS Z8, (DI)(R8*2) \
+	VMOVUPS Z9, 64(DI)(R8*2) \
+	VMOVUPS Z10, 128(DI)(R8*2) \
+	VMOVUPS Z11, 192(DI)(R8*2) \
+	VMOVUPS Z12, (BX) \
+	VMOVUPS Z13, 64(BX) \
+	VMOVUPS Z14, 128(BX) \
+	VMOVUPS Z15, 192(BX) \
+	VMOVUPS Z16, (BX)(R8*1) \
+	VMOVUPS Z17, 64(BX)(R8*1) \
+	VMOVUPS Z18, 128(BX)(R8*1) \
+	VMOVUPS Z19, 192(BX)(R8*1) \
+	VMOVUPS Z20, (BX)(R8*2) \
+	VMOVUPS Z21, 64(BX)(R8*2) \
+	VMOVUPS Z22, 128(BX)(R8*2) \
+	VMOVUPS Z23, 192(BX)(R8*2) \
+	VZEROUPPER \
+	RET
+
+// func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+TEXT ·panel6x64ZF32(SB), NOSPLIT, $0-56
+	PANELZ(LOZ_F32, 2, 64, 128, 192)
+
+// func panel6x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+TEXT ·panel6x64ZBF16(SB), NOSPLIT, $0-56
+	PANELZ(LOZ_BF16, 1, 32, 64, 96)
+
+// func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+TEXT ·panel6x64ZF16(SB), NOSPLIT, $0-56
+	PANELZ(LOZ_F16, 1, 32, 64, 96)
+
+// func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
+	DOTROWSZ(LZ_F32, 2)
+
+// func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-48
+	DOTROWSZ(LZ_BF16, 1)
+
+// func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+TEXT ·dotRowsZF16(SB), NOSPLIT, $0-48
+	DOTROWSZ(LZ_F16, 1)
+
+// func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+TEXT ·dot4x6ZF32(SB), NOSPLIT, $0-64
+	DOT4X6Z(LZ_F32, 2)
+
+// func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+TEXT ·dot4x6ZBF16(SB), NOSPLIT, $0-64
+	DOT4X6Z(LZ_BF16, 1)
+
+// func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+TEXT ·dot4x6ZF16(SB), NOSPLIT, $0-64
+	DOT4X6Z(LZ_F16, 1)

@@ -1,0 +1,32 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// useAVX512 is false: without the amd64 assembly there are no AVX-512
+// kernels.
+const useAVX512 = false
+
+// The AVX-512 kernels' signatures, never called here (see
+// kernels_noasm.go).
+
+func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int) { panic("no asm") }
+func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int) { panic("no asm") }
+func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)  { panic("no asm") }
+func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+	panic("no asm")
+}
+func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int) {
+	panic("no asm")
+}
+func panel6x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int) {
+	panic("no asm")
+}
+func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int) {
+	panic("no asm")
+}

@@ -1,0 +1,155 @@
+package tensor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// avx2Rows computes dst = x Wᵀ for long rows (Cols ≥ wideRow, a multiple
+// of 16) with the AVX2 decode kernel, one row of x at a time: the twin the
+// AVX-512 kernels must match bit for bit, since they keep the same sixteen
+// lanes and add them in the same order.
+func avx2Rows(dst []float32, w Matrix, x []float32, n int) {
+	in, out := w.Cols, w.Rows
+	for t := 0; t < n; t++ {
+		d, xt := dst[t*out:(t+1)*out], x[t*in:(t+1)*in]
+		switch w.DType {
+		case F32:
+			dotRowsF32(&d[0], &w.f32[0], in, &xt[0], in, out)
+		case BF16:
+			dotRowsBF16(&d[0], &w.u16[0], in, &xt[0], in, out)
+		case F16:
+			dotRowsF16(&d[0], &w.u16[0], in, &xt[0], in, out)
+		}
+	}
+}
+
+// testAVX512 checks the AVX-512 paths of one shape (long rows) against
+// the AVX2 kernel, bit for bit, and against the exact sums within the
+// lanes' rounding bound: the prefill tiles (matMulRowsZ over the whole
+// output and over a split of the rows, as a pool cuts it) and the decode
+// kernel (dotRowsZ through MatVec).
+func testAVX512(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
+	t.Helper()
+	w, _ := randMatrix(r, dt, rows, cols)
+	x := randVec(r, n*cols)
+	want := make([]float32, n*rows)
+	avx2Rows(want, w, x, n)
+
+	got := make([]float32, n*rows)
+	if n >= 6 {
+		matMulRowsZ(got, w, x, n, 0, rows)
+		checkEqual(t, "matMulRowsZ", got, want)
+		clear(got)
+		mid := rows / 3
+		matMulRowsZ(got, w, x, n, mid, rows)
+		matMulRowsZ(got, w, x, n, 0, mid)
+		checkEqual(t, fmt.Sprintf("matMulRowsZ split at row %d", mid), got, want)
+	}
+	clear(got)
+	MatMul(got, w, x)
+	checkEqual(t, "MatMul", got, want)
+	sum, abs := exact(w, x, false)
+	checkClose(t, "MatMul", got, sum, abs, laneBound(cols))
+
+	one := make([]float32, rows)
+	for tok := 0; tok < n; tok++ {
+		MatVec(one, w, x[tok*cols:(tok+1)*cols])
+		checkEqual(t, fmt.Sprintf("MatVec of row %d", tok), one, want[tok*rows:(tok+1)*rows])
+	}
+}
+
+// testAVX512T checks MatMulT's AVX-512 tiles for one shape (n ≥ 6 rows of
+// x) against the AVX2 axpy kernel, bit for bit (both sum each output in
+// the order of the weight rows, one FMA per term), and against the exact
+// sums; and a split of the columns at a multiple of 16, as a pool cuts
+// them, which leaves tiles of 16 beside those of 64.
+func testAVX512T(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
+	t.Helper()
+	w, _ := randMatrix(r, dt, rows, cols)
+	x := randVec(r, n*rows)
+	want := make([]float32, n*cols)
+	matMulTAxpy(want, w, x, 0, n, 0, cols)
+
+	got := make([]float32, n*cols)
+	MatMulT(got, w, x)
+	checkEqual(t, "MatMulT", got, want)
+	sum, abs := exact(w, x, true)
+	checkClose(t, "MatMulT", got, sum, abs, seqBound(rows))
+	clear(got)
+	mid := cols / 3 / 16 * 16
+	matMulTCols(got, w, x, n, mid, cols)
+	matMulTCols(got, w, x, n, 0, mid)
+	checkEqual(t, fmt.Sprintf("matMulTCols split at column %d", mid), got, want)
+}
+
+// TestAVX512MatMulTMatchesAVX2 covers MatMulT's AVX-512 tiles: columns in
+// whole tiles of 64, with tiles of 16 and single columns left over, and
+// rows of x on and off the tiles of six.
+func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(18, 64))
+	tests := []struct{ rows, cols, n int }{
+		{1, 64, 6}, {7, 64, 7}, {16, 128, 12}, {33, 80, 13}, {5, 200, 6},
+		{64, 192, 64}, {3, 67, 11}, {96, 144, 6},
+	}
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", dt, tc.rows, tc.cols, tc.n), func(t *testing.T) {
+				testAVX512T(t, r, dt, tc.rows, tc.cols, tc.n)
+			})
+		}
+	}
+}
+
+// TestAVX512MatchesAVX2 covers the AVX-512 kernels' edges: one to nine
+// weight rows (blocks of four and a remainder in prefill), rows of x on
+// and off the tiles of six, and row lengths from the shortest long row to
+// SmolLM2's MLP.
+func TestAVX512MatchesAVX2(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(18, 512))
+	tests := []struct{ rows, cols, n int }{
+		{1, 256, 1}, {2, 256, 2}, {3, 272, 1}, {4, 256, 6}, {5, 288, 7},
+		{7, 576, 12}, {8, 256, 13}, {9, 320, 64}, {13, 1536, 8}, {64, 576, 11},
+		{1, 256, 6}, {2, 512, 17}, {6, 768, 5},
+		// Tiles of x: 42 rows of 1536 (xTileBytes), so 3 whole tiles and
+		// one of 2 rows (done as the last 6), or of 5 and 41 rows.
+		{5, 1536, 128}, {4, 1536, 131}, {9, 1536, 167},
+	}
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", dt, tc.rows, tc.cols, tc.n), func(t *testing.T) {
+				testAVX512(t, r, dt, tc.rows, tc.cols, tc.n)
+			})
+		}
+	}
+}
+
+// FuzzAVX512 checks random long-row shapes: the AVX-512 kernels equal the
+// AVX2 kernels bit for bit and stay within the rounding bound of the exact
+// sums (see testAVX512 and, with six or more rows of x, testAVX512T).
+// Shapes stay small: at most 40 rows, 784 columns and 256 rows of x
+// (several tiles of x for the longer rows).
+func FuzzAVX512(f *testing.F) {
+	f.Add(uint8(4), uint8(20), uint8(64), uint8(0), uint64(1))
+	f.Add(uint8(9), uint8(0), uint8(7), uint8(1), uint64(2))
+	f.Add(uint8(1), uint8(3), uint8(1), uint8(2), uint64(3))
+	f.Fuzz(func(t *testing.T, rows, cols, n, dtype uint8, seed uint64) {
+		if !useAVX512 {
+			t.Skip("no AVX-512 kernels on this machine or build")
+		}
+		dt := []DType{F32, BF16, F16}[int(dtype)%3]
+		nr, nc, nn := 1+int(rows)%40, wideRow+16*(int(cols)%34), 1+int(n)
+		testAVX512(t, rand.New(rand.NewPCG(seed, 18)), dt, nr, nc, nn)
+		if nn >= 6 {
+			// The same sizes for MatMulT: nr inputs, nc outputs.
+			testAVX512T(t, rand.New(rand.NewPCG(seed, 19)), dt, nr, nc, nn)
+		}
+	})
+}
