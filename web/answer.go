@@ -157,7 +157,7 @@ func selectBranch(sess *session, id int) error {
 		return fmt.Errorf("branch %d does not exist: this run has branches 0 (the trunk) to %d", id, len(t.Branches))
 	}
 	if d.walk != nil {
-		sess.doc = &document{runs: d.runs, source: d.source}
+		sess.doc = &document{runs: d.runs, source: d.source, origin: d.origin}
 	}
 	sess.cur.branch, sess.cur.hit, sess.cur.pending, sess.until = id, "", false, nil
 	sess.cur.pos = min(sess.cur.pos, sess.doc.count(id)-1)

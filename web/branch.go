@@ -148,7 +148,7 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 	b := trace.Branch{ID: len(t.Branches) + 1, Parent: p.parent, At: p.at, Label: label, Steps: []trace.Step{}}
 	t.Branches = append(t.Branches, b)
 	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
-		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source}
+		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source, origin: sess.doc.origin}
 	}
 	r := p.r
 	r.live, r.liveBranch = true, b.ID

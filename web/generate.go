@@ -168,7 +168,10 @@ func placeholder(sp runSpec) *trace.Trace {
 // startRuns shows a new document of the specs' runs and generates them one
 // after the other in the session's job, streaming each step to the page.
 func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source string) {
-	d := &document{compare: compare, source: source}
+	d := &document{compare: compare, source: source, origin: origin{kind: originRun, model: specs[0].name}}
+	if compare {
+		d.origin = origin{kind: originCompare, model: specs[0].name, n: len(specs)}
+	}
 	for _, sp := range specs {
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true

@@ -36,6 +36,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 	}
 	req.KeepCache = nil
 	d := s.newDocument(t, "run of "+s.toy.Spec+", greedy")
+	d.origin = origin{kind: originRun, model: s.toy.Spec}
 	r := d.runs[0]
 	r.model, r.req, r.caches[0] = s.toy, req, kept
 	return d, nil
@@ -76,6 +77,11 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "wrong instructor token: students open the page without one", http.StatusForbidden)
 			return
 		}
+		setTeachCookie(w, teach) // the page then drops ?teach= from the address bar
+		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
+		return
+	}
+	if id := q.Get("session"); s.instructor(r) && (id == "" || id == s.class.leader.id) {
 		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
 		return
 	}
@@ -113,10 +119,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	words := s.words(sess.lang)
 	sess.mu.Unlock()
 	v, _, _ := s.stepperFor(sess)
-	q := "?session=" + sess.id
-	if sess.teach {
-		q += "&teach=" + s.class.token
-	}
+	q := "?session=" + sess.id // never the instructor's secret: the cookie carries it
 	pv := PageView{
 		SessionID:     sess.id,
 		CSS:           s.static.url("style.css"),
@@ -137,6 +140,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		pv.Role = "instructor"
 	case sess.leader != nil:
 		pv.Role = "student"
+		pv.Form.Locked = sess.following()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -174,7 +178,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, nil, "This page's session has expired or the server restarted: reload the page, then import again.")
 		return
 	}
-	if sess.teach && !s.class.check(r.URL.Query().Get("teach")) {
+	if sess.teach && !s.instructor(r) {
 		fail(http.StatusForbidden, nil, "Only the instructor's page may import into the instructor's session.")
 		return
 	}
@@ -201,14 +205,13 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	if sess.following() { // a student's import is their own
 		sess.detached.Store(true)
 	}
-	sess.load(s.newDocument(t, "imported "+name))
+	d := s.newDocument(t, "imported "+name)
+	d.origin = origin{kind: originImported, file: name}
+	sess.load(d)
 	s.log.Info("imported trace", "session", sess.id, "file", name, "steps", len(t.Steps), "branches", len(t.Branches))
 	s.publish(sess)
 	if !wantJSON {
 		to := "/?session=" + sess.id
-		if sess.teach {
-			to = "/?teach=" + s.class.token
-		}
 		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}

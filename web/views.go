@@ -26,6 +26,7 @@ type FormView struct {
 	MaxNew   string // the cap on max_new_tokens, as a hint
 	Variants string // the comparison's default lines
 	CanPull  bool   // the server downloads models from the Hugging Face Hub
+	Locked   bool   // classroom: a student following the instructor may not run models
 }
 
 // ModelOptionView is one model of the form's menu.
