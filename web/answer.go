@@ -116,6 +116,10 @@ func (s *Server) apply(sess *session, m inbound) error {
 		if err != nil {
 			return err
 		}
+		if p.existing >= 0 { // that token was chosen there already: go to it
+			goToExisting(sess, p)
+			return nil
+		}
 		if err := s.reserveRun(sess); err != nil {
 			return err
 		}

@@ -58,6 +58,7 @@ func compareView(d *document, pos int, session string, w Words) *CompareView {
 		t := r.trace
 		rv := CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps), w).Text, Output: t.Output.NewText}
 		rv.Export = "/export?session=" + session + "&run=" + strconv.Itoa(k)
+		rv.File = "tracer-" + runFileName(k, r.label)
 		for i := range n {
 			cell := CompareCellView{Current: i == pos, Diverged: i == div}
 			if i < len(t.Steps) {

@@ -62,6 +62,7 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 	if err := engine.Validate(req.Options, info); err != nil {
 		return runSpec{}, err
 	}
+	req.Options.FullLogits = s.keepLogits(info, req.Options, req.Prompts)
 	if err := s.checkRunSize(info, req.Options, req.Prompts); err != nil {
 		return runSpec{}, err
 	}
@@ -175,6 +176,7 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 	for _, sp := range specs {
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true
+		r.keptLogits = sp.req.Options.FullLogits // the form never asks for them: they serve the what-if panel
 		d.runs = append(d.runs, r)
 	}
 	s.sessions.holdImport(sess, 0, 0) // an imported trace the page showed is gone

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -142,6 +141,11 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		pv.Role = "student"
 		pv.Form.Locked = sess.following()
 	}
+	if len(pv.Form.Models) == 1 { // only the toy: say how to get a real model
+		for _, d := range s.lessons.cat.Downloads {
+			pv.Form.Downloads = append(pv.Form.Downloads, DownloadView{Name: d.Name, Command: d.Command, About: d.About.In(words.Lang)})
+		}
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -262,50 +266,6 @@ func (s *Server) readUpload(r *http.Request) (*trace.Trace, string, error) {
 		t, err := trace.Read(part, s.cfg.MaxTraceSize)
 		return t, name, err
 	}
-}
-
-// handleExport downloads a run of what the session shows as JSON, its
-// branches included: ?run= picks a run of a comparison (default 0).
-func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
-	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
-	if !ok {
-		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
-		return
-	}
-	k := 0
-	if q := r.URL.Query().Get("run"); q != "" {
-		var err error
-		if k, err = strconv.Atoi(q); err != nil {
-			http.Error(w, "run: want a run index", http.StatusBadRequest)
-			return
-		}
-	}
-	src := sess.source()
-	src.mu.Lock()
-	runs := src.doc.runs
-	var t *trace.Trace
-	live := false
-	if k >= 0 && k < len(runs) {
-		t, live = runs[k].snapshot(), runs[k].live
-	}
-	src.mu.Unlock()
-	switch {
-	case t == nil:
-		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(runs)-1), http.StatusBadRequest)
-		return
-	case live:
-		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
-		return
-	}
-	var b bytes.Buffer
-	if err := trace.Write(&b, t); err != nil {
-		http.Error(w, "could not write the trace: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="tracer-trace.json"`)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
 }
 
 func writeJSON(w http.ResponseWriter, status int, msg []byte) {

@@ -68,6 +68,7 @@ type run struct {
 	caches map[int]engine.Cache
 
 	live       bool // a generation is appending to this run
+	keptLogits bool // its steps hold every raw logit for the what-if panel, which exports leave out
 	liveBranch int  // the branch being generated while live
 }
 
