@@ -30,6 +30,14 @@ func (s *Server) handleMessage(c *client, data []byte) {
 			s.hub.offer(c, msg, seq)
 			return nil
 		}
+		if m.Type == msgWhatIf { // the asking page's alone; the session stays as it is
+			msg, err := s.whatIfMessage(c.sess, m.WhatIf)
+			if err != nil {
+				return err
+			}
+			s.hub.send(c, msg)
+			return nil
+		}
 		s.publish(c.sess)
 		return nil
 	})
@@ -41,7 +49,7 @@ func (s *Server) handleMessage(c *client, data []byte) {
 // apply makes the change a message asks of a session.
 func (s *Server) apply(sess *session, m inbound) error {
 	switch m.Type {
-	case msgView:
+	case msgView, msgWhatIf:
 		return nil
 	case msgPair, msgCharts: // the page's own preferences, also while following
 		sess.mu.Lock()

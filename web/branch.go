@@ -51,6 +51,7 @@ type branchPlan struct {
 	// at after the same prefix, or -1: choosing it again goes there
 	// instead of making a duplicate.
 	existing int
+	settings string // what-if settings the branch continues with, "T=0.7 top_k=5"; "" keeps the run's
 }
 
 // planBranch checks a branch message against the session's document and
@@ -97,10 +98,23 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 		}
 	}
 	p := &branchPlan{r: r, parent: cur.branch, at: at, before: chosenIDs(steps[:at], 0), id: id}
-	if p.existing = existingBranch(t, cur.branch, steps, at, id, p.before); p.existing >= 0 {
+	if m.WhatIf != nil { // the what-if panel's branch: on with its settings
+		set, err := m.WhatIf.apply(settingsOf(t.Options), vocab)
+		if err != nil {
+			return nil, err
+		}
+		p.existing, p.settings = -1, set.label()
+		p.req = r.req
+		p.req.Options = set.options(r.req.Options)
+		if err := engine.Validate(p.req.Options, r.model.Model.Info()); err != nil {
+			return nil, fmt.Errorf("what-if: %w", err)
+		}
+	} else if p.existing = existingBranch(t, cur.branch, steps, at, id, p.before); p.existing >= 0 {
 		return p, nil
 	}
-	p.req = r.req
+	if m.WhatIf == nil {
+		p.req = r.req
+	}
 	p.req.Force = [][]int{append(append([]int{}, p.before...), id)}
 	if c := r.caches[cur.branch]; c != nil {
 		kept := c.Clone()
@@ -189,6 +203,9 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 	label := fmt.Sprintf("step %d → #%d", p.at+1, p.id)
 	if tok := p.r.model.Tokenizer; tok != nil {
 		label = fmt.Sprintf("step %d → %s", p.at+1, tokenText(tok.Token(p.id), p.id))
+	}
+	if p.settings != "" {
+		label += " (" + p.settings + ")"
 	}
 	b := trace.Branch{ID: len(t.Branches) + 1, Parent: p.parent, At: p.at, Label: label, Steps: []trace.Step{}}
 	t.Branches = append(t.Branches, b)

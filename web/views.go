@@ -8,6 +8,7 @@ package web
 type PageView struct {
 	SessionID     string
 	CSS, JS, Icon string // asset URLs
+	WhatIfJS      string // the what-if panel's script
 	ImportURL     string
 	ExportURL     string
 	WebSocketPath string

@@ -123,6 +123,7 @@
     } else if (m.type === "error") {
       showError(String(m.message || msg("msgFailed")));
       stopPlay();
+      document.dispatchEvent(new Event("tracer:error")); // whatif.js
     } else if (m.type === "expired") {
       // The server forgot this page's session (it restarted, or the page
       // was away too long): say so, and reload into a fresh session.
