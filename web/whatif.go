@@ -267,23 +267,28 @@ func softmax32(dst, s []float32) int {
 // tokens of positive probability by descending probability (ties by id)
 // laid end to end, total the sum in id order, and the token whose
 // interval holds u·total; it returns the token and its interval over
-// [0, 1).
+// [0, 1). The draw nearly always lands among the leading tokens, so they
+// are ordered first and the rest only when it does not.
 func drawFrom(probs []float32, u float64) (int, float64, float64) {
 	var total float64
-	var ids []int
-	for i, p := range probs {
+	positive := 0
+	for _, p := range probs {
 		if p > 0 {
 			total += float64(p)
-			ids = append(ids, i)
+			positive++
 		}
 	}
-	slices.SortFunc(ids, func(a, b int) int {
-		if c := cmp.Compare(probs[b], probs[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
 	target := min(max(u, 0), 1) * total
+	ids := byProb(probs, drawLead)
+	if len(ids) < positive {
+		var lead float64
+		for _, id := range ids {
+			lead += float64(probs[id])
+		}
+		if lead <= target {
+			ids = byProb(probs, positive)
+		}
+	}
 	var lo, hi float64
 	for _, id := range ids {
 		lo, hi = hi, hi+float64(probs[id])
@@ -294,6 +299,10 @@ func drawFrom(probs []float32, u float64) (int, float64, float64) {
 	last := ids[len(ids)-1]
 	return last, (total - float64(probs[last])) / total, 1
 }
+
+// drawLead is how many leading tokens drawFrom orders before it orders
+// them all.
+const drawLead = 256
 
 // rankOf is the 1-based rank of id by descending probability, ties by id.
 func rankOf(probs []float32, id int) int {
@@ -307,21 +316,40 @@ func rankOf(probs []float32, id int) int {
 }
 
 // byProb lists up to n ids of positive probability, most probable first,
-// ties by id.
+// ties by id. For small n it keeps the best n seen in one pass.
 func byProb(probs []float32, n int) []int {
-	var ids []int
-	for i, p := range probs {
-		if p > 0 {
-			ids = append(ids, i)
-		}
-	}
-	slices.SortFunc(ids, func(a, b int) int {
+	better := func(a, b int) int { // for sorting: a before b
 		if c := cmp.Compare(probs[b], probs[a]); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
-	})
-	return ids[:min(n, len(ids))]
+	}
+	if n <= 0 {
+		return nil
+	}
+	if n > 1024 {
+		var ids []int
+		for i, p := range probs {
+			if p > 0 {
+				ids = append(ids, i)
+			}
+		}
+		slices.SortFunc(ids, better)
+		return ids[:min(n, len(ids))]
+	}
+	top := make([]int, 0, n+1)
+	for i, p := range probs {
+		// Ids come in increasing order, so a tie with the last kept loses.
+		if !(p > 0) || len(top) == n && p <= probs[top[n-1]] {
+			continue
+		}
+		k, _ := slices.BinarySearchFunc(top, i, better)
+		top = slices.Insert(top, k, i)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	return top
 }
 
 // topOf counts the kept scores and lists the n best with their softmax

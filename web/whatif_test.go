@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +195,73 @@ func TestWhatIfMessages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sendRaw(t, c, tc.msg)
 			waitFor(t, c, "the error", errorSaying(tc.says))
+		})
+	}
+}
+
+// BenchmarkWhatIf re-samples one step of a SmolLM2-sized vocabulary with
+// the four settings on, as one slider move does on the server.
+func BenchmarkWhatIf(b *testing.B) {
+	for _, vocab := range []int{50257, 49152} {
+		b.Run(strconv.Itoa(vocab), func(b *testing.B) {
+			logits := make(trace.Logits, vocab)
+			for i := range logits {
+				logits[i] = float32(math.Sin(float64(i)*0.37)) * 6
+			}
+			st := trace.Step{Rows: []trace.StepRow{{Logits: logits, Draw: &trace.Draw{U: 0.4}}}}
+			w := whatIfStep{t: trace.Trace{Model: trace.Model{VocabSize: vocab}, Options: trace.Options{RepetitionPenalty: 1}}, steps: []trace.Step{st}}
+			set := whatIfSettings{Temperature: 0.7, TopK: 50, TopP: 0.9, MinP: 0.02}
+			b.SetBytes(int64(4 * vocab))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := reSample(w, set); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// drawFrom orders only the leading tokens unless the draw falls past
+// them; both ways must agree with ordering every token.
+func TestDrawFromAgreesWithAFullOrder(t *testing.T) {
+	flat := make([]float32, 5000)
+	for i := range flat {
+		flat[i] = float32(1+i%7) / 20000
+	}
+	peaked := slices.Clone(flat)
+	peaked[4321] = 0.9
+	cases := []struct {
+		name  string
+		probs []float32
+		u     float64
+	}{
+		{"flat, early", flat, 0.01},
+		{"flat, past the lead", flat, 0.97},
+		{"flat, the very end", flat, 0.999999},
+		{"peaked, in the peak", peaked, 0.5},
+		{"peaked, in the tail", peaked, 0.995},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id, lo, hi := drawFrom(tc.probs, tc.u)
+			all := byProb(tc.probs, len(tc.probs))
+			var total, cum float64
+			for _, p := range tc.probs {
+				total += float64(p)
+			}
+			wid, wlo, whi := -1, 0.0, 0.0
+			for _, k := range all {
+				prev := cum
+				cum += float64(tc.probs[k])
+				if tc.u*total < cum {
+					wid, wlo, whi = k, prev/total, cum/total
+					break
+				}
+			}
+			if id != wid || lo != wlo || hi != whi {
+				t.Errorf("got %d [%g, %g), want %d [%g, %g)", id, lo, hi, wid, wlo, whi)
+			}
 		})
 	}
 }
