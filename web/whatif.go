@@ -222,6 +222,9 @@ func reSample(w whatIfStep, s whatIfSettings) (whatIfOutcome, error) {
 		f.IDs = append(f.IDs, id)
 		f.Probs = append(f.Probs, float64(probs[id]))
 	}
+	if len(f.IDs) == 0 { // every score NaN or infinite: nothing to draw from
+		return out, errors.New("these settings leave no finite distribution at this step: move a slider back")
+	}
 	out.row.Final = f
 	id, by := f.IDs[0], trace.ByGreedy
 	if d := sr.Draw; d != nil {

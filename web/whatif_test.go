@@ -265,3 +265,70 @@ func TestDrawFromAgreesWithAFullOrder(t *testing.T) {
 		})
 	}
 }
+
+// FuzzWhatIf feeds what-if messages and raw logits to the panel's path:
+// parse the message, lay its settings over the run's, re-sample. It must
+// never panic, and an answer must be a distribution: the kept count falls
+// stage by stage, the final probabilities are those of kept tokens and sum
+// to at most 1, and the draw's interval holds its u and the choice.
+func FuzzWhatIf(f *testing.F) {
+	f.Add(`{"type": "whatif"}`, []byte{1, 2, 3, 200, 90}, 0.4)
+	f.Add(`{"type": "whatif", "whatif": {"temperature": 0.7, "top_k": 3, "top_p": 0.9, "min_p": 0.05}}`, []byte{9, 9, 9, 9}, 0.99)
+	f.Add(`{"type": "whatif", "whatif": {"top_k": 1}}`, []byte{0}, 0.0)
+	f.Add(`{"type": "whatif", "whatif": {"temperature": 1e-300}}`, []byte{255, 0, 255}, 0.5)
+	f.Add(`{"type": "whatif", "whatif": {"top_p": 1e-9, "min_p": 1}}`, []byte{7, 7}, 0.999999)
+	f.Add(`{"type": "branch", "id": 3, "whatif": {"temperature": 2}}`, []byte{}, 0.1)
+	f.Fuzz(func(t *testing.T, msg string, raw []byte, u float64) {
+		m, err := parseInbound([]byte(msg))
+		if err != nil || (m.Type != msgWhatIf && m.Type != msgBranch) {
+			return
+		}
+		const vocab = 40
+		logits := make(trace.Logits, vocab)
+		for i := range logits {
+			logits[i] = float32(math.Inf(-1))
+			if i < len(raw) {
+				logits[i] = float32(int(raw[i])-128) / 8
+			}
+		}
+		if len(raw) == 0 {
+			logits[0] = 0
+		}
+		var draw *trace.Draw
+		if u >= 0 && u < 1 {
+			draw = &trace.Draw{U: u}
+		}
+		st := trace.Step{Rows: []trace.StepRow{{Logits: logits, Draw: draw}}}
+		base := trace.Options{DoSample: true, Temperature: 1, TopP: 1, RepetitionPenalty: 1.3}
+		w := whatIfStep{t: trace.Trace{Model: trace.Model{VocabSize: vocab}, Options: base, Prompt: trace.Prompt{IDs: []int{1, 2}}}, steps: []trace.Step{st}}
+		set, err := m.WhatIf.apply(settingsOf(base), vocab)
+		if err != nil {
+			return
+		}
+		out, err := reSample(w, set)
+		if err != nil {
+			return
+		}
+		prev := vocab
+		for _, s := range out.row.Stages {
+			if s.Kept > prev {
+				t.Fatalf("stage %s keeps %d after %d", s.Name, s.Kept, prev)
+			}
+			prev = s.Kept
+		}
+		f := out.row.Final
+		var sum float64
+		for k, id := range f.IDs {
+			if math.IsInf(float64(logits[id]), -1) {
+				t.Fatalf("final lists %d, which had no logit", id)
+			}
+			sum += f.Probs[k]
+		}
+		if sum > 1+1e-5 || f.KeptCount > prev {
+			t.Fatalf("final sums to %g over %d kept (last stage %d)", sum, f.KeptCount, prev)
+		}
+		if d := out.row.Draw; d != nil && !(d.CumBefore <= d.U && (d.U < d.CumAfter || d.CumAfter == 1)) {
+			t.Fatalf("draw %+v does not hold its u", d)
+		}
+	})
+}
