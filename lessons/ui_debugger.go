@@ -207,6 +207,9 @@ const (
 	KeyDbgWhatIfPartial   = "dbg-whatif-partial"
 	KeyDbgWhatIfNoDraw    = "dbg-whatif-no-draw"
 	KeyDbgWhatIfChoice    = "dbg-whatif-choice"
+	KeyDbgWhatIfCompare   = "dbg-whatif-compare"
+	KeyDbgWhatIfBeams     = "dbg-whatif-beams"
+	KeyDbgWhatIfNoStep    = "dbg-whatif-no-step"
 )
 
 // debuggerKeys lists every debugger Key constant, for Validate.
@@ -410,5 +413,8 @@ func debuggerKeys() []string {
 		KeyDbgWhatIfPartial,
 		KeyDbgWhatIfNoDraw,
 		KeyDbgWhatIfChoice,
+		KeyDbgWhatIfCompare,
+		KeyDbgWhatIfBeams,
+		KeyDbgWhatIfNoStep,
 	}
 }

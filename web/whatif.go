@@ -118,16 +118,22 @@ type whatIfStep struct {
 	tok   tokenizer.Tokenizer // nil for imported traces or models without one
 }
 
+// errWhatIfHere says why the position shown has nothing to re-sample; the
+// panel shows it as a note (in the page's language), not as an error.
+type errWhatIfHere struct{ key string }
+
+func (e errWhatIfHere) Error() string { return e.key }
+
 // whatIfAt finds the step the cursor shows. The caller holds the lock of
 // the session that owns d.
 func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 	if d.compare {
-		return whatIfStep{}, errors.New("the what-if works on one run: step through a single run, not a comparison")
+		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfCompare}
 	}
 	r := d.runs[0]
 	t := r.trace
 	if t.Options.NumBeams > 1 {
-		return whatIfStep{}, errors.New("the what-if re-samples one row: beam search keeps the best beams by score and draws nothing")
+		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfBeams}
 	}
 	steps := slices.Clip(pathSteps(t, cur.branch))
 	pos := cur.pos
@@ -135,7 +141,7 @@ func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 		pos = d.walk.Moments[min(max(pos, 0), len(d.walk.Moments)-1)].Step
 	}
 	if pos < 0 || pos >= len(steps) {
-		return whatIfStep{}, errors.New("this position has no step to re-sample: move to a step of the run")
+		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfNoStep}
 	}
 	w := whatIfStep{t: *t, steps: steps, pos: pos, row: min(max(cur.row, 0), len(steps[pos].Rows)-1)}
 	w.t.Steps, w.t.Branches = nil, nil

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"tracer/engine"
@@ -27,7 +28,7 @@ type WhatIfView struct {
 type whatIfReply struct {
 	Type     string         `json:"type"`
 	HTML     string         `json:"html"`
-	Settings whatIfSettings `json:"settings"`
+	Settings *whatIfSettings `json:"settings,omitempty"` // nil with a note instead of an outcome
 }
 
 // keepLogits reports whether a run keeps every raw logit of its steps for
@@ -54,6 +55,14 @@ func (s *Server) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
 	sess.mu.Lock()
 	words := s.words(sess.lang)
 	sess.mu.Unlock()
+	var here errWhatIfHere
+	if errors.As(err, &here) {
+		var b strings.Builder
+		if err := whatIfNote(words.T(here.key)).Render(context.Background(), &b); err != nil {
+			return nil, err
+		}
+		return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String()})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -69,5 +78,5 @@ func (s *Server) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
 	if err := whatIfResult(whatIfView(w, out, words), words).Render(context.Background(), &b); err != nil {
 		return nil, err
 	}
-	return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String(), Settings: set})
+	return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String(), Settings: &set})
 }

@@ -170,6 +170,11 @@ func sendRaw(t *testing.T, c *websocket.Conn, msg string) {
 
 func TestWhatIfMessages(t *testing.T) {
 	s, _, c := liveServer(t, Config{}, 0)
+	// The walkthrough's first moment runs no forward pass: a note, not an error.
+	sendRaw(t, c, `{"type": "whatif"}`)
+	if o := waitFor(t, c, "the note", func(o outbound) bool { return o.Type == msgWhatIf }); !strings.Contains(o.HTML, "This position has no step to re-sample") {
+		t.Errorf("at a moment without a step: got %.300s", o.HTML)
+	}
 	generate(t, s, c, form{"model": "toy", "do_sample": "true", "seed": "3"})
 	cases := []struct {
 		name, msg, want string
