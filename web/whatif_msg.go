@@ -26,8 +26,8 @@ type WhatIfView struct {
 // whatIfReply is the answer to a "whatif" message: the rendered outcome
 // and the settings it used (the run's own when the page sent none).
 type whatIfReply struct {
-	Type     string         `json:"type"`
-	HTML     string         `json:"html"`
+	Type     string          `json:"type"`
+	HTML     string          `json:"html"`
 	Settings *whatIfSettings `json:"settings,omitempty"` // nil with a note instead of an outcome
 }
 
