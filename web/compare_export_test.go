@@ -115,9 +115,12 @@ func TestBranchToAChosenTokenGoesThere(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sendJSON(t, c, map[string]any{"type": "select", "branch": 0})
-			settle(t, s, c)
 			sendJSON(t, c, tc.msg)
-			settle(t, s, c)
+			// Messages are answered in order: this one's error comes once
+			// the branch message has been handled (and any run it starts
+			// counted, so the wait below cannot miss it).
+			sendJSON(t, c, map[string]any{"type": "step", "index": 999})
+			waitFor(t, c, "the marker's error", errorSaying("out of range"))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if err := s.waitJobs(ctx); err != nil {

@@ -337,3 +337,32 @@ func FuzzWhatIf(f *testing.F) {
 		}
 	})
 }
+
+// A live run keeps its raw logits for the what-if only while its memory
+// estimate, counting them, stays within --max-run-mib.
+func TestKeepLogitsWithinTheRunLimit(t *testing.T) {
+	m := randomModel(t, 49152)
+	info := m.Model.Info()
+	o := trace.Options{MaxNewTokens: 100, RecordTop: 20, UseCache: true}
+	prompts := [][]int{{1, 2, 3}}
+	without := estimateRun(info, o, prompts).total()
+	o.FullLogits = true
+	with := estimateRun(info, o, prompts).total()
+	o.FullLogits = false
+	cases := []struct {
+		name  string
+		limit float64
+		want  bool
+	}{
+		{"room for them", with + 1, true},
+		{"room for the run alone", (with + without) / 2, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{cfg: Config{MaxRunBytes: int64(tc.limit)}}
+			if got := s.keepLogits(info, o, prompts); got != tc.want {
+				t.Errorf("limit %.0f (run %.0f, with logits %.0f): got %v, want %v", tc.limit, without, with, got, tc.want)
+			}
+		})
+	}
+}
