@@ -252,7 +252,7 @@ func softmax32(dst, s []float32) int {
 	for _, v := range s {
 		m = max(m, v)
 	}
-	e := make([]float64, len(s))
+	e := make([]float64, len(s)) // (vocab) float64 exponentials, as the engine's blocks
 	for i, v := range s {
 		e[i] = float64(v - m)
 	}

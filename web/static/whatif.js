@@ -71,11 +71,12 @@
       showValues();
     }
     if (t0 !== null) {
-      // Painted: the frame after the one that lays out the new HTML.
-      requestAnimationFrame(() => requestAnimationFrame(() => {
+      // Painted: a task queued from the next frame's animation callback
+      // runs once that frame, the new HTML laid out, has been painted.
+      requestAnimationFrame(() => setTimeout(() => {
         timings.push(performance.now() - t0);
         out.dataset.answers = String(Number(out.dataset.answers || 0) + 1);
-      }));
+      }, 0));
     }
     if (pending) {
       const p = pending;
