@@ -27,6 +27,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	req.Record = true
+	req.Options.FullLogits = true // the what-if panel's raw logits (8 per step)
 	var kept engine.Cache
 	req.KeepCache = func(c engine.Cache) { kept = c }
 	t, err := engine.Generate(ctx, req)
@@ -38,6 +39,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 	d.origin = origin{kind: originRun, model: s.toy.Spec}
 	r := d.runs[0]
 	r.model, r.req, r.caches[0] = s.toy, req, kept
+	r.keptLogits = true
 	return d, nil
 }
 

@@ -175,6 +175,13 @@ func TestWhatIfMessages(t *testing.T) {
 	if o := waitFor(t, c, "the note", func(o outbound) bool { return o.Type == msgWhatIf }); !strings.Contains(o.HTML, "This position has no step to re-sample") {
 		t.Errorf("at a moment without a step: got %.300s", o.HTML)
 	}
+	// The walkthrough's run keeps its logits too: a moment with a step has
+	// the whole vocabulary, and no note says otherwise.
+	sendJSON(t, c, map[string]any{"type": "step", "index": 3})
+	sendRaw(t, c, `{"type": "whatif", "whatif": {"temperature": 2}}`)
+	if o := waitFor(t, c, "the walkthrough's what-if", func(o outbound) bool { return o.Type == msgWhatIf }); !strings.Contains(o.HTML, "whatif-result") || strings.Contains(o.HTML, "raw logits at this step") {
+		t.Errorf("walkthrough: got %.400s, want an outcome over the whole vocabulary", o.HTML)
+	}
 	generate(t, s, c, form{"model": "toy", "do_sample": "true", "seed": "3"})
 	cases := []struct {
 		name, msg, want string
