@@ -178,6 +178,40 @@ const (
 	KeyDbgMsgUnreachable    = "dbg-msg-unreachable"
 )
 
+// Debugger keys of the classroom roles, the what-if panel, the download
+// advice and the translated chosen line, chart titles and run sources.
+const (
+	KeyDbgRunLocked       = "dbg-run-locked"
+	KeyDbgNoRealModel     = "dbg-no-real-model"
+	KeyDbgByGreedy        = "dbg-by-greedy"
+	KeyDbgBySampled       = "dbg-by-sampled"
+	KeyDbgByForced        = "dbg-by-forced"
+	KeyDbgByBeam          = "dbg-by-beam"
+	KeyDbgChosenLine      = "dbg-chosen-line"
+	KeyDbgDrawFell        = "dbg-draw-fell"
+	KeyDbgChartCandidates = "dbg-chart-candidates"
+	KeyDbgChartConfidence = "dbg-chart-confidence"
+	KeyDbgChartKv         = "dbg-chart-kv"
+	KeyDbgChartCost       = "dbg-chart-cost"
+	KeyDbgSrcRun          = "dbg-src-run"
+	KeyDbgSrcCompare      = "dbg-src-compare"
+	KeyDbgSrcImported     = "dbg-src-imported"
+	KeyDbgSrcCopy         = "dbg-src-copy"
+	KeyDbgHowGreedy       = "dbg-how-greedy"
+	KeyDbgHowSampled      = "dbg-how-sampled"
+	KeyDbgHowBeam         = "dbg-how-beam"
+	KeyDbgWhatIf          = "dbg-whatif"
+	KeyDbgWhatIfHint      = "dbg-whatif-hint"
+	KeyDbgWhatIfBranch    = "dbg-whatif-branch"
+	KeyDbgWhatIfReset     = "dbg-whatif-reset"
+	KeyDbgWhatIfPartial   = "dbg-whatif-partial"
+	KeyDbgWhatIfNoDraw    = "dbg-whatif-no-draw"
+	KeyDbgWhatIfChoice    = "dbg-whatif-choice"
+	KeyDbgWhatIfCompare   = "dbg-whatif-compare"
+	KeyDbgWhatIfBeams     = "dbg-whatif-beams"
+	KeyDbgWhatIfNoStep    = "dbg-whatif-no-step"
+)
+
 // debuggerKeys lists every debugger Key constant, for Validate.
 func debuggerKeys() []string {
 	return []string{
@@ -374,6 +408,35 @@ func debuggerKeys() []string {
 		KeyDbgInsideComputing,
 		KeyDbgInsideAfterRun,
 		KeyDbgInsideFailed,
+		KeyDbgRunLocked,
+		KeyDbgNoRealModel,
+		KeyDbgByGreedy,
+		KeyDbgBySampled,
+		KeyDbgByForced,
+		KeyDbgByBeam,
+		KeyDbgChosenLine,
+		KeyDbgDrawFell,
+		KeyDbgChartCandidates,
+		KeyDbgChartConfidence,
+		KeyDbgChartKv,
+		KeyDbgChartCost,
+		KeyDbgSrcRun,
+		KeyDbgSrcCompare,
+		KeyDbgSrcImported,
+		KeyDbgSrcCopy,
+		KeyDbgHowGreedy,
+		KeyDbgHowSampled,
+		KeyDbgHowBeam,
+		KeyDbgWhatIf,
+		KeyDbgWhatIfHint,
+		KeyDbgWhatIfBranch,
+		KeyDbgWhatIfReset,
+		KeyDbgWhatIfPartial,
+		KeyDbgWhatIfNoDraw,
+		KeyDbgWhatIfChoice,
+		KeyDbgWhatIfCompare,
+		KeyDbgWhatIfBeams,
+		KeyDbgWhatIfNoStep,
 	}
 }
 

@@ -30,6 +30,14 @@ func (s *Server) handleMessage(c *client, data []byte) {
 			s.hub.offer(c, msg, seq)
 			return nil
 		}
+		if m.Type == msgWhatIf { // the asking page's alone; the session stays as it is
+			msg, err := s.whatIfMessage(c.sess, m.WhatIf)
+			if err != nil {
+				return err
+			}
+			s.hub.send(c, msg)
+			return nil
+		}
 		s.publish(c.sess)
 		return nil
 	})
@@ -41,7 +49,7 @@ func (s *Server) handleMessage(c *client, data []byte) {
 // apply makes the change a message asks of a session.
 func (s *Server) apply(sess *session, m inbound) error {
 	switch m.Type {
-	case msgView:
+	case msgView, msgWhatIf:
 		return nil
 	case msgPair, msgCharts: // the page's own preferences, also while following
 		sess.mu.Lock()
@@ -116,6 +124,10 @@ func (s *Server) apply(sess *session, m inbound) error {
 		if err != nil {
 			return err
 		}
+		if p.existing >= 0 { // that token was chosen there already: go to it
+			goToExisting(sess, p)
+			return nil
+		}
 		if err := s.reserveRun(sess); err != nil {
 			return err
 		}
@@ -157,7 +169,7 @@ func selectBranch(sess *session, id int) error {
 		return fmt.Errorf("branch %d does not exist: this run has branches 0 (the trunk) to %d", id, len(t.Branches))
 	}
 	if d.walk != nil {
-		sess.doc = &document{runs: d.runs, source: d.source}
+		sess.doc = &document{runs: d.runs, source: d.source, origin: d.origin}
 	}
 	sess.cur.branch, sess.cur.hit, sess.cur.pending, sess.until = id, "", false, nil
 	sess.cur.pos = min(sess.cur.pos, sess.doc.count(id)-1)

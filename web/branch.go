@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,11 @@ type branchPlan struct {
 	before []int // the tokens the parent chose before at
 	id     int   // the new token
 	req    engine.Request
+	// existing is the branch (0: the trunk) that already chose id at step
+	// at after the same prefix, or -1: choosing it again goes there
+	// instead of making a duplicate.
+	existing int
+	settings string // what-if settings the branch continues with, "T=0.7 top_k=5"; "" keeps the run's
 }
 
 // planBranch checks a branch message against the session's document and
@@ -92,7 +98,23 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 		}
 	}
 	p := &branchPlan{r: r, parent: cur.branch, at: at, before: chosenIDs(steps[:at], 0), id: id}
-	p.req = r.req
+	if m.WhatIf != nil { // the what-if panel's branch: on with its settings
+		set, err := m.WhatIf.apply(settingsOf(t.Options), vocab)
+		if err != nil {
+			return nil, err
+		}
+		p.existing, p.settings = -1, set.label()
+		p.req = r.req
+		p.req.Options = set.options(r.req.Options)
+		if err := engine.Validate(p.req.Options, r.model.Model.Info()); err != nil {
+			return nil, fmt.Errorf("what-if: %w", err)
+		}
+	} else if p.existing = existingBranch(t, cur.branch, steps, at, id, p.before); p.existing >= 0 {
+		return p, nil
+	}
+	if m.WhatIf == nil {
+		p.req = r.req
+	}
 	p.req.Force = [][]int{append(append([]int{}, p.before...), id)}
 	if c := r.caches[cur.branch]; c != nil {
 		kept := c.Clone()
@@ -100,6 +122,43 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 		p.req.Resume = &engine.Resume{Cache: kept, Tokens: [][]int{p.before}, Step: at}
 	}
 	return p, nil
+}
+
+// existingBranch finds the path that already chose id at step at after
+// the tokens before: the followed branch itself, or a branch made there
+// before. It returns its id (0: the trunk), or -1 when there is none.
+func existingBranch(t *trace.Trace, followed int, steps []trace.Step, at, id int, before []int) int {
+	if steps[at].Rows[0].Chosen.ID == id {
+		return followed
+	}
+	for _, b := range t.Branches {
+		if b.At != at || len(b.Steps) == 0 || b.Steps[0].Rows[0].Chosen.ID != id {
+			continue
+		}
+		if path := pathSteps(t, b.ID); len(path) > at && slices.Equal(chosenIDs(path[:at], 0), before) {
+			return b.ID
+		}
+	}
+	return -1
+}
+
+// goToExisting shows the path a branch message names when it exists
+// already: that branch, at the step that chose the token. The caller holds
+// the session's lock.
+func goToExisting(sess *session, p *branchPlan) {
+	d := sess.doc
+	pos := p.at
+	if d.walk != nil { // the walkthrough's moment of that step
+		pos = sess.cur.pos
+		for i, m := range d.walk.Moments {
+			if m.Step == p.at {
+				pos = i
+				break
+			}
+		}
+	}
+	sess.cur = cursor{pos: pos, branch: p.existing, row: sess.cur.row}
+	sess.tail, sess.until = false, nil
 }
 
 // lookupToken finds the id of a token typed by the user: a vocabulary
@@ -145,10 +204,13 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 	if tok := p.r.model.Tokenizer; tok != nil {
 		label = fmt.Sprintf("step %d → %s", p.at+1, tokenText(tok.Token(p.id), p.id))
 	}
+	if p.settings != "" {
+		label += " (" + p.settings + ")"
+	}
 	b := trace.Branch{ID: len(t.Branches) + 1, Parent: p.parent, At: p.at, Label: label, Steps: []trace.Step{}}
 	t.Branches = append(t.Branches, b)
 	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
-		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source}
+		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source, origin: sess.doc.origin}
 	}
 	r := p.r
 	r.live, r.liveBranch = true, b.ID

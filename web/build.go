@@ -41,6 +41,7 @@ func stepperView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob)
 	}
 	v.Following = o.following
 	v.W = o.words
+	localizeCharts(v.Charts, o.words)
 	return v, jobs
 }
 
@@ -52,7 +53,7 @@ func walkView(d *document, pos int, w Words) StepperView {
 	pos = min(max(pos, 0), n-1)
 	m := d.walk.Moments[pos]
 	v := StepperView{
-		Source: d.source, ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
+		Source: d.sourceText(w), ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		StopReason: t.Output.StopReason, ShowOutput: pos == n-1,
 		Position: w.F(lessons.KeyMomentNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Title: m.Title, Output: d.walk.Printed,
@@ -82,7 +83,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	out := pathOutput(t, cur.branch)
 	w := o.words
 	v := StepperView{
-		Source: d.source, ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
+		Source: d.sourceText(w), ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		Position: w.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Hit: cur.hit,
 		Status: statusView(r, cur.branch, len(steps), w), StopReason: out.StopReason,
@@ -204,9 +205,9 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w 
 	}
 	v.Chosen = TokenView{Text: tokenText(r.Chosen.Token, r.Chosen.ID), Special: isSpecial(t, r.Chosen.ID)}
 	v.ChosenProb = probText(r.Chosen.Prob)
-	v.By = byText(r.Chosen.By)
+	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
-		v.Draw = fmt.Sprintf("u = %.3f fell in [%.3f, %.3f)", d.U, d.CumBefore, d.CumAfter)
+		v.Draw = w.F(lessons.KeyDbgDrawFell, "u", fmt.Sprintf("%.3f", d.U), "lo", fmt.Sprintf("%.3f", d.CumBefore), "hi", fmt.Sprintf("%.3f", d.CumAfter))
 	}
 	if len(s.Rows) > 1 {
 		v.Note = w.F(lessons.KeyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // classroom is the server's classroom mode: one instructor session (the
@@ -70,7 +71,9 @@ func (s *Server) rejoin(sess *session) error {
 // (shared steps, separate trees); a run still generating is cut where it
 // stands. The caller holds the owner's lock.
 func forkDocument(d *document, s *Server) *document {
-	c := &document{walk: d.walk, compare: d.compare, source: d.source + " (your copy)", notice: d.notice}
+	o := d.origin
+	o.copy = true
+	c := &document{walk: d.walk, compare: d.compare, source: d.source + " (your copy)", notice: d.notice, origin: o}
 	for _, r := range d.runs {
 		f := r.fork(s.runIDs.Add(1))
 		if r.live {
@@ -86,4 +89,30 @@ func forkDocument(d *document, s *Server) *document {
 		c.runs = append(c.runs, f)
 	}
 	return c
+}
+
+// teachCookie holds the instructor's secret once the instructor's page has
+// opened: the page drops ?teach= from the address bar, and no link on the
+// page carries the secret, so projecting the browser shows nothing a
+// student could use. HttpOnly keeps it from the page's scripts;
+// SameSite=Strict from other sites' requests.
+const teachCookie = "tracer_teach"
+
+// setTeachCookie remembers the instructor's secret in the browser for the
+// page's requests (the WebSocket, imports).
+func setTeachCookie(w http.ResponseWriter, token string) {
+	http.SetCookie(w, &http.Cookie{Name: teachCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+}
+
+// instructor reports whether a request comes from the instructor: it
+// carries the secret in its cookie, or (scripts, older pages) in ?teach=.
+func (s *Server) instructor(r *http.Request) bool {
+	if s.class == nil {
+		return false
+	}
+	if c, err := r.Cookie(teachCookie); err == nil && s.class.check(c.Value) {
+		return true
+	}
+	t := r.URL.Query().Get("teach")
+	return t != "" && s.class.check(t)
 }

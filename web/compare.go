@@ -18,7 +18,7 @@ func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJ
 	pos := min(max(cur.pos, 0), n-1)
 	first := d.runs[0].trace
 	v := StepperView{
-		Source: d.source, ModelName: first.Model.Name, Notices: slices.Clone(first.Notices),
+		Source: d.sourceText(o.words), ModelName: first.Model.Name, Notices: slices.Clone(first.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1, Hit: cur.hit,
 		Position: o.words.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)),
 	}
@@ -58,6 +58,7 @@ func compareView(d *document, pos int, session string, w Words) *CompareView {
 		t := r.trace
 		rv := CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps), w).Text, Output: t.Output.NewText}
 		rv.Export = "/export?session=" + session + "&run=" + strconv.Itoa(k)
+		rv.File = "tracer-" + runFileName(k, r.label)
 		for i := range n {
 			cell := CompareCellView{Current: i == pos, Diverged: i == div}
 			if i < len(t.Steps) {

@@ -65,6 +65,7 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 	if liveInside(m.Model, &req.Options, req.Prompts) && s.checkRunSize(info, req.Options, req.Prompts) != nil {
 		req.Options.RecordAttention, req.Options.RecordLens = "", 0 // it fits without them (checked below)
 	}
+	req.Options.FullLogits = s.keepLogits(info, req.Options, req.Prompts)
 	if err := s.checkRunSize(info, req.Options, req.Prompts); err != nil {
 		return runSpec{}, err
 	}
@@ -173,11 +174,15 @@ func placeholder(sp runSpec) *trace.Trace {
 // startRuns shows a new document of the specs' runs and generates them one
 // after the other in the session's job, streaming each step to the page.
 func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source string) {
-	d := &document{compare: compare, source: source}
+	d := &document{compare: compare, source: source, origin: origin{kind: originRun, model: specs[0].name}}
+	if compare {
+		d.origin = origin{kind: originCompare, model: specs[0].name, n: len(specs)}
+	}
 	for _, sp := range specs {
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true
 		r.inside = s.newInsideStore(sess, sp.model, sp.req)
+		r.keptLogits = sp.req.Options.FullLogits // the form never asks for them: they serve the what-if panel
 		d.runs = append(d.runs, r)
 	}
 	s.sessions.holdImport(sess, 0, 0) // an imported trace the page showed is gone

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -28,6 +27,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 		return nil, fmt.Errorf("web: %w", err)
 	}
 	req.Record = true
+	req.Options.FullLogits = true // the what-if panel's raw logits (8 per step)
 	var kept engine.Cache
 	req.KeepCache = func(c engine.Cache) { kept = c }
 	t, err := engine.Generate(ctx, req)
@@ -36,8 +36,10 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 	}
 	req.KeepCache = nil
 	d := s.newDocument(t, "run of "+s.toy.Spec+", greedy")
+	d.origin = origin{kind: originRun, model: s.toy.Spec}
 	r := d.runs[0]
 	r.model, r.req, r.caches[0] = s.toy, req, kept
+	r.keptLogits = true
 	return d, nil
 }
 
@@ -76,6 +78,11 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "wrong instructor token: students open the page without one", http.StatusForbidden)
 			return
 		}
+		setTeachCookie(w, teach) // the page then drops ?teach= from the address bar
+		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
+		return
+	}
+	if id := q.Get("session"); s.instructor(r) && (id == "" || id == s.class.leader.id) {
 		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
 		return
 	}
@@ -138,14 +145,12 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	words := s.words(sess.lang)
 	sess.mu.Unlock()
 	v, _, _ := s.stepperFor(sess)
-	q := "?session=" + sess.id
-	if sess.teach {
-		q += "&teach=" + s.class.token
-	}
+	q := "?session=" + sess.id // never the instructor's secret: the cookie carries it
 	pv := PageView{
 		SessionID:     sess.id,
 		CSS:           s.static.url("style.css"),
 		JS:            s.static.url("app.js"),
+		WhatIfJS:      s.static.url("whatif.js"),
 		Icon:          s.static.url("favicon.svg"),
 		MaxImport:     sizeText(s.cfg.MaxTraceSize),
 		Error:         errText,
@@ -162,6 +167,12 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		pv.Role = "instructor"
 	case sess.leader != nil:
 		pv.Role = "student"
+		pv.Form.Locked = sess.following()
+	}
+	if len(pv.Form.Models) == 1 { // only the toy: say how to get a real model
+		for _, d := range s.lessons.cat.Downloads {
+			pv.Form.Downloads = append(pv.Form.Downloads, DownloadView{Name: d.Name, Command: d.Command, About: d.About.In(words.Lang)})
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -199,7 +210,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, nil, "This page's session has expired or the server restarted: reload the page, then import again.")
 		return
 	}
-	if sess.teach && !s.class.check(r.URL.Query().Get("teach")) {
+	if sess.teach && !s.instructor(r) {
 		fail(http.StatusForbidden, nil, "Only the instructor's page may import into the instructor's session.")
 		return
 	}
@@ -226,14 +237,13 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	if sess.following() { // a student's import is their own
 		sess.detached.Store(true)
 	}
-	sess.load(s.newDocument(t, "imported "+name))
+	d := s.newDocument(t, "imported "+name)
+	d.origin = origin{kind: originImported, file: name}
+	sess.load(d)
 	s.log.Info("imported trace", "session", sess.id, "file", name, "steps", len(t.Steps), "branches", len(t.Branches))
 	s.publish(sess)
 	if !wantJSON {
 		to := "/?session=" + sess.id
-		if sess.teach {
-			to = "/?teach=" + s.class.token
-		}
 		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
@@ -284,50 +294,6 @@ func (s *Server) readUpload(r *http.Request) (*trace.Trace, string, error) {
 		t, err := trace.Read(part, s.cfg.MaxTraceSize)
 		return t, name, err
 	}
-}
-
-// handleExport downloads a run of what the session shows as JSON, its
-// branches included: ?run= picks a run of a comparison (default 0).
-func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
-	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
-	if !ok {
-		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
-		return
-	}
-	k := 0
-	if q := r.URL.Query().Get("run"); q != "" {
-		var err error
-		if k, err = strconv.Atoi(q); err != nil {
-			http.Error(w, "run: want a run index", http.StatusBadRequest)
-			return
-		}
-	}
-	src := sess.source()
-	src.mu.Lock()
-	runs := src.doc.runs
-	var t *trace.Trace
-	live := false
-	if k >= 0 && k < len(runs) {
-		t, live = runs[k].snapshot(), runs[k].live
-	}
-	src.mu.Unlock()
-	switch {
-	case t == nil:
-		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(runs)-1), http.StatusBadRequest)
-		return
-	case live:
-		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
-		return
-	}
-	var b bytes.Buffer
-	if err := trace.Write(&b, t); err != nil {
-		http.Error(w, "could not write the trace: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="tracer-trace.json"`)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
 }
 
 func writeJSON(w http.ResponseWriter, status int, msg []byte) {

@@ -32,6 +32,7 @@ const (
 	msgDetach   = "detach"   // classroom: stop following the instructor
 	msgRejoin   = "rejoin"   // classroom: follow the instructor again
 	msgPull     = "pull"     // download "repo" (ORG/NAME[@REVISION]) into the Hugging Face cache
+	msgWhatIf   = "whatif"   // re-sample the current step with "whatif" settings; answered with a "whatif" message
 )
 
 // Message types the server sends.
@@ -47,17 +48,18 @@ const (
 
 // inbound is a message from a page.
 type inbound struct {
-	Type   string     `json:"type"`
-	Index  *int       `json:"index,omitempty"`
-	Form   *runForm   `json:"form,omitempty"`
-	Branch *int       `json:"branch,omitempty"`
-	Step   *int       `json:"step,omitempty"`
-	ID     *int       `json:"id,omitempty"`
-	Token  *string    `json:"token,omitempty"`
-	On     *bool      `json:"on,omitempty"`
-	Dark   *bool      `json:"dark,omitempty"`
-	Until  *untilForm `json:"until,omitempty"`
-	Repo   *string    `json:"repo,omitempty"`
+	Type   string      `json:"type"`
+	Index  *int        `json:"index,omitempty"`
+	Form   *runForm    `json:"form,omitempty"`
+	Branch *int        `json:"branch,omitempty"`
+	Step   *int        `json:"step,omitempty"`
+	ID     *int        `json:"id,omitempty"`
+	Token  *string     `json:"token,omitempty"`
+	On     *bool       `json:"on,omitempty"`
+	Dark   *bool       `json:"dark,omitempty"`
+	Until  *untilForm  `json:"until,omitempty"`
+	Repo   *string     `json:"repo,omitempty"`
+	WhatIf *whatIfForm `json:"whatif,omitempty"`
 }
 
 // fields names the optional fields m carries.
@@ -70,6 +72,7 @@ func (m inbound) fields() []string {
 		{"index", m.Index != nil}, {"form", m.Form != nil}, {"branch", m.Branch != nil},
 		{"step", m.Step != nil}, {"id", m.ID != nil}, {"token", m.Token != nil},
 		{"on", m.On != nil}, {"dark", m.Dark != nil}, {"until", m.Until != nil}, {"repo", m.Repo != nil},
+		{"whatif", m.WhatIf != nil},
 	} {
 		if x.set {
 			f = append(f, x.name)
@@ -95,7 +98,9 @@ func messageFields(typ string) (fieldSpec, bool) {
 	case msgSelect:
 		return fieldSpec{[]string{"branch"}, []string{"branch"}}, true
 	case msgBranch:
-		return fieldSpec{[]string{"step", "id", "token"}, nil}, true
+		return fieldSpec{[]string{"step", "id", "token", "whatif"}, nil}, true
+	case msgWhatIf:
+		return fieldSpec{[]string{"whatif"}, nil}, true
 	case msgUntil:
 		return fieldSpec{[]string{"until"}, []string{"until"}}, true
 	case msgPair:
@@ -111,7 +116,7 @@ func messageFields(typ string) (fieldSpec, bool) {
 // knownTypes lists the message types, for error messages.
 func knownTypes() string {
 	return strings.Join([]string{msgBranch, msgCharts, msgCompare, msgDetach, msgFirst, msgGenerate, msgLast, msgNext,
-		msgPair, msgPrev, msgPull, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, msgView}, ", ")
+		msgPair, msgPrev, msgPull, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, msgView, msgWhatIf}, ", ")
 }
 
 // parseInbound reads and checks one message from a page. It accepts exactly

@@ -156,7 +156,7 @@ func chosenView(t *trace.Trace, sr trace.StepRow, w Words) ChosenView {
 	c := sr.Chosen
 	v := ChosenView{
 		Token: TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
-		ID:    c.ID, Prob: probText(c.Prob), Rank: c.Rank, By: byText(c.By),
+		ID:    c.ID, Prob: probText(c.Prob), Rank: c.Rank, By: byWord(c.By, w),
 	}
 	switch c.By {
 	case trace.ByGreedy:

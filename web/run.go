@@ -22,6 +22,7 @@ type document struct {
 	compare bool                 // the runs are shown side by side
 	source  string               // where the document came from, for the page
 	notice  string               // why a toy trace is not narrated, if it is not
+	origin  origin               // where it came from, worded per page (compare_words.go)
 }
 
 // count is the number of stepper positions: the walkthrough's moments, the
@@ -70,6 +71,7 @@ type run struct {
 	inside *insideStore
 
 	live       bool // a generation is appending to this run
+	keptLogits bool // its steps hold every raw logit for the what-if panel, which exports leave out
 	liveBranch int  // the branch being generated while live
 }
 

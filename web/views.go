@@ -8,6 +8,7 @@ package web
 type PageView struct {
 	SessionID     string
 	CSS, JS, Icon string // asset URLs
+	WhatIfJS      string // the what-if panel's script
 	ImportURL     string
 	ExportURL     string
 	WebSocketPath string
@@ -26,6 +27,15 @@ type FormView struct {
 	MaxNew   string // the cap on max_new_tokens, as a hint
 	Variants string // the comparison's default lines
 	CanPull  bool   // the server downloads models from the Hugging Face Hub
+	Locked   bool   // classroom: a student following the instructor may not run models
+	// Downloads is the lessons' advice on real models to download, shown
+	// when the menu holds only the toy; nil otherwise.
+	Downloads []DownloadView
+}
+
+// DownloadView is one real model worth downloading.
+type DownloadView struct {
+	Name, Command, About string
 }
 
 // ModelOptionView is one model of the form's menu.
@@ -313,6 +323,7 @@ type CompareRunView struct {
 	Step   StepView // its step at the current position
 	Output string
 	Export string // export URL of this run
+	File   string // the name it downloads under, "tracer-run-2-T=0.7.json"
 }
 
 // CompareCellView is one run's choice at one step.

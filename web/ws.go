@@ -249,7 +249,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		s.expiredWS(w, r)
 		return
 	}
-	if sess.teach && !s.class.check(r.URL.Query().Get("teach")) {
+	if sess.teach && !s.instructor(r) {
 		http.Error(w, "this session is the instructor's: it needs the instructor's link", http.StatusForbidden)
 		return
 	}

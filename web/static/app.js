@@ -20,6 +20,14 @@
   const playEvery = 900; // ms between steps while playing
   const darkScheme = window.matchMedia("(prefers-color-scheme: dark)");
 
+  // Classroom: the instructor's secret leaves the address bar at once (the
+  // server keeps it in a cookie), so a projected page shows nothing to copy.
+  if (new URLSearchParams(location.search).has("teach")) {
+    const u = new URL(location.href);
+    u.searchParams.delete("teach");
+    history.replaceState(history.state, "", u.pathname + u.search + u.hash);
+  }
+
   // The language, shared with the lesson pages through their stored state
   // ({lang, ...} under "tracer.lessons"): ?lang= wins and is remembered;
   // without one, a remembered language other than the page's reloads the
@@ -109,9 +117,13 @@
       stepper.innerHTML = m.html;
       body.classList.toggle("running", !!m.running);
       sync();
+      document.dispatchEvent(new CustomEvent("tracer:view", { detail: m }));
+    } else if (m.type === "whatif") {
+      document.dispatchEvent(new CustomEvent("tracer:whatif", { detail: m })); // whatif.js
     } else if (m.type === "error") {
       showError(String(m.message || msg("msgFailed")));
       stopPlay();
+      document.dispatchEvent(new Event("tracer:error")); // whatif.js
     } else if (m.type === "expired") {
       // The server forgot this page's session (it restarted, or the page
       // was away too long): say so, and reload into a fresh session.
@@ -147,11 +159,24 @@
     if (i >= n - 1 && !body.classList.contains("running")) stopPlay();
     play.disabled = i >= n - 1 && timer === null && !body.classList.contains("running");
     const banner = stepper.querySelector("[data-testid=classroom-banner]");
-    body.classList.toggle("following", !!banner && banner.dataset.following === "true");
+    const following = !!banner && banner.dataset.following === "true";
+    body.classList.toggle("following", following);
+    lockRunForm(following);
     // The colour scheme changed without telling us (some browsers skip the
     // event): ask for charts in the page's palette.
     if (darkScheme.matches !== sentDark) chartsMessage();
   }
+
+  // A student following the instructor cannot run models: the form is
+  // disabled with a one-line reason and a Detach button.
+  function lockRunForm(following) {
+    const lock = document.getElementById("run-lock");
+    const note = document.querySelector("[data-testid=run-locked]");
+    if (lock) lock.disabled = following;
+    if (note) note.hidden = !following;
+  }
+  const runDetach = document.querySelector("[data-testid=run-detach]");
+  if (runDetach) runDetach.addEventListener("click", () => send({ type: "detach" }));
 
   function startPlay() {
     if (timer !== null) return;
@@ -310,6 +335,10 @@
     }
     handle(m);
   });
+
+  // whatif.js talks to the server through the page's socket.
+  window.tracer = { send };
+  document.dispatchEvent(new Event("tracer:ready"));
 
   syncRunForm();
   connect();

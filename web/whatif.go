@@ -1,0 +1,424 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"tracer/engine"
+	"tracer/engine/tensor"
+	"tracer/engine/tokenizer"
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// The what-if panel: at the current step, the learner moves sliders for
+// temperature, top-k, top-p and min-p, and the server re-applies the
+// engine's own processors (engine.Pipeline) to the step's raw logits,
+// then redraws the candidates, the funnel and the draw with the same
+// components the step uses. Nothing is generated again. A live run keeps
+// every raw logit for this (see keepLogits); an imported trace uses what
+// it recorded: every logit with --full-logits, else its top candidates,
+// and the panel says the rest of the vocabulary is missing.
+
+// whatIfTop is how many tokens the what-if's stages and final
+// distribution list (the draw's bar and the funnel's rows).
+const whatIfTop = 20
+
+// whatIfForm is the panel's settings as the page sends them; a field left
+// out keeps the run's own value.
+type whatIfForm struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopK        *int     `json:"top_k,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	MinP        *float64 `json:"min_p,omitempty"`
+}
+
+// whatIfSettings are the four settings the panel moves.
+type whatIfSettings struct {
+	Temperature float64 `json:"temperature"`
+	TopK        int     `json:"top_k"`
+	TopP        float64 `json:"top_p"`
+	MinP        float64 `json:"min_p"`
+}
+
+// settingsOf reads the panel's settings from a run's options.
+func settingsOf(o trace.Options) whatIfSettings {
+	return whatIfSettings{Temperature: cmp.Or(o.Temperature, 1), TopK: o.TopK, TopP: cmp.Or(o.TopP, 1), MinP: o.MinP}
+}
+
+// apply checks the form against the limits the engine accepts and lays it
+// over base. vocab bounds top_k.
+func (f *whatIfForm) apply(base whatIfSettings, vocab int) (whatIfSettings, error) {
+	s := base
+	if f == nil {
+		return s, nil
+	}
+	if v := f.Temperature; v != nil {
+		if !(*v > 0 && *v <= 100) {
+			return s, fmt.Errorf("what-if: temperature %g is out of range: give a number above 0 and at most 100", *v)
+		}
+		s.Temperature = *v
+	}
+	if v := f.TopK; v != nil {
+		if *v < 0 || *v > vocab {
+			return s, fmt.Errorf("what-if: top_k %d is out of range: give 0 (off) to %d, the vocabulary", *v, vocab)
+		}
+		s.TopK = *v
+	}
+	if v := f.TopP; v != nil {
+		if !(*v > 0 && *v <= 1) {
+			return s, fmt.Errorf("what-if: top_p %g is out of range: give a number above 0 and at most 1 (1 = off)", *v)
+		}
+		s.TopP = *v
+	}
+	if v := f.MinP; v != nil {
+		if !(*v >= 0 && *v <= 1) {
+			return s, fmt.Errorf("what-if: min_p %g is out of range: give 0 (off) to 1", *v)
+		}
+		s.MinP = *v
+	}
+	return s, nil
+}
+
+// options returns the run's options with the panel's settings, sampling.
+func (s whatIfSettings) options(o trace.Options) trace.Options {
+	o.DoSample = true
+	o.Temperature, o.TopK, o.TopP, o.MinP = s.Temperature, s.TopK, s.TopP, s.MinP
+	return o
+}
+
+// label names the settings, for a branch: "T=0.7 top_k=5 top_p=0.9".
+func (s whatIfSettings) label() string {
+	parts := []string{"T=" + strconv.FormatFloat(s.Temperature, 'g', 4, 64)}
+	if s.TopK > 0 {
+		parts = append(parts, "top_k="+strconv.Itoa(s.TopK))
+	}
+	if s.TopP < 1 {
+		parts = append(parts, "top_p="+strconv.FormatFloat(s.TopP, 'g', 4, 64))
+	}
+	if s.MinP > 0 {
+		parts = append(parts, "min_p="+strconv.FormatFloat(s.MinP, 'g', 4, 64))
+	}
+	return strings.Join(parts, " ")
+}
+
+// whatIfStep is what the what-if needs of the current step, copied under
+// the session's lock: steps once appended never change, so it may be
+// used after the lock is released.
+type whatIfStep struct {
+	t     trace.Trace  // the run's trace, shallow: model, options, prompt
+	steps []trace.Step // the followed path, clipped
+	pos   int          // the step
+	row   int
+	tok   tokenizer.Tokenizer // nil for imported traces or models without one
+}
+
+// errWhatIfHere says why the position shown has nothing to re-sample; the
+// panel shows it as a note (in the page's language), not as an error.
+type errWhatIfHere struct{ key string }
+
+func (e errWhatIfHere) Error() string { return e.key }
+
+// whatIfAt finds the step the cursor shows. The caller holds the lock of
+// the session that owns d.
+func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
+	if d.compare {
+		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfCompare}
+	}
+	r := d.runs[0]
+	t := r.trace
+	if t.Options.NumBeams > 1 {
+		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfBeams}
+	}
+	steps := slices.Clip(pathSteps(t, cur.branch))
+	pos := cur.pos
+	if d.walk != nil {
+		pos = d.walk.Moments[min(max(pos, 0), len(d.walk.Moments)-1)].Step
+	}
+	if pos < 0 || pos >= len(steps) {
+		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfNoStep}
+	}
+	w := whatIfStep{t: *t, steps: steps, pos: pos, row: min(max(cur.row, 0), len(steps[pos].Rows)-1)}
+	w.t.Steps, w.t.Branches = nil, nil
+	if r.model != nil {
+		w.tok = r.model.Tokenizer
+	}
+	return w, nil
+}
+
+// whatIfOutcome is a step re-sampled with other settings.
+type whatIfOutcome struct {
+	row      trace.StepRow // the step's row as the settings would have left it
+	partial  int           // > 0: only this many raw logits were recorded
+	sampled  bool          // the step recorded a draw, which the outcome reuses
+	settings whatIfSettings
+}
+
+// rawScores returns the step's raw logits over the whole vocabulary
+// (vocab entries, -Inf where unknown) and how many are known when not all.
+func rawScores(sr trace.StepRow, vocab int) ([]float32, int) {
+	if len(sr.Logits) == vocab {
+		return slices.Clone([]float32(sr.Logits)), 0
+	}
+	s := make([]float32, vocab)
+	for i := range s {
+		s[i] = float32(math.Inf(-1))
+	}
+	// Candidates from a server carry no logit, only a probability: its log
+	// stands in (softmax of log-probabilities gives them back).
+	noLogits := !slices.ContainsFunc(sr.Candidates, func(c trace.Candidate) bool { return c.Logit != 0 })
+	known := 0
+	for _, c := range sr.Candidates {
+		if c.ID < 0 || c.ID >= vocab || !math.IsInf(float64(s[c.ID]), -1) {
+			continue
+		}
+		v := c.Logit
+		if noLogits {
+			v = float32(math.Log(c.Prob))
+		}
+		s[c.ID] = v
+		known++
+	}
+	if known == vocab {
+		return s, 0
+	}
+	return s, known
+}
+
+// reSample applies the processors of the settings to the step's raw
+// logits, as generate() would have: the engine's Pipeline in
+// transformers' order, the engine's float32 softmax, and, when the step
+// was sampled, its own uniform draw u laid on the kept tokens by
+// descending probability (ties by id). Without a draw the most probable
+// kept token stands for the choice.
+func reSample(w whatIfStep, s whatIfSettings) (whatIfOutcome, error) {
+	sr := w.steps[w.pos].Rows[w.row]
+	vocab := w.t.Model.VocabSize
+	if vocab <= 0 || vocab > 1<<24 {
+		return whatIfOutcome{}, fmt.Errorf("this trace's vocabulary size %d is not one the what-if can use", vocab)
+	}
+	scores, partial := rawScores(sr, vocab)
+	o := s.options(w.t.Options)
+	o.NumBeams = 1
+	prompt := w.t.Prompt.IDs
+	if w.row < len(w.t.Prompt.Rows) {
+		prompt = w.t.Prompt.Rows[w.row].IDs
+	}
+	ids := append(slices.Clone(prompt), chosenIDs(w.steps[:w.pos], w.row)...)
+	out := whatIfOutcome{partial: partial, settings: s, row: trace.StepRow{
+		Row: sr.Row, InputIDs: sr.InputIDs, Context: sr.Context, Candidates: sr.Candidates, Entropy: sr.Entropy,
+	}}
+	for _, p := range engine.Pipeline(o, len(prompt)) {
+		p.Apply(scores, ids)
+		kept, top := topOf(scores, whatIfTop)
+		out.row.Stages = append(out.row.Stages, trace.Stage{Name: p.Name(), Params: p.Params(), Kept: kept, Top: top})
+	}
+	probs := make([]float32, vocab)
+	kept := softmax32(probs, scores)
+	if kept == 0 {
+		return out, errors.New("these settings remove every token: loosen one of them")
+	}
+	f := &trace.Final{KeptCount: kept}
+	for _, id := range byProb(probs, whatIfTop) {
+		f.IDs = append(f.IDs, id)
+		f.Probs = append(f.Probs, float64(probs[id]))
+	}
+	if len(f.IDs) == 0 { // every score NaN or infinite: nothing to draw from
+		return out, errors.New("these settings leave no finite distribution at this step: move a slider back")
+	}
+	out.row.Final = f
+	id, by := f.IDs[0], trace.ByGreedy
+	if d := sr.Draw; d != nil {
+		var lo, hi float64
+		id, lo, hi = drawFrom(probs, d.U)
+		out.row.Draw = &trace.Draw{U: d.U, CumBefore: lo, CumAfter: hi}
+		by, out.sampled = trace.BySample, true
+	}
+	out.row.Chosen = trace.Chosen{ID: id, Token: whatIfToken(w, id), Prob: float64(probs[id]), Rank: rankOf(probs, id), By: by}
+	nameTokens(w, out.row.Stages)
+	return out, nil
+}
+
+// softmax32 writes the probabilities of scores to dst as the engine
+// computes them (float32 exponentials of s - max from tensor.Exp, summed
+// in float32 in id order) and returns how many scores are kept (not -Inf).
+func softmax32(dst, s []float32) int {
+	m := float32(math.Inf(-1))
+	for _, v := range s {
+		m = max(m, v)
+	}
+	e := make([]float64, len(s)) // (vocab) float64 exponentials, as the engine's blocks
+	for i, v := range s {
+		e[i] = float64(v - m)
+	}
+	tensor.Exp(e, e)
+	var sum float32
+	for i, x := range e {
+		dst[i] = float32(x)
+		sum += dst[i]
+	}
+	kept := 0
+	for i := range dst {
+		dst[i] /= sum
+		if s[i] >= -math.MaxFloat32 {
+			kept++
+		}
+	}
+	return kept
+}
+
+// drawFrom is the engine's choice rule, in its plain reference form: the
+// tokens of positive probability by descending probability (ties by id)
+// laid end to end, total the sum in id order, and the token whose
+// interval holds u·total; it returns the token and its interval over
+// [0, 1). The draw nearly always lands among the leading tokens, so they
+// are ordered first and the rest only when it does not.
+func drawFrom(probs []float32, u float64) (int, float64, float64) {
+	var total float64
+	positive := 0
+	for _, p := range probs {
+		if p > 0 {
+			total += float64(p)
+			positive++
+		}
+	}
+	target := min(max(u, 0), 1) * total
+	ids := byProb(probs, drawLead)
+	if len(ids) < positive {
+		var lead float64
+		for _, id := range ids {
+			lead += float64(probs[id])
+		}
+		if lead <= target {
+			ids = byProb(probs, positive)
+		}
+	}
+	var lo, hi float64
+	for _, id := range ids {
+		lo, hi = hi, hi+float64(probs[id])
+		if target < hi {
+			return id, lo / total, hi / total
+		}
+	}
+	last := ids[len(ids)-1]
+	return last, (total - float64(probs[last])) / total, 1
+}
+
+// drawLead is how many leading tokens drawFrom orders before it orders
+// them all.
+const drawLead = 256
+
+// rankOf is the 1-based rank of id by descending probability, ties by id.
+func rankOf(probs []float32, id int) int {
+	r := 1
+	for i, q := range probs {
+		if q > probs[id] || q == probs[id] && i < id {
+			r++
+		}
+	}
+	return r
+}
+
+// byProb lists up to n ids of positive probability, most probable first,
+// ties by id. For small n it keeps the best n seen in one pass.
+func byProb(probs []float32, n int) []int {
+	better := func(a, b int) int { // for sorting: a before b
+		if c := cmp.Compare(probs[b], probs[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	if n <= 0 {
+		return nil
+	}
+	if n > 1024 {
+		var ids []int
+		for i, p := range probs {
+			if p > 0 {
+				ids = append(ids, i)
+			}
+		}
+		slices.SortFunc(ids, better)
+		return ids[:min(n, len(ids))]
+	}
+	top := make([]int, 0, n+1)
+	for i, p := range probs {
+		// Ids come in increasing order, so a tie with the last kept loses.
+		if !(p > 0) || len(top) == n && p <= probs[top[n-1]] {
+			continue
+		}
+		k, _ := slices.BinarySearchFunc(top, i, better)
+		top = slices.Insert(top, k, i)
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	return top
+}
+
+// topOf counts the kept scores and lists the n best with their softmax
+// probabilities (Logit is the processed score), as a recorded stage does.
+func topOf(s []float32, n int) (int, []trace.Candidate) {
+	kept := 0
+	for _, v := range s {
+		if v >= -math.MaxFloat32 {
+			kept++
+		}
+	}
+	probs := make([]float32, len(s))
+	softmax32(probs, s)
+	var top []trace.Candidate
+	for _, id := range byProb(probs, n) {
+		top = append(top, trace.Candidate{ID: id, Logit: s[id], Prob: float64(probs[id])})
+	}
+	return kept, top
+}
+
+// whatIfToken names a token: by the run's tokenizer, else as the step
+// recorded it, else by id.
+func whatIfToken(w whatIfStep, id int) string {
+	if w.tok != nil && id < w.tok.VocabSize() {
+		return w.tok.Token(id)
+	}
+	sr := w.steps[w.pos].Rows[w.row]
+	if t := candidateToken(sr, id); !strings.HasPrefix(t, "#") {
+		return t
+	}
+	return ""
+}
+
+// nameTokens fills in the tokens of the stages' candidates.
+func nameTokens(w whatIfStep, stages []trace.Stage) {
+	for i := range stages {
+		for k := range stages[i].Top {
+			c := &stages[i].Top[k]
+			c.Token = whatIfToken(w, c.ID)
+		}
+	}
+}
+
+// whatIfView renders an outcome with the step's own builders.
+func whatIfView(w whatIfStep, out whatIfOutcome, words Words) WhatIfView {
+	steps := slices.Clone(w.steps)
+	steps[w.pos].Rows = slices.Clone(steps[w.pos].Rows)
+	steps[w.pos].Rows[w.row] = out.row
+	sv := stepView(&w.t, steps, w.pos, w.row, nil, words)
+	sv.Tokens, sv.Label = nil, ""
+	v := WhatIfView{
+		Step: sv, Funnel: funnelView(out.row, w.t.Model.VocabSize, words), Draw: drawView(out.row),
+		ChosenID: out.row.Chosen.ID, Label: out.settings.label(),
+		Choice: words.F(lessons.KeyDbgWhatIfChoice, "token", tokenText(out.row.Chosen.Token, out.row.Chosen.ID)),
+	}
+	if out.partial > 0 {
+		v.Notes = append(v.Notes, words.F(lessons.KeyDbgWhatIfPartial, "n", strconv.Itoa(out.partial), "vocab", strconv.Itoa(w.t.Model.VocabSize)))
+	}
+	if !out.sampled {
+		v.Notes = append(v.Notes, words.T(lessons.KeyDbgWhatIfNoDraw))
+	}
+	return v
+}

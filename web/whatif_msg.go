@@ -1,0 +1,82 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"tracer/engine"
+	"tracer/trace"
+)
+
+// WhatIfView is the what-if panel's outcome at a step: the candidates
+// with their probabilities after the new settings, the funnel and the
+// draw, and what the step would have chosen.
+type WhatIfView struct {
+	Step     StepView   // the candidates and the choice (no context)
+	Funnel   FunnelView // the stages of the new settings
+	Draw     *DrawView  // nil when the step recorded no draw
+	ChosenID int        // the token the settings choose, for the branch button
+	Choice   string     // "With these settings: " and the token
+	Label    string     // the settings, "T=0.7 top_k=5", for the branch's label
+	Notes    []string   // what is missing or assumed
+}
+
+// whatIfReply is the answer to a "whatif" message: the rendered outcome
+// and the settings it used (the run's own when the page sent none).
+type whatIfReply struct {
+	Type     string          `json:"type"`
+	HTML     string          `json:"html"`
+	Settings *whatIfSettings `json:"settings,omitempty"` // nil with a note instead of an outcome
+}
+
+// keepLogits reports whether a run keeps every raw logit of its steps for
+// the what-if panel: when the run's memory estimate, the logits counted,
+// stays within the server's limit (Config.MaxRunBytes, --max-run-mib).
+// A run too large for that keeps only its recorded candidates, and the
+// panel says the full vocabulary is missing.
+func (s *Server) keepLogits(info engine.Info, o trace.Options, prompts [][]int) bool {
+	if o.FullLogits {
+		return true
+	}
+	o.FullLogits = true
+	return estimateRun(info, o, prompts).total() <= float64(s.cfg.MaxRunBytes)
+}
+
+// whatIfMessage answers a "whatif" message for the page of sess: the step
+// its stepper shows (the instructor's, while following), re-sampled with
+// the form's settings. It changes nothing in the session.
+func (s *Server) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
+	src := sess.source()
+	src.mu.Lock()
+	w, err := whatIfAt(src.doc, src.cur)
+	src.mu.Unlock()
+	sess.mu.Lock()
+	words := s.words(sess.lang)
+	sess.mu.Unlock()
+	var here errWhatIfHere
+	if errors.As(err, &here) {
+		var b strings.Builder
+		if err := whatIfNote(words.T(here.key)).Render(context.Background(), &b); err != nil {
+			return nil, err
+		}
+		return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String()})
+	}
+	if err != nil {
+		return nil, err
+	}
+	set, err := f.apply(settingsOf(w.t.Options), w.t.Model.VocabSize)
+	if err != nil {
+		return nil, err
+	}
+	out, err := reSample(w, set)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	if err := whatIfResult(whatIfView(w, out, words), words).Render(context.Background(), &b); err != nil {
+		return nil, err
+	}
+	return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String(), Settings: &set})
+}
