@@ -176,7 +176,7 @@ func TestBrowserStickyControls(t *testing.T) {
 	open(t, ctx, url)
 	fillRun(t, ctx, form{"model": "toy", "do_sample": "true", "top_k": "3", "seed": "4"})
 	runAndWait(t, ctx, "run-generate", "done")
-	goToFast(t, ctx, 1)
+	goTo(t, ctx, 1)
 	for _, size := range []struct {
 		name          string
 		width, height int64
@@ -195,7 +195,7 @@ func TestBrowserStickyControls(t *testing.T) {
 			}
 			do(t, ctx, "next", chromedp.Click(css("[data-testid=step-next]"), chromedp.NodeEnabled))
 			waitJS(t, ctx, "step 3", `document.querySelector("[data-testid=step-index]").dataset.index === "2"`)
-			goToFast(t, ctx, 1)
+			goTo(t, ctx, 1)
 		})
 	}
 	do(t, ctx, "viewport", chromedp.EmulateViewport(1280, 720))
@@ -216,7 +216,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 		_, n := index(t, ctx)
 		prev := ""
 		for i := range n {
-			goToFast(t, ctx, i)
+			goTo(t, ctx, i)
 			got := deref(evalJS[*string](t, ctx, outputTextJS))
 			if !strings.HasPrefix(tr.Output.NewText, strings.TrimLeft(got, " ")) || len(got) < len(prev) {
 				t.Errorf("step %d: got text %q after %q, want a growing prefix of %q", i+1, got, prev, tr.Output.NewText)
@@ -229,7 +229,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 		if p := evalJS[string](t, ctx, `document.querySelector("[data-testid=output-prompt]")?.textContent ?? ""`); p != "Once upon a time" {
 			t.Errorf("got prompt %q set apart, want Once upon a time", p)
 		}
-		goToFast(t, ctx, 1)
+		goTo(t, ctx, 1)
 		got := evalJS[map[string]any](t, ctx, `(() => ({
 			chips: [...document.querySelectorAll("[data-testid=context-tokens] .chip")].map(e => e.textContent).join("|"),
 			cands: [...document.querySelectorAll("[data-testid=candidates] .tok")].map(e => e.textContent).join("|"),
@@ -254,7 +254,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 	t.Run("processed logits beside the raw ones", func(t *testing.T) {
 		fillRun(t, ctx, form{"model": model, "prompt": "Once upon a time", "max_new_tokens": "3", "do_sample": "true", "temperature": "0.5", "top_k": "3", "seed": "1"})
 		runAndWait(t, ctx, "run-generate", "done")
-		goToFast(t, ctx, 0)
+		goTo(t, ctx, 0)
 		finals := evalJS[[]string](t, ctx, `[...document.querySelectorAll("[data-testid=final-logit]")].map(e => e.textContent.trim())`)
 		if len(finals) < 4 || !strings.HasPrefix(finals[0], "→ ") || finals[len(finals)-1] != "→ -inf" {
 			t.Errorf("got processed logits %q, want the kept ones rescaled and the removed ones -inf", finals)
@@ -264,14 +264,14 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 	t.Run("branch to a quoted token", func(t *testing.T) {
 		fillRun(t, ctx, form{"model": model, "prompt": "Once upon a time", "max_new_tokens": "6"})
 		runAndWait(t, ctx, "run-generate", "done")
-		goToFast(t, ctx, 1)
+		goTo(t, ctx, 1)
 		do(t, ctx, "type a quoted token", chromedp.SetValue(css("[data-testid=branch-token]"), `" the"`))
 		click(t, ctx, "branch-go")
 		waitJS(t, ctx, "the branch", `document.querySelector("[data-testid=branch-active]")?.textContent.includes("the") && document.querySelector("[data-testid=run-status]").dataset.state === "done"`)
 		if e := pageError(t, ctx); e != "" {
 			t.Fatalf("branching to \" the\": %s", e)
 		}
-		goToFast(t, ctx, 1)
+		goTo(t, ctx, 1)
 		if got := evalJS[string](t, ctx, `document.querySelector("[data-testid=chosen-token]").textContent`); got != "␣the" {
 			t.Errorf("the branch chose %q at step 2, want ␣the", got)
 		}
@@ -286,7 +286,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 		runAndWait(t, ctx, "run-generate", "done")
 		tr := exportedTrace(t, ctx)
 		_, n := index(t, ctx)
-		goToFast(t, ctx, n-1)
+		goTo(t, ctx, n-1)
 		got := evalJS[map[string]any](t, ctx, `(() => ({
 			steps: document.querySelectorAll("[data-testid=beam-step]").length,
 			kept: document.querySelectorAll("[data-testid=beam-step]:last-child [data-beam]:not([data-beam='-1'])").length,
@@ -316,7 +316,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 	t.Run("batch rows as text", func(t *testing.T) {
 		fillRun(t, ctx, form{"model": model, "prompt": "Once upon a time\nThe cat", "max_new_tokens": "3"})
 		runAndWait(t, ctx, "run-generate", "done")
-		goToFast(t, ctx, 0)
+		goTo(t, ctx, 0)
 		chips := evalJS[string](t, ctx, `[...document.querySelectorAll("[data-testid=context-tokens] .chip")].map(e => e.textContent).join("|")`)
 		if strings.Contains(chips, "#") || !strings.Contains(chips, "upon") {
 			t.Errorf("row 0's context: got %q, want its tokens as text", chips)
@@ -326,7 +326,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 	t.Run("cache off", func(t *testing.T) {
 		fillRun(t, ctx, form{"model": model, "prompt": "Once upon a time", "max_new_tokens": "3", "use_cache": "false"})
 		runAndWait(t, ctx, "run-generate", "done")
-		goToFast(t, ctx, 1)
+		goTo(t, ctx, 1)
 		got := evalJS[map[string]any](t, ctx, `(() => ({
 			off: document.querySelector("[data-testid=kv-off]")?.textContent ?? "",
 			total: document.querySelector("[data-testid=kv-total]")?.textContent ?? "",

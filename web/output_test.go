@@ -109,3 +109,91 @@ func TestRunOutputSoFar(t *testing.T) {
 		})
 	}
 }
+
+// FuzzVisibleToken: no panic, and no whitespace left unmarked: the result
+// holds no space, newline, carriage return, tab or ▁, and has as many
+// characters as the token.
+func FuzzVisibleToken(f *testing.F) {
+	for _, s := range []string{"", " the", "▁the", "\n", "\r\n\t", "Ġthe", "a b", "\xff\xfe", "日本 語"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		got := visibleToken(tok)
+		if strings.ContainsAny(got, " \n\r\t▁") {
+			t.Errorf("visibleToken(%q) = %q: whitespace left", tok, got)
+		}
+		if a, b := len([]rune(tok)), len([]rune(got)); a != b {
+			t.Errorf("visibleToken(%q) = %q: %d characters, want %d", tok, got, b, a)
+		}
+	})
+}
+
+// FuzzBeamTree builds beam steps from arbitrary numbers, as an imported
+// trace may hold them (sources out of range, lists of unequal lengths): no
+// panic, and at each step the tree shows exactly the beams that went on
+// plus at most beamPruned pruned nodes per live beam.
+func FuzzBeamTree(f *testing.F) {
+	f.Add([]byte{3, 0, 0, 1, 5, 6, 7, 2, 1, 0}, uint8(3), false)
+	f.Add([]byte{2, 9, 200, 1, 1}, uint8(2), true)
+	f.Add([]byte{}, uint8(1), false)
+	f.Fuzz(func(t *testing.T, data []byte, nb uint8, ended bool) {
+		beams := int(nb%5) + 2
+		next := func() int {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return int(int8(b))
+		}
+		tr := &trace.Trace{Model: trace.Model{EOS: []int{2}, BOS: -1, PAD: -1}, Options: trace.Options{NumBeams: beams, LengthPenalty: 1}}
+		for i := 0; i < 6 && len(data) > 0; i++ {
+			s := trace.Step{Index: i, Beams: &trace.BeamStep{}}
+			for r := 0; r < beams+next()%2; r++ {
+				s.Beams.ScoresIn = append(s.Beams.ScoresIn, float32(next())/4)
+				row := trace.StepRow{}
+				for k := 0; k < 3; k++ {
+					row.Candidates = append(row.Candidates, trace.Candidate{ID: next(), Prob: float64(next()%100+1) / 101})
+				}
+				s.Rows = append(s.Rows, row)
+			}
+			for j := 0; j < beams+next()%2; j++ {
+				s.Beams.Source = append(s.Beams.Source, next())
+				s.Beams.Tokens = append(s.Beams.Tokens, next())
+				s.Beams.Scores = append(s.Beams.Scores, float32(next())/4)
+			}
+			if next()%3 == 0 {
+				s.Beams.Finished = append(s.Beams.Finished, trace.Hypothesis{Tokens: []int{next()}, SumLogprobs: float32(next()), GeneratedLen: next(), Score: float64(next()), Kept: next()%2 == 0})
+			}
+			tr.Steps = append(tr.Steps, s)
+		}
+		if len(tr.Steps) == 0 {
+			return
+		}
+		if ended {
+			tr.Output.StopReason = trace.StopMaxNewTokens
+		}
+		r := &run{trace: tr}
+		for pos := range tr.Steps {
+			v := beamTree(r, tr.Steps, pos, Words{})
+			if v == nil {
+				t.Fatalf("position %d: no tree for a beam search", pos)
+			}
+			for _, sv := range v.Steps {
+				b := tr.Steps[sv.Number-1].Beams
+				kept, pruned := 0, 0
+				for _, n := range sv.Nodes {
+					if n.Pruned {
+						pruned++
+					} else {
+						kept++
+					}
+				}
+				want := min(len(b.Source), len(b.Tokens), len(b.Scores))
+				if kept != want || pruned > beamPruned*len(b.ScoresIn) {
+					t.Errorf("step %d: %d kept and %d pruned nodes, want %d kept and at most %d pruned", sv.Number, kept, pruned, want, beamPruned*len(b.ScoresIn))
+				}
+			}
+		}
+	})
+}
