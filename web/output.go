@@ -23,6 +23,7 @@ const (
 const (
 	maxOutputTokens = 400 // generated tokens the text shows, the latest ones
 	outputAlts      = 5   // candidates a token's tooltip lists
+	altTokens       = 64  // the latest tokens that carry their alternatives (a view of 400 would weigh ~100 kB)
 )
 
 // visibleToken returns a token's text with its whitespace made visible:
@@ -117,10 +118,11 @@ func runOutput(r *run, steps []trace.Step, pos, row int) OutputView {
 		if i < first {
 			continue
 		}
-		v.Tokens = append(v.Tokens, OutputTokenView{
-			Text: text, Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob),
-			Alts: alts(sr), Current: i == pos,
-		})
+		ov := OutputTokenView{Text: text, Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob), Current: i == pos}
+		if pos-i < altTokens {
+			ov.Alts = alts(sr)
+		}
+		v.Tokens = append(v.Tokens, ov)
 	}
 	v.Legend = len(v.Tokens) > 0
 	return v

@@ -2297,7 +2297,7 @@ func beamPanel(b *BeamTreeView, w Words) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if h.Winner {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 191, "<span class=\"win\">★ ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 191, "<span class=\"win\">✓ ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
