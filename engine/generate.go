@@ -116,7 +116,10 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 		promptRows = rows[:1]
 	}
 	fillPrompt(&t.Prompt, promptRows, mask, req.Tokenizer)
-	if len(rows) > 1 && o.Sources["pad_token_id"] == SourceDefault {
+	// Beams are copies of one prompt and never padded: the pad token matters
+	// to a batch of prompts, and to beam search only where it returns several
+	// sequences (the shorter ones are padded).
+	if len(rows) > 1 && (o.NumBeams <= 1 || o.NumReturnSequences > 1) && o.Sources["pad_token_id"] == SourceDefault {
 		t.Notices = append(t.Notices, fmt.Sprintf("pad_token_id is not set: using eos_token_id %d as the pad token, as transformers does", o.PadTokenID))
 	}
 

@@ -212,6 +212,29 @@ const (
 	KeyDbgWhatIfNoStep    = "dbg-whatif-no-step"
 )
 
+// Keys of the step view: the text so far, visible whitespace, logits,
+// the beam tree and the KV panel without a cache.
+const (
+	KeyDbgTextSoFar      = "dbg-text-so-far"
+	KeyDbgTintLegend     = "dbg-tint-legend"
+	KeyDbgTextHelp       = "dbg-text-help"
+	KeyDbgWsLegend       = "dbg-ws-legend"
+	KeyDbgLogit          = "dbg-logit"
+	KeyDbgLogitRaw       = "dbg-logit-raw"
+	KeyDbgLogitProcessed = "dbg-logit-processed"
+	KeyDbgKvOffWhy       = "dbg-kv-off-why"
+	KeyDbgBeams          = "dbg-beams"
+	KeyDbgBeamsNote      = "dbg-beams-note"
+	KeyDbgBeamsFinished  = "dbg-beams-finished"
+	KeyDbgBeamsNone      = "dbg-beams-none"
+	KeyDbgBeamsWinner    = "dbg-beams-winner"
+	KeyDbgBeamsPruned    = "dbg-beams-pruned"
+	KeyDbgBeamsOpen      = "dbg-beams-open"
+	KeyDbgBeamsScore     = "dbg-beams-score"
+	KeyDbgBeamsSum       = "dbg-beams-sum"
+	KeyDbgBeamsLength    = "dbg-beams-length"
+)
+
 // debuggerKeys lists every debugger Key constant, for Validate.
 func debuggerKeys() []string {
 	return []string{
@@ -437,6 +460,24 @@ func debuggerKeys() []string {
 		KeyDbgWhatIfCompare,
 		KeyDbgWhatIfBeams,
 		KeyDbgWhatIfNoStep,
+		KeyDbgTextSoFar,
+		KeyDbgTintLegend,
+		KeyDbgTextHelp,
+		KeyDbgWsLegend,
+		KeyDbgLogit,
+		KeyDbgLogitRaw,
+		KeyDbgLogitProcessed,
+		KeyDbgKvOffWhy,
+		KeyDbgBeams,
+		KeyDbgBeamsNote,
+		KeyDbgBeamsFinished,
+		KeyDbgBeamsNone,
+		KeyDbgBeamsWinner,
+		KeyDbgBeamsPruned,
+		KeyDbgBeamsOpen,
+		KeyDbgBeamsScore,
+		KeyDbgBeamsSum,
+		KeyDbgBeamsLength,
 	}
 }
 

@@ -499,6 +499,8 @@ func TestBrowserRunsWithDownloadRow(t *testing.T) {
 	if e := pageError(t, ctx); e != "" {
 		t.Errorf("Generate: got error %q, want none", e)
 	}
+	// Generate folded the form away: open it again, as a learner does.
+	do(t, ctx, "open the form", chromedp.Click(css("[data-testid=run-panel] summary")))
 	do(t, ctx, "variants", chromedp.SetValue(css("[data-testid=run-variants]"), "greedy\nT=0.7"))
 	runAndWait(t, ctx, "run-compare", "done")
 	if e := pageError(t, ctx); e != "" {

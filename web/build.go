@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -11,8 +12,8 @@ import (
 
 // Sizes of a step's view.
 const (
-	maxCandidates = 10  // candidates a step shows
-	maxContext    = 200 // context tokens a step shows, the latest ones
+	maxCandidates = 10 // candidates a step shows
+	maxContext    = 24 // context tokens a step shows, the latest ones (the text so far shows all)
 )
 
 // buildOpts is what a view needs besides the document and the cursor.
@@ -68,6 +69,7 @@ func walkView(d *document, pos int, w Words) StepperView {
 		v.Step = StepView{Label: w.T(lessons.KeyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(lessons.KeyDbgNoForward)}
 	}
 	v.Toy = toyView(d.walk, m)
+	v.Text = walkOutput(d, m)
 	return v
 }
 
@@ -101,6 +103,8 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	}
 	if pos < len(steps) {
 		v.Step = stepView(t, steps, pos, row, nil, w)
+		v.Step.Tokens = namedTokensBefore(t, steps, pos, row, r.namer())
+		v.Text = runOutput(r, steps, pos, row)
 		v.Step.Branchable = r.model != nil && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
 		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth)
 	} else {
@@ -108,8 +112,10 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		if r.live {
 			note = w.T(lessons.KeyDbgWaiting)
 		}
-		v.Step = StepView{Label: w.T(lessons.KeyPrompt), Tokens: tokensBefore(t, steps, 0, row), Note: note}
+		v.Step = StepView{Label: w.T(lessons.KeyPrompt), Tokens: namedTokensBefore(t, steps, 0, row, r.namer()), Note: note}
+		v.Text = OutputView{Prompt: promptText(t, row)}
 	}
+	v.Beams = beamTree(r, steps, pos, w)
 	v.Rows = rowTabs(t, row, w)
 	v.Branches = branchTree(r, cur.branch)
 	if o.lesson != nil && t.Model.Kind != "toy" {
@@ -182,13 +188,28 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w 
 		}
 		complete = f.KeptCount <= len(f.IDs)
 	}
+	// The scores after the last processor, for the leaders it recorded.
+	processed := map[int]float32{}
+	if len(r.Stages) > 0 {
+		for _, c := range r.Stages[len(r.Stages)-1].Top {
+			processed[c.ID] = c.Logit
+		}
+	}
+	v.Logits = len(r.Candidates) > 0
 	for k, c := range r.Candidates {
 		if k == maxCandidates {
 			break
 		}
 		cv := CandidateView{
-			ID: c.ID, Token: tokenText(c.Token, c.ID), Prob: probText(c.Prob), Width: percent(c.Prob),
-			Chosen: c.ID == r.Chosen.ID,
+			ID: c.ID, Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Width: percent(c.Prob),
+			Chosen: c.ID == r.Chosen.ID, Logit: logitText(c.Logit),
+		}
+		if fl, ok := processed[c.ID]; ok && fl != c.Logit {
+			cv.FinalLogit = logitText(fl)
+			v.Processed = true
+		} else if !ok && len(r.Stages) > 0 && r.Stages[len(r.Stages)-1].Kept <= len(r.Stages[len(r.Stages)-1].Top) {
+			cv.FinalLogit = "-inf" // removed: every kept token is among the recorded leaders
+			v.Processed = true
 		}
 		if v.Final {
 			p, ok := final[c.ID]
@@ -203,19 +224,36 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w 
 		}
 		v.Candidates = append(v.Candidates, cv)
 	}
-	v.Chosen = TokenView{Text: tokenText(r.Chosen.Token, r.Chosen.ID), Special: isSpecial(t, r.Chosen.ID)}
+	v.Chosen = TokenView{Text: visibleToken(tokenText(r.Chosen.Token, r.Chosen.ID)), Special: isSpecial(t, r.Chosen.ID)}
 	v.ChosenProb = probText(r.Chosen.Prob)
 	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
 		v.Draw = w.F(lessons.KeyDbgDrawFell, "u", fmt.Sprintf("%.3f", d.U), "lo", fmt.Sprintf("%.3f", d.CumBefore), "hi", fmt.Sprintf("%.3f", d.CumAfter))
 	}
-	if len(s.Rows) > 1 {
+	if len(s.Rows) > 1 && t.Options.NumBeams <= 1 {
 		v.Note = w.F(lessons.KeyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))
 	}
 	if r.Finished {
 		v.Note = w.T(lessons.KeyDbgFinishedNote)
 	}
 	return v
+}
+
+// logitText formats a logit or processed score: "12.31", "-inf".
+func logitText(l float32) string {
+	if math.IsInf(float64(l), -1) {
+		return "-inf"
+	}
+	return strconv.FormatFloat(float64(l), 'f', 2, 32)
+}
+
+// namer returns the run's tokenizer's vocabulary lookup, or nil when the
+// run has none (an imported trace, a model without a tokenizer).
+func (r *run) namer() func(int) string {
+	if r.model == nil || r.model.Tokenizer == nil {
+		return nil
+	}
+	return r.model.Tokenizer.Token
 }
 
 func f64Last(p []float64) float64 {
@@ -242,8 +280,15 @@ func tokenText(tok string, id int) string {
 }
 
 // tokensBefore is a row's context before step i of steps: the prompt (with
-// its padding) and the tokens chosen at earlier steps.
+// its padding) and the tokens chosen at earlier steps, whitespace made
+// visible.
 func tokensBefore(t *trace.Trace, steps []trace.Step, i, row int) []TokenView {
+	return namedTokensBefore(t, steps, i, row, nil)
+}
+
+// namedTokensBefore is tokensBefore with name, when not nil, naming a batch
+// row's prompt tokens (a trace names only a lone prompt's).
+func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func(int) string) []TokenView {
 	var out []TokenView
 	ids := t.Prompt.IDs
 	var mask []int
@@ -253,8 +298,11 @@ func tokensBefore(t *trace.Trace, steps []trace.Step, i, row int) []TokenView {
 	named := len(t.Prompt.Tokens) == len(ids) && len(t.Prompt.Rows) <= 1
 	for k, id := range ids {
 		text := "#" + strconv.Itoa(id)
-		if named {
-			text = t.Prompt.Tokens[k]
+		switch {
+		case named:
+			text = visibleToken(t.Prompt.Tokens[k])
+		case name != nil:
+			text = visibleToken(tokenText(name(id), id))
 		}
 		pad := k < len(mask) && mask[k] == 0
 		if pad {
@@ -265,7 +313,7 @@ func tokensBefore(t *trace.Trace, steps []trace.Step, i, row int) []TokenView {
 	for _, s := range steps[:min(i, len(steps))] {
 		if row < len(s.Rows) {
 			c := s.Rows[row].Chosen
-			out = append(out, TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)})
+			out = append(out, TokenView{Text: visibleToken(tokenText(c.Token, c.ID)), Special: isSpecial(t, c.ID)})
 		}
 	}
 	if n := len(out) - maxContext; n > 0 {

@@ -161,7 +161,10 @@ func TestGenerateToy(t *testing.T) {
 		t.Fatalf("got a view of %d positions, html %.300s; want 4 steps, done", o.Count, o.HTML)
 	}
 	o = roundTrip(t, c, `{"type": "last"}`)
-	for _, want := range []string{`data-testid="output-text">I love chai`, `data-testid="funnel"`, `data-testid="kv"`, `data-testid="traffic"`, `data-testid="token-hex">3c 2f 73 3e`} {
+	if got, ok := outputTextOf(o.HTML); got != "I love chai" {
+		t.Errorf("got output text %q (present %v), want I love chai", got, ok)
+	}
+	for _, want := range []string{`data-testid="funnel"`, `data-testid="kv"`, `data-testid="traffic"`, `data-testid="token-hex">3c 2f 73 3e`} {
 		if !strings.Contains(o.HTML, want) {
 			t.Errorf("the last step's view has no %s", want)
 		}

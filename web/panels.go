@@ -174,6 +174,15 @@ func chosenView(t *trace.Trace, sr trace.StepRow, w Words) ChosenView {
 // kvView shows the cache after step s and how it grew since prev.
 func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 	kv := s.KV
+	if s.Phase == trace.PhaseFull {
+		// Cache off: whatever the engine measured, nothing is kept between
+		// steps, so there is no cache to show or to grow.
+		fed := 0
+		if len(s.Rows) > 0 {
+			fed = len(s.Rows[0].InputIDs)
+		}
+		return KVView{Off: true, Note: w.F(lessons.KeyDbgKvOffWhy, "n", strconv.Itoa(fed))}
+	}
 	if kv == nil {
 		return KVView{Note: w.T(lessons.KeyDbgKvNone)}
 	}
@@ -194,9 +203,6 @@ func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 			width = percent(float64(b) / float64(most))
 		}
 		v.Layers = append(v.Layers, LayerBytesView{Layer: i, Bytes: bytesText(b), Width: width})
-	}
-	if s.Phase == trace.PhaseFull {
-		v.Note = w.T(lessons.KeyDbgKvOff)
 	}
 	return v
 }

@@ -117,8 +117,8 @@ func TestPage(t *testing.T) {
 			t.Errorf("the page has no data-testid %q", id)
 		}
 	}
-	if !strings.Contains(page, "Moment 1 of 10") || strings.Contains(page, `data-testid="output-text"`) {
-		t.Errorf("the page should open at moment 1 of 10 with no output yet")
+	if !strings.Contains(page, "Moment 1 of 10") || !strings.Contains(page, `data-testid="output-text"></span>`) {
+		t.Errorf("the page should open at moment 1 of 10 with the output text empty")
 	}
 	for _, asset := range regexp.MustCompile(`(?:href|src)="(/static/[^"]+)"`).FindAllStringSubmatch(page, -1) {
 		res, err := http.Get(ts.URL + strings.ReplaceAll(asset[1], "&amp;", "&"))

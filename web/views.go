@@ -61,6 +61,8 @@ type StepperView struct {
 	Toy        *ToyView // nil when the trace is not narrated
 	Output     string   // the printed text, shown at the end
 	ShowOutput bool
+	Text       OutputView    // the text so far, token by token, at every position
+	Beams      *BeamTreeView // beam search's beams and hypotheses; nil without beams
 	StopReason string
 
 	Status    StatusView
@@ -103,6 +105,8 @@ type StepView struct {
 	Note       string // for moments without a step, or batches
 	Branchable bool   // candidates may be clicked to branch
 	Final      bool   // candidates show a final (processed) probability too
+	Logits     bool   // candidates show their logits (a trace without them shows none)
+	Processed  bool   // some candidate's processed logit differs from its raw one
 }
 
 // TokenView is one token as a chip.
@@ -120,7 +124,9 @@ type CandidateView struct {
 	Width      string // the raw bar's CSS width, "90.0%"
 	FinalProb  string // after every processor: "0.95", or "removed"
 	FinalWidth string
-	Kept       bool // survives the processors
+	Logit      string // the raw logit, "12.31"
+	FinalLogit string // the score after the processors, "17.59", "-inf"; "" where it equals Logit or is unknown
+	Kept       bool   // survives the processors
 	Chosen     bool
 }
 
@@ -219,6 +225,7 @@ type ChosenView struct {
 // KVView is the KV cache after the step.
 type KVView struct {
 	Present   bool
+	Off       bool // use_cache is off: Note says why each step recomputes
 	Positions int
 	Total     string // "24.0 KiB"
 	Growth    string // "+2.0 KiB since the previous step"
@@ -332,4 +339,66 @@ type CompareCellView struct {
 	Diverged bool // the first step where the runs differ
 	Current  bool
 	Differs  bool // differs from the first run
+}
+
+// OutputView is the text generated so far: the prompt set apart, then each
+// generated token tinted by the probability it was chosen with.
+type OutputView struct {
+	Prompt string // the prompt's text ("" when the trace has none)
+	Tokens []OutputTokenView
+	Legend bool // the tint legend applies (some token has a probability)
+}
+
+// OutputTokenView is one generated token of the text so far.
+type OutputTokenView struct {
+	Text    string // the token's text as it reads in the output
+	Jump    int    // the position to go to for its step; -1: none
+	Tint    string // probability band: "p0" (below 0.05) to "p4" (0.8 and up)
+	Prob    string // "0.62"
+	Alts    []AltView
+	Current bool // chosen at the step shown
+}
+
+// AltView is one of a step's leading candidates, for a token's tooltip.
+type AltView struct {
+	Token  string // whitespace made visible
+	Prob   string
+	Chosen bool
+}
+
+// BeamTreeView is beam search drawn as a tree: at each step the beams that
+// went on, with their cumulative log-probabilities, the candidates that were
+// pruned, and the finished hypotheses with their length-normalised scores.
+type BeamTreeView struct {
+	Steps    []BeamStepView
+	Finished []HypothesisView // every hypothesis finished by the step shown, best first
+	Note     string
+}
+
+// BeamStepView is one step of the beam tree.
+type BeamStepView struct {
+	Number  int // 1-based
+	Current bool
+	Nodes   []BeamNodeView
+}
+
+// BeamNodeView is one candidate continuation of a beam at a step.
+type BeamNodeView struct {
+	From   int    // the beam it extends
+	Beam   int    // the beam it became; -1 when pruned
+	Token  string // whitespace made visible
+	Score  string // cumulative log-probability, "-3.21"
+	Pruned bool
+	Winner bool // on the path of the winning hypothesis
+}
+
+// HypothesisView is one finished hypothesis.
+type HypothesisView struct {
+	Text   string // whitespace made visible
+	Sum    string // sum of log-probabilities
+	Length int
+	Score  string // length-normalised: Sum / Length^length_penalty
+	Kept   bool   // kept among the num_beams best
+	Winner bool
+	Step   int // 1-based step it finished at; 0 for a beam still open at the end
 }

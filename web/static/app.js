@@ -59,6 +59,14 @@
   // msg fills a message of the page's language: msg("msgStatus", {status: "500"}).
   const msg = (name, values) => String(body.dataset[name] || "").replace(/\{(\w+)\}/g, (_, k) => (values && k in values ? values[k] : ""));
 
+  // reveal: the next view is a new run's: show it at the top of the window.
+  let reveal = false;
+  // revealStepper scrolls the stepper's top to just below the sticky controls.
+  function revealStepper() {
+    const controls = document.querySelector(".controls");
+    const top = stepper.getBoundingClientRect().top + window.scrollY - (controls ? controls.offsetHeight : 0);
+    window.scrollTo({ top: Math.max(0, top), behavior: "instant" });
+  }
   let ws = null;
   let queue = [];
   let timer = null;
@@ -117,6 +125,10 @@
       stepper.innerHTML = m.html;
       body.classList.toggle("running", !!m.running);
       sync();
+      if (reveal) {
+        reveal = false;
+        revealStepper();
+      }
       document.dispatchEvent(new CustomEvent("tracer:view", { detail: m }));
     } else if (m.type === "whatif") {
       document.dispatchEvent(new CustomEvent("tracer:whatif", { detail: m })); // whatif.js
@@ -217,6 +229,9 @@
     const form = formObject(runForm);
     delete form.variants;
     delete form.pull; // the download box's field, if a cached page still names it
+    // The form folds away and the new run's first view shows at the top.
+    runPanel.open = false;
+    reveal = true;
     send({ type: "generate", form });
   });
   runForm.elements.input.addEventListener("change", syncRunForm);
@@ -231,17 +246,35 @@
     stopPlay();
     const form = formObject(runForm);
     delete form.pull;
+    runPanel.open = false;
+    reveal = true;
     send({ type: "compare", form });
   });
   for (const b of document.querySelectorAll("#stop, .controls .stop")) {
     b.addEventListener("click", () => send({ type: "stop" }));
   }
 
-  function branchWith(text) {
-    text = text.trim();
+  // branchWith branches to what the Branch box holds: an id ("403" or
+  // "#403"); a token as a JSON string, its spaces kept (" the" typed with
+  // its quotes, "\n"); or a token as typed, trimmed, where the page's marks
+  // ␣ and ⏎ stand for a space and a newline as they do on the page.
+  function branchWith(raw) {
+    const typed = raw.trim();
+    if (typed.startsWith('"')) {
+      let tok = null;
+      try { tok = JSON.parse(typed); } catch { /* shown below */ }
+      if (typeof tok !== "string" || tok === "") {
+        showError(msg("msgQuoted", { text: typed }) ||
+          "Branch: " + typed + ' is not a quoted token: write it as a JSON string, like " the" or "\\n", or give its id.');
+        return;
+      }
+      send({ type: "branch", token: tok });
+      return;
+    }
+    const text = typed.replace(/^#(?=\d+$)/, "");
     if (text === "") return;
     if (/^\d+$/.test(text)) send({ type: "branch", id: Number(text) });
-    else send({ type: "branch", token: text });
+    else send({ type: "branch", token: text.replace(/␣/g, " ").replace(/⏎/g, "\n") });
   }
   branchForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -271,7 +304,10 @@
   stepper.addEventListener("click", (e) => {
     const t = e.target instanceof Element ? e.target.closest("button") : null;
     if (!t) return;
-    if (t.dataset.branchId !== undefined) {
+    if (t.dataset.jump !== undefined) {
+      stopPlay();
+      send({ type: "step", index: Number(t.dataset.jump) });
+    } else if (t.dataset.branchId !== undefined) {
       stopPlay();
       send({ type: "branch", id: Number(t.dataset.branchId) });
     } else if (t.dataset.branch !== undefined) {

@@ -1,0 +1,186 @@
+package web
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"tracer/engine/tokenizer"
+	"tracer/lessons"
+	"tracer/trace"
+)
+
+// Marks that make a token's whitespace visible. The page's shipped faces
+// hold all three (web/fonts.go): ␣ and ⏎ in the symbols face, → in the
+// mono face.
+const (
+	markSpace   = "␣" // U+2423 OPEN BOX: a space, or SentencePiece's ▁
+	markNewline = "⏎" // U+23CE RETURN SYMBOL: a newline or carriage return
+	markTab     = "→" // U+2192 RIGHTWARDS ARROW: a tab
+)
+
+// Sizes of the text so far.
+const (
+	maxOutputTokens = 400 // generated tokens the text shows, the latest ones
+	outputAlts      = 5   // candidates a token's tooltip lists
+	altTokens       = 64  // the latest tokens that carry their alternatives (a view of 400 would weigh ~100 kB)
+)
+
+// visibleToken returns a token's text with its whitespace made visible:
+// each space (and SentencePiece's ▁, which stands for one) reads ␣, a
+// newline or carriage return ⏎, a tab →. GPT-2's byte-level marks (Ġ, Ċ)
+// are visible already and stay as the vocabulary spells them. Chips,
+// candidates, the beam tree and the Branch box all show tokens through it.
+func visibleToken(tok string) string {
+	if !strings.ContainsAny(tok, " \n\r\t▁") {
+		return tok
+	}
+	var b strings.Builder
+	for _, r := range tok {
+		switch r {
+		case ' ', '▁':
+			b.WriteString(markSpace)
+		case '\n', '\r':
+			b.WriteString(markNewline)
+		case '\t':
+			b.WriteString(markTab)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// tintBand is the probability band a chosen token is tinted with.
+func tintBand(p float64) string {
+	switch {
+	case p >= 0.8:
+		return "p4"
+	case p >= 0.5:
+		return "p3"
+	case p >= 0.2:
+		return "p2"
+	case p >= 0.05:
+		return "p1"
+	}
+	return "p0"
+}
+
+// alts lists a step row's leading candidates for a token's tooltip.
+func alts(r trace.StepRow) []AltView {
+	var out []AltView
+	for k, c := range r.Candidates {
+		if k == outputAlts {
+			break
+		}
+		out = append(out, AltView{Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
+	}
+	return out
+}
+
+// runOutput is the text a run's row generated up to and including step pos
+// of steps. With the model's tokenizer each token reads as its bytes decode
+// (a character split over tokens shows with the token that completes it);
+// without one (an imported trace) as its vocabulary string.
+func runOutput(r *run, steps []trace.Step, pos, row int) OutputView {
+	t := r.trace
+	v := OutputView{Prompt: promptText(t, row)}
+	var tok tokenizer.Tokenizer
+	if r.model != nil {
+		tok = r.model.Tokenizer
+	}
+	toy := t.Model.Kind == "toy"
+	var held []byte // bytes of an unfinished character
+	first := max(0, pos+1-maxOutputTokens)
+	for i := 0; i <= pos && i < len(steps); i++ {
+		if row >= len(steps[i].Rows) {
+			break
+		}
+		sr := steps[i].Rows[row]
+		if sr.Finished || isSpecial(t, sr.Chosen.ID) {
+			continue
+		}
+		var text string
+		switch {
+		case toy: // the toy's words print with a space between, as its listing does
+			text = sr.Chosen.Token
+			if len(v.Tokens) > 0 {
+				text = " " + text
+			}
+		case tok != nil:
+			held = append(held, tok.TokenBytes(sr.Chosen.ID)...)
+			n := completeUTF8(held)
+			text = string(held[:n])
+			held = slices.Clone(held[n:])
+		default:
+			text = tokenText(sr.Chosen.Token, sr.Chosen.ID)
+		}
+		if i < first {
+			continue
+		}
+		ov := OutputTokenView{Text: text, Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob), Current: i == pos}
+		if pos-i < altTokens {
+			ov.Alts = alts(sr)
+		}
+		v.Tokens = append(v.Tokens, ov)
+	}
+	v.Legend = len(v.Tokens) > 0
+	return v
+}
+
+// completeUTF8 returns how many leading bytes of b form whole characters:
+// an unfinished character at the end (at most 3 bytes) waits for the next
+// token; anything else invalid counts as complete and shows as U+FFFD.
+func completeUTF8(b []byte) int {
+	for k := 1; k <= 3 && k <= len(b); k++ {
+		start := len(b) - k
+		if !utf8.RuneStart(b[start]) {
+			continue
+		}
+		if !utf8.FullRune(b[start:]) {
+			return start
+		}
+		break
+	}
+	return len(b)
+}
+
+// promptText is the prompt of a row as text: the trace's text for a lone
+// prompt, a batch row's text, or "" when the trace has none.
+func promptText(t *trace.Trace, row int) string {
+	if len(t.Prompt.Texts) > 1 {
+		if row < len(t.Prompt.Texts) {
+			return t.Prompt.Texts[row]
+		}
+		return ""
+	}
+	return t.Prompt.Text
+}
+
+// walkOutput is the walkthrough's text at moment m: the words generated so
+// far, each tinted by the probability its step chose it with and leading to
+// the first moment of that step.
+func walkOutput(d *document, m lessons.Moment) OutputView {
+	t := d.runs[0].trace
+	var v OutputView
+	k := 0 // generated words so far
+	for _, word := range m.Tokens {
+		if word == d.walk.Table.BOS || word == d.walk.Table.EOS {
+			continue
+		}
+		text := word
+		if k > 0 {
+			text = " " + word
+		}
+		ov := OutputTokenView{Text: text, Jump: -1, Current: k == m.Step}
+		if k < len(t.Steps) {
+			sr := t.Steps[k].Rows[0]
+			ov.Tint, ov.Prob, ov.Alts = tintBand(sr.Chosen.Prob), probText(sr.Chosen.Prob), alts(sr)
+			ov.Jump = slices.IndexFunc(d.walk.Moments, func(x lessons.Moment) bool { return x.Step == k })
+		}
+		v.Tokens = append(v.Tokens, ov)
+		k++
+	}
+	v.Legend = len(v.Tokens) > 0
+	return v
+}
