@@ -263,10 +263,16 @@ func (s *Server) readUpload(r *http.Request) (*trace.Trace, string, error) {
 
 // handleExport downloads a run of what the session shows as JSON, its
 // branches included: ?run= picks a run of a comparison (default 0).
+// ?format=html downloads the whole document as one HTML file instead
+// (handleExportHTML).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
 	if !ok {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
+		return
+	}
+	if r.URL.Query().Get("format") == "html" {
+		s.handleExportHTML(w, r, sess)
 		return
 	}
 	k := 0
