@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"tracer/trace"
@@ -48,17 +49,14 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "tracer export: --lang %q: want en or hi\n", *lang)
 		return exitUsage
 	}
+	if i := slices.Index(files, "-"); i >= 0 && slices.Contains(files[i+1:], "-") {
+		fmt.Fprintln(stderr, "tracer export: standard input (-) can be read only once: name it once")
+		return exitUsage
+	}
 	var runs []web.ExportRun
-	stdinUsed := false
 	for _, name := range files {
 		in := stdin
-		if name == "-" {
-			if stdinUsed {
-				fmt.Fprintln(stderr, "tracer export: standard input (-) can be read only once")
-				return exitUsage
-			}
-			stdinUsed = true
-		} else {
+		if name != "-" {
 			f, err := os.Open(name)
 			if err != nil {
 				fmt.Fprintf(stderr, "tracer export: %v\n", err)
