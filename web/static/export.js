@@ -39,12 +39,41 @@
       id += d;
       parts.push(data.frags[id]);
     }
-    stepper.innerHTML = parts.join("");
+    const next = document.createElement("template");
+    next.innerHTML = parts.join("");
+    morphChildren(stepper, next.content);
     const atStart = state.pos === 0;
     const atEnd = state.pos === list.length - 1;
     for (const b of document.querySelectorAll("[data-move=first], [data-move=prev]")) b.disabled = atStart;
     for (const b of document.querySelectorAll("[data-move=next], [data-move=last], #play")) b.disabled = atEnd;
     if (atEnd) stop();
+  }
+
+  // morphChildren makes old's children like neu's, keeping the nodes that
+  // do not change: a chart whose axes and curve stay put is not laid out
+  // and painted again, only its step marker moves.
+  function morphChildren(old, neu) {
+    const was = old.childNodes;
+    const now = [...neu.childNodes];
+    now.forEach((b, i) => {
+      const a = was[i];
+      if (!a) {
+        old.appendChild(b);
+      } else if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) {
+        old.replaceChild(b, a);
+      } else if (a.nodeType === Node.ELEMENT_NODE) {
+        if (!a.isEqualNode(b)) morph(a, b);
+      } else if (a.nodeValue !== b.nodeValue) {
+        a.nodeValue = b.nodeValue;
+      }
+    });
+    while (was.length > now.length) old.removeChild(old.lastChild);
+  }
+
+  function morph(a, b) {
+    for (const at of [...a.attributes]) if (!b.hasAttribute(at.name)) a.removeAttribute(at.name);
+    for (const at of b.attributes) if (a.getAttribute(at.name) !== at.value) a.setAttribute(at.name, at.value);
+    morphChildren(a, b);
   }
 
   async function go(change) {
