@@ -348,3 +348,45 @@ func TestBrowserExportSpeed(t *testing.T) {
 		t.Errorf("requests left the page: %q", l)
 	}
 }
+
+// TestBrowserPageExportHTML downloads the page's Export HTML (the toy's
+// walkthrough, as the page opens) and imports the file through the page's
+// Import, which narrates it again.
+func TestBrowserPageExportHTML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped in -short mode")
+	}
+	url, _ := serve(t, Config{}, nil)
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("[data-testid=trace-export-html]"))); err != nil {
+		t.Fatalf("open the page: %v", err)
+	}
+	body, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		`fetch(document.querySelector("[data-testid=trace-export-html]").href).then(r => r.text())`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("fetch the HTML export: %v", err)
+	}
+	if tr, err := trace.Decode([]byte(body)); err != nil || tr.Output.NewText != "I love chai" {
+		t.Fatalf("the page's HTML export: got %v, want the toy's trace", err)
+	}
+	if !strings.Contains(body, `data-testid="toy-table"`) {
+		t.Error("the page's HTML export has no toy table")
+	}
+	path := filepath.Join(t.TempDir(), "walk.html")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("[data-testid=step-next]"), chromedp.NodeEnabled),
+		chromedp.WaitReady(chromedp.CSS(`[data-testid=step-index][data-index="1"]`)),
+		chromedp.SetUploadFiles(chromedp.CSS("[data-testid=trace-import]"), []string{path}),
+		chromedp.WaitReady(chromedp.CSS(`[data-testid=step-index][data-index="0"]`)),
+	)
+	if err != nil {
+		t.Fatalf("import the HTML file: %v", err)
+	}
+	if s := state(t, ctx); !strings.Contains(s.Source, "imported walk.html") || s.Error != "" {
+		t.Fatalf("after the import: source %q, error %q; want the imported file and no error", s.Source, s.Error)
+	}
+	walkLesson(t, ctx)
+}
