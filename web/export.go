@@ -38,6 +38,11 @@ import (
 // open.
 const maxExportViews = 20000
 
+// maxChartedViews bounds the positions an export draws charts for: each
+// position's charts take milliseconds to draw, and the page's Export HTML
+// draws them on the server.
+const maxChartedViews = 2000
+
 // ExportOptions says how ExportHTML writes a file.
 type ExportOptions struct {
 	Lang     string // the wording: "en" (default) or "hi"
@@ -160,6 +165,10 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 	ps, err := exportPositions(d)
 	if err != nil {
 		return err
+	}
+	if charts && len(ps) > maxChartedViews {
+		charts = false
+		d.notice = strings.TrimSpace(d.notice + fmt.Sprintf(" This file leaves out the charts: it has %d positions, more than the %d it draws charts for (tracer export --html draws them for shorter traces).", len(ps), maxChartedViews))
 	}
 	o := buildOpts{charts: charts, words: words}
 	cache := newChartCache(chartCacheSize)

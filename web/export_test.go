@@ -331,3 +331,30 @@ func toyJSON(f testing.TB) []byte {
 	}
 	return b.Bytes()
 }
+
+func TestExportChartsOnlyForShorterTraces(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		steps  int
+		charts bool
+	}{
+		{"short", 3, true},
+		{"past the limit", maxChartedViews + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := trace.Decode(loopTrace(t, tc.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			html := exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
+			frags, seqs := unpack(t, html)
+			last := position(frags, seqs["0.0"][len(seqs["0.0"])-1])
+			if got := strings.Contains(last, `data-testid="charts"`); got != tc.charts {
+				t.Errorf("charts shown: got %v, want %v", got, tc.charts)
+			}
+			if got := strings.Contains(last, "leaves out the charts"); got == tc.charts {
+				t.Errorf("notice about the charts: got %v, want %v", got, !tc.charts)
+			}
+		})
+	}
+}
