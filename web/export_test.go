@@ -177,25 +177,23 @@ func TestExportIsSelfContained(t *testing.T) {
 }
 
 func TestExportFontsFollowTheText(t *testing.T) {
+	const latin = "@font-face { src: url(x.woff2); unicode-range: U+0020-007E; }"
+	const devanagari = "@font-face { src: url(x.woff2); unicode-range: U+0900-097F, U+25CC; }"
 	for _, tc := range []struct {
-		name string
-		used string
-		want bool
+		name, rule, used string
+		want             bool
 	}{
-		{"latin always", "", true},
-		{"devanagari when used", "हिन्दी", true},
-		{"devanagari unused", "é", false},
+		{"latin always", latin, "", true},
+		{"devanagari when used", devanagari, "हिन्दी", true},
+		{"devanagari unused", devanagari, "é", false},
+		{"no range", "@font-face { src: url(x.woff2); }", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rule := "@font-face { src: url(x.woff2); unicode-range: U+0900-097F, U+25CC; }"
-			if tc.name == "latin always" {
-				rule = "@font-face { src: url(x.woff2); unicode-range: U+0020-007E; }"
-			}
 			used := map[rune]bool{}
 			for _, r := range tc.used {
 				used[r] = true
 			}
-			if got := fontNeeded(rule, used); got != tc.want {
+			if got := fontNeeded(tc.rule, used); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
