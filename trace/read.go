@@ -39,6 +39,12 @@ func Decode(data []byte) (*Trace, error) {
 	if len(data) == 0 {
 		return nil, errors.New("trace: empty input: not a tracer trace")
 	}
+	if data[0] == '<' {
+		var err error
+		if data, err = FromHTML(data); err != nil {
+			return nil, err
+		}
+	}
 	if data[0] != '{' {
 		return nil, errors.New("trace: bad file format: not a tracer trace (want a JSON object)")
 	}
@@ -377,4 +383,32 @@ func Write(w io.Writer, t *Trace) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	return enc.Encode(t)
+}
+
+// HTMLMarker opens the element in which an exported HTML file (tracer
+// export --html) carries its trace; HTMLEnd closes it. The JSON inside has
+// every "<" written as \u003c, so the element cannot end early.
+const (
+	HTMLMarker = `<script type="application/json" id="tracer-trace">`
+	HTMLEnd    = `</script>`
+)
+
+// FromHTML returns the trace JSON an exported HTML file carries (the
+// first run of a comparison). Decode calls it for input that starts with
+// "<", so Read, tracer validate and the page's Import accept the HTML file.
+func FromHTML(data []byte) ([]byte, error) {
+	i := bytes.Index(data, []byte(HTMLMarker))
+	if i < 0 {
+		return nil, errors.New("trace: bad file format: an HTML file without an embedded trace: not an HTML file written by tracer export --html?")
+	}
+	data = data[i+len(HTMLMarker):]
+	j := bytes.Index(data, []byte(HTMLEnd))
+	if j < 0 {
+		return nil, errors.New("trace: the HTML file's embedded trace is cut off (no </script> after it): the file is truncated; export it again")
+	}
+	data = bytes.TrimSpace(data[:j])
+	if len(data) == 0 || data[0] != '{' {
+		return nil, errors.New("trace: the HTML file's embedded trace is empty or not a JSON object: export it again")
+	}
+	return data, nil
 }

@@ -22,6 +22,10 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
 		return
 	}
+	if r.URL.Query().Get("format") == "html" { // the whole document as one file
+		s.handleExportHTML(w, r, sess)
+		return
+	}
 	k := -1 // every run
 	if q := r.URL.Query().Get("run"); q != "" {
 		var err error

@@ -55,6 +55,7 @@ func commands() []command {
 		{"serve", "serve the step-through web UI", cmdServe},
 		{"record", "record generation from a serving engine (llama.cpp, vLLM, SGLang, Ollama) as a trace", cmdRecord},
 		{"validate", "check that a file is a valid tracer trace", cmdValidate},
+		{"export", "write a trace as one self-contained HTML file (--html)", cmdExport},
 		{"pull", "download a model from the Hugging Face Hub into its cache", cmdPull},
 		{"models", "list the models in the Hugging Face cache and in --models folders", cmdModels},
 		{"tokenize", "encode JSON Lines of text (or decode ids, or render chats) with a tokenizer", cmdTokenize},

@@ -10,7 +10,7 @@ import (
 )
 
 func cmdValidate(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("validate", "FILE (- for standard input)", stderr)
+	fs := newFlags("validate", "FILE (a trace .json, or an .html written by tracer export --html; - for standard input)", stderr)
 	maxMiB := fs.Int64("max-size", trace.DefaultMaxSize>>20, "largest trace to accept, in MiB")
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code

@@ -28,6 +28,19 @@
     history.replaceState(history.state, "", u.pathname + u.search + u.hash);
   }
 
+  // Export HTML: the session's run, comparison or branch tree as one
+  // self-contained file (tracer export --html); Import takes it back.
+  fileInput.accept += ",.html,text/html";
+  const exportLink = importForm.querySelector("[data-testid=trace-export]");
+  if (exportLink) {
+    const html = exportLink.cloneNode(false);
+    html.href = exportLink.getAttribute("href") + "&format=html";
+    html.download = "tracer-trace.html";
+    html.dataset.testid = "trace-export-html";
+    html.textContent = body.dataset.lang === "hi" ? "HTML सहेजें" : "Export HTML";
+    exportLink.after(" ", html);
+  }
+
   // The language, shared with the lesson pages through their stored state
   // ({lang, ...} under "tracer.lessons"): ?lang= wins and is remembered;
   // without one, a remembered language other than the page's reloads the

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"tracer/trace"
+	"tracer/web"
+)
+
+// cmdExport writes traces as one self-contained HTML file that steps
+// through them as the page does, offline. Several traces are shown side
+// by side, as the page's comparison.
+func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("export", "--html TRACE.json... (- for standard input) [-o FILE.html]", stderr)
+	html := fs.Bool("html", false, "write a self-contained HTML file (the only format so far)")
+	out := fs.String("o", "", "write to `FILE` instead of standard output")
+	lang := fs.String("lang", "en", "the file's language: en or hi")
+	noCharts := fs.Bool("no-charts", false, "leave out the charts (a smaller file)")
+	maxMiB := fs.Int64("max-size", trace.DefaultMaxSize>>20, "largest trace to accept, in MiB")
+	// Flags may follow the files: tracer export --html run.json -o run.html.
+	var files []string
+	for {
+		if code := parse(fs, args, stdout); code >= 0 {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case !*html:
+		fmt.Fprintln(stderr, "tracer export: say which format: --html (the only one so far)")
+		fs.Usage()
+		return exitUsage
+	case len(files) == 0:
+		fmt.Fprintln(stderr, "tracer export: want a TRACE.json (- for standard input)")
+		fs.Usage()
+		return exitUsage
+	case *lang != "en" && *lang != "hi":
+		fmt.Fprintf(stderr, "tracer export: --lang %q: want en or hi\n", *lang)
+		return exitUsage
+	}
+	if i := slices.Index(files, "-"); i >= 0 && slices.Contains(files[i+1:], "-") {
+		fmt.Fprintln(stderr, "tracer export: standard input (-) can be read only once: name it once")
+		return exitUsage
+	}
+	var runs []web.ExportRun
+	for _, name := range files {
+		in := stdin
+		if name != "-" {
+			f, err := os.Open(name)
+			if err != nil {
+				fmt.Fprintf(stderr, "tracer export: %v\n", err)
+				return exitError
+			}
+			defer f.Close()
+			in = f
+		}
+		t, err := trace.Read(in, *maxMiB<<20)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracer export: %s: %v\n", name, err)
+			return exitError
+		}
+		runs = append(runs, web.ExportRun{Trace: t, Label: label(name)})
+	}
+	var b bytes.Buffer
+	o := web.ExportOptions{Lang: *lang, NoCharts: *noCharts, Source: strings.Join(labels(runs), ", ")}
+	if err := web.ExportHTML(&b, runs, o); err != nil {
+		fmt.Fprintf(stderr, "tracer export: %v\n", err)
+		return exitError
+	}
+	if *out == "" {
+		if _, err := stdout.Write(b.Bytes()); err != nil {
+			fmt.Fprintf(stderr, "tracer export: write standard output: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	if err := writeFileAtomic(*out, b.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "tracer export: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// label names a run after its file: "run.json" is "run".
+func label(name string) string {
+	if name == "-" {
+		return "standard input"
+	}
+	return strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+}
+
+func labels(runs []web.ExportRun) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.Label)
+	}
+	return out
+}
+
+// writeFileAtomic writes data to a temporary file beside name and renames
+// it, so a failed write never leaves half a file in name's place.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	stdhtml "html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"tracer/engine"
+	"tracer/engine/models"
+	"tracer/engine/refdata"
+	"tracer/trace"
+)
+
+// sampledTrace generates n steps from the model, sampled at top-20.
+func sampledTrace(tb testing.TB, model string, n int) *trace.Trace {
+	tb.Helper()
+	m, err := models.Open(model)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sample, temp, seed, minNew := true, 0.9, uint64(7), n
+	req, err := m.Request(models.Input{Texts: []string{"Once upon a time"}}, &engine.Settings{
+		DoSample: &sample, Temperature: &temp, Seed: &seed, MaxNewTokens: &n, MinNewTokens: &minNew,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Record = true
+	tr, err := engine.Generate(context.Background(), req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr
+}
+
+// unpack decodes an exported file's positions as export.js does.
+func unpack(t *testing.T, html []byte) (frags []string, seqs map[string][][]int) {
+	t.Helper()
+	m := regexp.MustCompile(`<script type="application/octet-stream" id="tracer-views" data-first="[^"]*">([^<]*)</script>`).FindSubmatch(html)
+	if m == nil {
+		t.Fatal("no packed positions in the file")
+	}
+	z, err := base64.StdEncoding.DecodeString(string(m[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Frags []string           `json:"frags"`
+		Seqs  map[string][][]int `json:"seqs"`
+	}
+	if err := json.NewDecoder(zr).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Frags, v.Seqs
+}
+
+func position(frags []string, deltas []int) string {
+	var b strings.Builder
+	id := -1
+	for _, d := range deltas {
+		id += d
+		b.WriteString(frags[id])
+	}
+	return b.String()
+}
+
+// TestExportPositionsAreThePagesViews checks every packed position against
+// the page's own rendering of the same cursor.
+func TestExportPositionsAreThePagesViews(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		runs []ExportRun
+		key  string
+		n    int
+	}{
+		{"walkthrough", []ExportRun{{Trace: toyTrace(t)}}, "0.0", 10},
+		{"compare", []ExportRun{{Trace: toyTrace(t), Label: "a"}, {Trace: toyTrace(t), Label: "b"}}, "0.0", 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			html := exportOf(t, tc.runs, ExportOptions{NoCharts: true})
+			frags, seqs := unpack(t, html)
+			if got := len(seqs[tc.key]); got != tc.n {
+				t.Fatalf("got %d positions, want %d", got, tc.n)
+			}
+			d := &document{source: "exported trace"}
+			for i, r := range tc.runs {
+				d.runs = append(d.runs, newRun(uint64(i+1), r.Trace, r.Label))
+			}
+			d.compare = len(d.runs) > 1
+			if !d.compare {
+				narrate(d)
+			}
+			for pos, deltas := range seqs[tc.key] {
+				v, _ := stepperView(d, cursor{pos: pos}, buildOpts{words: testWords(t, "en")})
+				for k := range v.Compare.runsOrNil() {
+					v.Compare.Runs[k].Export = ""
+				}
+				var want bytes.Buffer
+				if err := Stepper(v).Render(context.Background(), &want); err != nil {
+					t.Fatal(err)
+				}
+				if got := position(frags, deltas); got != want.String() {
+					t.Errorf("position %d: got %.200q, want %.200q", pos, got, want.String())
+				}
+			}
+		})
+	}
+}
+
+// runsOrNil lets a test range over a comparison's runs, none when nil.
+func (c *CompareView) runsOrNil() []CompareRunView {
+	if c == nil {
+		return nil
+	}
+	return c.Runs
+}
+
+func TestExportFileCarriesTheTrace(t *testing.T) {
+	tr := toyTrace(t)
+	tr.Prompt.Text = `</script><script>alert(1)</script> & <!--`
+	html := exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
+	back, err := trace.Decode(html)
+	if err != nil {
+		t.Fatalf("the file's trace does not read back: %v", err)
+	}
+	if back.Prompt.Text != tr.Prompt.Text || len(back.Steps) != len(tr.Steps) {
+		t.Errorf("got prompt %q and %d steps, want %q and %d", back.Prompt.Text, len(back.Steps), tr.Prompt.Text, len(tr.Steps))
+	}
+	if bytes.Contains(html, []byte("<script>alert(1)")) {
+		t.Error("the prompt's markup reached the file unescaped")
+	}
+}
+
+func TestExportIsSelfContained(t *testing.T) {
+	for _, lang := range []string{"en", "hi"} {
+		t.Run(lang, func(t *testing.T) {
+			html := string(exportOf(t, []ExportRun{{Trace: toyTrace(t)}}, ExportOptions{Lang: lang}))
+			csp := regexp.MustCompile(`http-equiv="Content-Security-Policy" content="([^"]*)"`).FindStringSubmatch(html)
+			if csp == nil || !strings.Contains(stdhtml.UnescapeString(csp[1]), "default-src 'none'") || !strings.Contains(stdhtml.UnescapeString(csp[1]), "connect-src 'none'") {
+				t.Errorf("got CSP %q, want one that forbids every fetch", csp)
+			}
+			for _, ref := range regexp.MustCompile(`(?:src|href)="([^"#]+)"|url\(([^)]*)\)`).FindAllStringSubmatch(html, -1) {
+				u := ref[1] + ref[2]
+				if !strings.HasPrefix(u, "data:") {
+					t.Errorf("the file refers to %q, outside itself", u)
+				}
+			}
+			if !strings.Contains(html, "url(data:font/woff2;base64,") {
+				t.Error("no font inlined")
+			}
+		})
+	}
+}
+
+func TestExportFontsFollowTheText(t *testing.T) {
+	const latin = "@font-face { src: url(x.woff2); unicode-range: U+0020-007E; }"
+	const devanagari = "@font-face { src: url(x.woff2); unicode-range: U+0900-097F, U+25CC; }"
+	for _, tc := range []struct {
+		name, rule, used string
+		want             bool
+	}{
+		{"latin always", latin, "", true},
+		{"devanagari when used", devanagari, "हिन्दी", true},
+		{"devanagari unused", devanagari, "é", false},
+		{"no range", "@font-face { src: url(x.woff2); }", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			used := map[rune]bool{}
+			for _, r := range tc.used {
+				used[r] = true
+			}
+			if got := fontNeeded(tc.rule, used); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExportErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		runs []ExportRun
+		o    ExportOptions
+		want string
+	}{
+		{"no runs", nil, ExportOptions{}, "no trace"},
+		{"nil trace", []ExportRun{{}}, ExportOptions{}, "run 0 has no trace"},
+		{"language", []ExportRun{{Trace: toyTrace(t)}}, ExportOptions{Lang: "fr"}, `unknown language "fr"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ExportHTML(io.Discard, tc.runs, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestExportHTMLFromThePage(t *testing.T) {
+	s, sess, c := liveServer(t, Config{}, 0)
+	generate(t, s, c, form{"do_sample": "false"})
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	for _, tc := range []struct {
+		name, query string
+		status      int
+	}{
+		{"ok", "?format=html&session=" + sess.id, http.StatusOK},
+		{"unknown session", "?format=html&session=nope", http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := http.Get(ts.URL + "/export" + tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("got %s, want %d: %.200s", res.Status, tc.status, body)
+			}
+			if tc.status == http.StatusOK {
+				if _, err := trace.Decode(body); err != nil {
+					t.Errorf("the page's HTML export does not read back: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExportSize reports the file's size against the budget: for a
+// 256-step run at top-20, at most 1.5 times its JSON trace plus 400 KB.
+// The issue's SmolLM2-shaped run is stood in for by stories260K (its
+// vocabulary is smaller, the recorded top-20 the same).
+func BenchmarkExportSize(b *testing.B) {
+	model := refdata.Need(b, "models/stories260K/stories260K.bin")
+	tr := sampledTrace(b, model, 256)
+	var js bytes.Buffer
+	if err := trace.Write(&js, tr); err != nil {
+		b.Fatal(err)
+	}
+	for _, charts := range []bool{true, false} {
+		b.Run(fmt.Sprintf("charts=%v", charts), func(b *testing.B) {
+			var html bytes.Buffer
+			for b.Loop() {
+				html.Reset()
+				if err := ExportHTML(&html, []ExportRun{{Trace: tr}}, ExportOptions{NoCharts: !charts}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			budget := 1.5*float64(js.Len()) + 400e3
+			b.ReportMetric(float64(html.Len()), "html-bytes")
+			b.ReportMetric(float64(js.Len()), "json-bytes")
+			b.ReportMetric(float64(html.Len())/budget, "of-budget")
+			b.Logf("%d steps: HTML %d bytes, JSON %d bytes, budget %.0f bytes (%.0f%% used)", len(tr.Steps), html.Len(), js.Len(), budget, 100*float64(html.Len())/budget)
+		})
+	}
+}
+
+// FuzzExport checks that any trace the reader accepts exports without a
+// panic or a hang, and that the file reads back to the same trace.
+func FuzzExport(f *testing.F) {
+	f.Add(toyJSON(f))
+	f.Add([]byte(`{"format":"tracer/v1"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := trace.Decode(data)
+		if err != nil {
+			return
+		}
+		var html bytes.Buffer
+		if err := ExportHTML(&html, []ExportRun{{Trace: tr}}, ExportOptions{NoCharts: true}); err != nil {
+			return
+		}
+		back, err := trace.Decode(html.Bytes())
+		if err != nil {
+			t.Fatalf("the exported file does not read back: %v", err)
+		}
+		a, _ := json.Marshal(tr)
+		z, _ := json.Marshal(back)
+		if !bytes.Equal(a, z) {
+			t.Errorf("the file's trace differs from the exported one")
+		}
+	})
+}
+
+// toyJSON runs the toy greedily (the lesson's run) and returns the trace
+// as JSON.
+func toyJSON(f testing.TB) []byte {
+	f.Helper()
+	m, err := models.Open("toy")
+	if err != nil {
+		f.Fatal(err)
+	}
+	req, err := m.Request(models.Input{}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	req.Record = true
+	tr, err := engine.Generate(context.Background(), req)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := trace.Write(&b, tr); err != nil {
+		f.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestExportChartsOnlyForShorterTraces(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		steps  int
+		charts bool
+	}{
+		{"short", 3, true},
+		{"past the limit", maxChartedViews + 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := trace.Decode(loopTrace(t, tc.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			html := exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
+			frags, seqs := unpack(t, html)
+			last := position(frags, seqs["0.0"][len(seqs["0.0"])-1])
+			if got := strings.Contains(last, `data-testid="charts"`); got != tc.charts {
+				t.Errorf("charts shown: got %v, want %v", got, tc.charts)
+			}
+			if got := strings.Contains(last, "leaves out the charts"); got == tc.charts {
+				t.Errorf("notice about the charts: got %v, want %v", got, !tc.charts)
+			}
+		})
+	}
+}
