@@ -29,6 +29,12 @@ const DefaultOutputBudget = 4 << 20
 // interface value that holds it in a []any.
 const listItemBytes = 16
 
+// loopItemBytes is what each item a for loop iterates costs against the
+// budget, charged before the loop starts: gonja gives every item its own
+// context (several hundred bytes) before the body runs once, so a loop
+// whose body fails at once would still cost that for every item.
+const loopItemBytes = 256
+
 // ErrOutputBudget is wrapped by the error Render returns when a template
 // builds more than its output budget (see *BudgetError).
 var ErrOutputBudget = errors.New("chat template output budget exceeded")
@@ -251,4 +257,21 @@ func joinStrings(st *renderState, in string, parts []string, sep string) (string
 		return "", err
 	}
 	return strings.Join(parts, sep), nil
+}
+
+// loopItems is a for loop's iterable, charged loopItemBytes an item before
+// gonja materialises it (the rewrite pass wraps every loop's iterable in
+// it).
+func loopItems(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
+	args, bad := helperArgs(va, 1)
+	if bad != nil {
+		return bad
+	}
+	v := args[0]
+	if v.IsList() || v.IsDict() || v.IsString() {
+		if err := stateOf(e.Environment.Context).charge("for loop", sizeMul(v.Len(), loopItemBytes)); err != nil {
+			return errorValue(err)
+		}
+	}
+	return v
 }

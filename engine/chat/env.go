@@ -137,6 +137,7 @@ func newEnvironment() (*exec.Environment, error) {
 		helperMore:        opMore,
 		helperMoreEq:      opMoreEq,
 		helperNone:        noneValue,
+		helperLoop:        loopItems,
 		helperMethod:      methodHelper(newMethodTables()),
 		helperSlice:       opSlice,
 		helperEqual:       opEqual,

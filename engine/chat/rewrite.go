@@ -28,6 +28,7 @@ const (
 	helperMore     = "tracer gt"
 	helperMoreEq   = "tracer ge"
 	helperNone     = "tracer none"
+	helperLoop     = "tracer loop"
 	helperMethod   = "tracer method"
 	helperSlice    = "tracer slice"
 	helperEqual    = "tracer eq"
@@ -115,7 +116,7 @@ func (r *rewriter) statement(cs nodes.ControlStructure) (nodes.ControlStructure,
 		if s.Recursive {
 			return nil, errors.New("recursive for loops are not supported")
 		}
-		s.ObjectEvaluator = r.expr(s.ObjectEvaluator)
+		s.ObjectEvaluator = helperCall(helperLoop, s.Position(), r.expr(s.ObjectEvaluator))
 		s.IfCondition = r.expr(s.IfCondition)
 		if err := r.wrapper(s.BodyWrapper); err != nil {
 			return nil, err
