@@ -123,7 +123,7 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 	}
 	// The run form folded away, as the page opens.
 	err := chromedp.Do(ctx,
-		chromedp.Evaluate[chromedp.Void](`document.getElementById("run-panel").open = false`),
+		chromedp.Evaluate[chromedp.Void](`(() => { const p = document.getElementById("run-panel"); if (p) p.open = false; })()`),
 		chromedp.Sleep(50*time.Millisecond),
 	)
 	var png []byte

@@ -311,6 +311,7 @@ func TestBrowserStepViewRealModel(t *testing.T) {
 		if strings.Contains(page, "A batch of") || strings.Contains(page, "pad_token_id") {
 			t.Errorf("a beam search still reads as a batch or warns about pad_token_id")
 		}
+		shoot(t, ctx, "screenshot-beams.png")
 	})
 
 	t.Run("batch rows as text", func(t *testing.T) {

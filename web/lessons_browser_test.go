@@ -140,6 +140,9 @@ func walkLessonSteps(t *testing.T, ctx context.Context, base string, l lessons.L
 		if p.Lang != lang || p.Index != i || p.Count != len(l.Steps) || p.Text == "" {
 			t.Errorf("%s: got lang %q, step %d of %d, %d bytes of text; want %q, %d of %d, some text", where, p.Lang, p.Index, p.Count, len(p.Text), lang, i, len(l.Steps))
 		}
+		if lang == lessons.Hindi && l.ID == "greedy-on-the-toy" && i == 3 {
+			shoot(t, ctx, "screenshot-lesson-hi.png")
+		}
 		if got := hasDevanagari(p.Text); got != (lang == lessons.Hindi) {
 			t.Errorf("%s: Devanagari in the text: %v, want %v", where, got, lang == lessons.Hindi)
 		}
