@@ -248,10 +248,20 @@ func writeJSONItem(b *textBuilder, list *exec.Value, i int, opts jsonOptions, de
 		return writeJSON(b, list.Index(i), opts, depth)
 	}
 	switch x := item.(type) {
+	case nil: // an undefined or None item, as writeJSON writes it
+		b.WriteString("null")
 	case string:
 		writeJSONString(b, x, opts.ensureASCII)
 	case int:
 		b.WriteString(strconv.Itoa(x))
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case float64:
+		b.WriteString(pyFloatJSON(x))
 	case *exec.Value:
 		return writeJSON(b, x, opts, depth)
 	case []any, tuple:
