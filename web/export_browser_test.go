@@ -187,7 +187,7 @@ func TestBrowserExportSampledRun(t *testing.T) {
 						t.Errorf("step %d: no %s", i+1, sel)
 					}
 				}
-				want := tokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID)
+				want := visibleToken(tokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID))
 				if got := text(t, ctx, "[data-testid=chosen-token]"); got != strings.TrimSpace(want) {
 					t.Errorf("step %d: got chosen %q, want %q", i+1, got, want)
 				}
