@@ -142,7 +142,6 @@ const (
 	KeyDbgKvNone            = "dbg-kv-none"
 	KeyDbgKvSince           = "dbg-kv-since"
 	KeyDbgKvPrefill         = "dbg-kv-prefill"
-	KeyDbgKvOff             = "dbg-kv-off"
 	KeyDbgTrafficNone       = "dbg-traffic-none"
 	KeyDbgUnknown           = "dbg-unknown"
 	KeyDbgTokNone           = "dbg-tok-none"
@@ -376,7 +375,6 @@ func debuggerKeys() []string {
 		KeyDbgKvNone,
 		KeyDbgKvSince,
 		KeyDbgKvPrefill,
-		KeyDbgKvOff,
 		KeyDbgTrafficNone,
 		KeyDbgUnknown,
 		KeyDbgTokNone,

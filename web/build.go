@@ -263,13 +263,6 @@ func f64Last(p []float64) float64 {
 	return p[len(p)-1]
 }
 
-func byText(by string) string {
-	if by == trace.BySample {
-		return "sampled"
-	}
-	return by
-}
-
 // tokenText is a token as the page shows it: its vocabulary string, or its
 // id when the trace has none (a model without a tokenizer).
 func tokenText(tok string, id int) string {
