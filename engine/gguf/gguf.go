@@ -359,67 +359,37 @@ func decodeArray(et ValueType, b []byte, n int) any {
 	case TypeUint8:
 		return append([]uint8(nil), b...)
 	case TypeInt8:
-		out := make([]int8, n)
-		for i := range out {
-			out[i] = int8(b[i])
-		}
-		return out
+		return decodeEach(b, n, 1, func(e []byte) int8 { return int8(e[0]) })
 	case TypeBool:
-		out := make([]bool, n)
-		for i := range out {
-			out[i] = b[i] != 0
-		}
-		return out
+		return decodeEach(b, n, 1, func(e []byte) bool { return e[0] != 0 })
 	case TypeUint16:
-		out := make([]uint16, n)
-		for i := range out {
-			out[i] = le.Uint16(b[2*i:])
-		}
-		return out
+		return decodeEach(b, n, 2, le.Uint16)
 	case TypeInt16:
-		out := make([]int16, n)
-		for i := range out {
-			out[i] = int16(le.Uint16(b[2*i:]))
-		}
-		return out
+		return decodeEach(b, n, 2, func(e []byte) int16 { return int16(le.Uint16(e)) })
 	case TypeUint32:
-		out := make([]uint32, n)
-		for i := range out {
-			out[i] = le.Uint32(b[4*i:])
-		}
-		return out
+		return decodeEach(b, n, 4, le.Uint32)
 	case TypeInt32:
-		out := make([]int32, n)
-		for i := range out {
-			out[i] = int32(le.Uint32(b[4*i:]))
-		}
-		return out
+		return decodeEach(b, n, 4, func(e []byte) int32 { return int32(le.Uint32(e)) })
 	case TypeFloat32:
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = math.Float32frombits(le.Uint32(b[4*i:]))
-		}
-		return out
+		return decodeEach(b, n, 4, func(e []byte) float32 { return math.Float32frombits(le.Uint32(e)) })
 	case TypeUint64:
-		out := make([]uint64, n)
-		for i := range out {
-			out[i] = le.Uint64(b[8*i:])
-		}
-		return out
+		return decodeEach(b, n, 8, le.Uint64)
 	case TypeInt64:
-		out := make([]int64, n)
-		for i := range out {
-			out[i] = int64(le.Uint64(b[8*i:]))
-		}
-		return out
+		return decodeEach(b, n, 8, func(e []byte) int64 { return int64(le.Uint64(e)) })
 	case TypeFloat64:
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = math.Float64frombits(le.Uint64(b[8*i:]))
-		}
-		return out
+		return decodeEach(b, n, 8, func(e []byte) float64 { return math.Float64frombits(le.Uint64(e)) })
 	}
 	return nil
+}
+
+// decodeEach reads n little-endian elements of size bytes each from b
+// (whose length the caller checked) with one decoder.
+func decodeEach[T any](b []byte, n, size int, decode func([]byte) T) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = decode(b[size*i : size*(i+1)])
+	}
+	return out
 }
 
 // tensorInfo reads tensor info i (its data is placed later).
