@@ -455,7 +455,7 @@ func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
 		id = argmax(s)
 	}
 	if by == trace.BySample || row != nil {
-		kept := softmax(g.probs, s)
+		kept := Softmax(g.probs, s)
 		if by == trace.BySample {
 			var lo, hi float64
 			var ok bool
@@ -515,11 +515,11 @@ func argmax(s []float32) int {
 	return best
 }
 
-// softmax writes the probabilities of scores to dst (float32, like torch)
+// Softmax writes the probabilities of scores to dst (float32, like torch)
 // and returns how many are non-zero (tokens not removed). The exponentials
 // are tensor.Exp's in float64, a block at a time, rounded to float32; the
 // sum runs in order.
-func softmax(dst, s []float32) int {
+func Softmax(dst, s []float32) int {
 	m := negInf
 	for _, v := range s {
 		if v > m {

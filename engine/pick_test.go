@@ -62,7 +62,7 @@ func testDists(r *rand.Rand) map[string][]float32 {
 			}
 		}
 		p := make([]float32, vocab)
-		softmax(p, s)
+		Softmax(p, s)
 		return p
 	}
 	uniform := make([]float32, vocab)
@@ -123,7 +123,7 @@ func FuzzPick(f *testing.F) {
 		s[0] = 0 // at least one kept token
 		(&Temperature{T: temp}).Apply(s, nil)
 		probs := make([]float32, len(s))
-		softmax(probs, s)
+		Softmax(probs, s)
 		var sum float64
 		for _, p := range probs {
 			if !(p >= 0 && p <= 1) {
@@ -162,7 +162,7 @@ func BenchmarkPick(b *testing.B) {
 		s[i] = float32(r.NormFloat64() * 2)
 	}
 	probs := make([]float32, len(s))
-	softmax(probs, s)
+	Softmax(probs, s)
 	var pk picker
 	for _, u := range []float64{0.1, 0.5, 0.9} {
 		b.Run(fmt.Sprintf("u=%v", u), func(b *testing.B) {

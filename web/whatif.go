@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"tracer/engine"
-	"tracer/engine/tensor"
 	"tracer/engine/tokenizer"
 	"tracer/lessons"
 	"tracer/trace"
@@ -219,7 +218,7 @@ func reSample(w whatIfStep, s whatIfSettings) (whatIfOutcome, error) {
 		out.row.Stages = append(out.row.Stages, trace.Stage{Name: p.Name(), Params: p.Params(), Kept: kept, Top: top})
 	}
 	probs := make([]float32, vocab)
-	kept := softmax32(probs, scores)
+	kept := engine.Softmax(probs, scores)
 	if kept == 0 {
 		return out, errors.New("these settings remove every token: loosen one of them")
 	}
@@ -242,34 +241,6 @@ func reSample(w whatIfStep, s whatIfSettings) (whatIfOutcome, error) {
 	out.row.Chosen = trace.Chosen{ID: id, Token: whatIfToken(w, id), Prob: float64(probs[id]), Rank: rankOf(probs, id), By: by}
 	nameTokens(w, out.row.Stages)
 	return out, nil
-}
-
-// softmax32 writes the probabilities of scores to dst as the engine
-// computes them (float32 exponentials of s - max from tensor.Exp, summed
-// in float32 in id order) and returns how many scores are kept (not -Inf).
-func softmax32(dst, s []float32) int {
-	m := float32(math.Inf(-1))
-	for _, v := range s {
-		m = max(m, v)
-	}
-	e := make([]float64, len(s)) // (vocab) float64 exponentials, as the engine's blocks
-	for i, v := range s {
-		e[i] = float64(v - m)
-	}
-	tensor.Exp(e, e)
-	var sum float32
-	for i, x := range e {
-		dst[i] = float32(x)
-		sum += dst[i]
-	}
-	kept := 0
-	for i := range dst {
-		dst[i] /= sum
-		if s[i] >= -math.MaxFloat32 {
-			kept++
-		}
-	}
-	return kept
 }
 
 // drawFrom is the engine's choice rule, in its plain reference form: the
@@ -371,7 +342,7 @@ func topOf(s []float32, n int) (int, []trace.Candidate) {
 		}
 	}
 	probs := make([]float32, len(s))
-	softmax32(probs, s)
+	engine.Softmax(probs, s)
 	var top []trace.Candidate
 	for _, id := range byProb(probs, n) {
 		top = append(top, trace.Candidate{ID: id, Logit: s[id], Prob: float64(probs[id])})
