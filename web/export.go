@@ -83,23 +83,24 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 	if len(runs) > 1 {
 		d.compare = true
 	} else {
-		narrate(d)
+		narrate(d, toy.Lesson())
 	}
 	return exportDocument(w, d, Words{ui: cat.UI, Lang: lang}, !o.NoCharts)
 }
 
-// narrate walks a lone toy trace through the lesson's table, or the part
-// of the table the trace records, as the page does for an import.
-func narrate(d *document) {
+// narrate walks a lone toy trace of d through table when it fits, else
+// through the part of the table the trace itself records; a trace neither
+// fits is shown step by step with a notice saying why.
+func narrate(d *document, table *toy.Table) {
 	t := d.runs[0].trace
 	if t.Model.Kind != "toy" || len(t.Branches) > 0 {
 		return
 	}
-	w, err := lessons.Walk(t, toy.Lesson())
+	w, err := lessons.Walk(t, table)
 	if err != nil {
-		table, terr := lessons.TableFromTrace(t)
+		owned, terr := lessons.TableFromTrace(t)
 		if terr == nil {
-			w, err = lessons.Walk(t, table)
+			w, err = lessons.Walk(t, owned)
 		}
 	}
 	if err != nil {

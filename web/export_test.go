@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"tracer/toy"
 
 	"tracer/engine"
 	"tracer/engine/models"
@@ -102,7 +103,7 @@ func TestExportPositionsAreThePagesViews(t *testing.T) {
 			}
 			d.compare = len(d.runs) > 1
 			if !d.compare {
-				narrate(d)
+				narrate(d, toy.Lesson())
 			}
 			for pos, deltas := range seqs[tc.key] {
 				v, _ := stepperView(d, cursor{pos: pos}, buildOpts{words: testWords(t, "en")})

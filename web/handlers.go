@@ -48,21 +48,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 // of the table the trace itself records.
 func (s *Server) newDocument(t *trace.Trace, source string) *document {
 	d := &document{runs: []*run{newRun(s.runIDs.Add(1), t, "")}, source: source}
-	if t.Model.Kind != "toy" || len(t.Branches) > 0 {
-		return d
-	}
-	w, err := lessons.Walk(t, s.toy.Toy.Table())
-	if err != nil {
-		table, terr := lessons.TableFromTrace(t)
-		if terr == nil {
-			w, err = lessons.Walk(t, table)
-		}
-	}
-	if err != nil {
-		d.notice = "This toy trace is shown step by step without the walkthrough: " + strings.TrimPrefix(err.Error(), "lessons: ")
-		return d
-	}
-	d.walk = w
+	narrate(d, s.toy.Toy.Table())
 	return d
 }
 
