@@ -155,18 +155,10 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return exitError
 	}
 	// A broken-off answer still leaves a partial trace: keep it, then fail.
-	if *out != "" {
-		if werr := writeTraceFile(*out, t); werr != nil {
-			fmt.Fprintf(stderr, "tracer record: %v\n", werr)
-			return exitError
-		}
+	if !saveTrace("tracer record", t, *out, *asJSON, stdout, stderr) {
+		return exitError
 	}
-	if *asJSON {
-		if werr := trace.Write(stdout, t); werr != nil {
-			fmt.Fprintf(stderr, "tracer record: %v\n", werr)
-			return exitError
-		}
-	} else {
+	if !*asJSON {
 		fmt.Fprintln(stdout, t.Output.NewText)
 	}
 	if err != nil {

@@ -212,17 +212,10 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "tracer run: %v\n", err)
 		return exitError
 	}
-	if *out != "" {
-		if err := writeTraceFile(*out, t); err != nil {
-			fmt.Fprintf(stderr, "tracer run: %v\n", err)
-			return exitError
-		}
+	if !saveTrace("tracer run", t, *out, *asJSON, stdout, stderr) {
+		return exitError
 	}
 	if *asJSON {
-		if err := trace.Write(stdout, t); err != nil {
-			fmt.Fprintf(stderr, "tracer run: %v\n", err)
-			return exitError
-		}
 		if t.Output.StopReason == trace.StopNaN {
 			// The trace holds the stop and where it happened: a result, not a failure.
 			fmt.Fprintf(stderr, "tracer run: %s\n", nanMessage(t))
@@ -269,6 +262,24 @@ func printText(w io.Writer, t *trace.Trace, hasTokenizer bool) {
 		}
 		fmt.Fprintln(w, s)
 	}
+}
+
+// saveTrace writes t to the file out (when given) and, with asJSON, to
+// stdout; a failure is reported on stderr under cmd and returns false.
+func saveTrace(cmd string, t *trace.Trace, out string, asJSON bool, stdout, stderr io.Writer) bool {
+	if out != "" {
+		if err := writeTraceFile(out, t); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return false
+		}
+	}
+	if asJSON {
+		if err := trace.Write(stdout, t); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return false
+		}
+	}
+	return true
 }
 
 // writeTraceFile writes a trace next to path and renames it into place, so a
