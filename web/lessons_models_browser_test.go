@@ -54,6 +54,9 @@ func TestBrowserLessonModels(t *testing.T) {
 	runModel := `(document.querySelector("[data-testid=run-model]")?.textContent ?? "")`
 	pick := func(t *testing.T, name string) {
 		t.Helper()
+		// The picker acts once the page's script is ready; a change sent
+		// before that would be lost.
+		waitLoad(t, ctx, "the page's script", `document.body.dataset.ready === "true"`)
 		evalJS[bool](t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector("[data-testid=model-select]"); s.value = %q; s.dispatchEvent(new Event("change")); return true; })()`, name))
 		waitLoad(t, ctx, "the run on "+name, fmt.Sprintf(`new URLSearchParams(location.search).get("model") === %q && %s === %q`, name, runModel, name))
 	}
