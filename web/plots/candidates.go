@@ -87,7 +87,7 @@ func stageToken(row *trace.StepRow, id int) string {
 
 // candidatesChart draws step's candidates: each token's raw probability
 // beside its final one, the chosen token's final bar in the pick colour.
-func candidatesChart(t *trace.Trace, step, widthPx int, pal palette, drawable func(rune) bool) (*frame, error) {
+func candidatesChart(t *trace.Trace, step, widthPx int, pal palette, words Words, tt tokenText) (*frame, error) {
 	st := &t.Steps[step]
 	if len(st.Rows) == 0 || len(st.Rows[0].Candidates) == 0 {
 		return nil, fmt.Errorf("plots: %s: %w: step %d records no candidates", Candidates, ErrNoData, step)
@@ -95,9 +95,9 @@ func candidatesChart(t *trace.Trace, step, widthPx int, pal palette, drawable fu
 	row := &st.Rows[0]
 	// Room for a bar pair about every 44 px beside the y axis.
 	cands := stepCandidates(row, max(3, min(16, (widthPx-80)/44)))
-	l := newCandidateLayers(cands, row, pal, drawable)
+	l := newCandidateLayers(cands, row, pal, tt)
 
-	p := newPanel(pal, "", "probability")
+	p := newPanel(pal, "", words.Probability)
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = valueTicks{}
 	// Fewer candidates than minSlots (the toy has two) stay bar-sized, centred.
@@ -111,20 +111,20 @@ func candidatesChart(t *trace.Trace, step, widthPx int, pal palette, drawable fu
 	rotateIfCrowded(&p.X.Tick.Label, l.ticks, vg.Length(widthPx)*pxToPt/vg.Length(len(cands)+1))
 
 	fr := &frame{
-		title:    candidatesTitle(t, row, step, drawable),
+		title:    candidatesTitle(t, row, step, words, tt),
 		panels:   []*plot.Plot{p},
 		headroom: tickSize + 3, // for the value over a bar near 1
 	}
 	p.Add(l.raw)
-	fr.key = append(fr.key, keyEntry{"raw p (softmax of logits)", []plot.Thumbnailer{l.raw}})
+	fr.key = append(fr.key, keyEntry{words.RawP, []plot.Thumbnailer{l.raw}})
 	if row.Final != nil {
 		p.Add(l.final)
 		fr.key = append(fr.key,
-			keyEntry{"final p (after processors)", []plot.Thumbnailer{l.final}},
-			keyEntry{"chosen", []plot.Thumbnailer{&bars{swatch: pal.chosen}}})
+			keyEntry{words.FinalP, []plot.Thumbnailer{l.final}},
+			keyEntry{words.Chosen, []plot.Thumbnailer{&bars{swatch: pal.chosen}}})
 		if len(l.removed.at) > 0 {
 			p.Add(l.removed)
-			fr.key = append(fr.key, keyEntry{"removed", []plot.Thumbnailer{l.removed}})
+			fr.key = append(fr.key, keyEntry{words.Removed, []plot.Thumbnailer{l.removed}})
 		}
 	}
 	p.Add(l.values)
@@ -139,7 +139,7 @@ type candidateLayers struct {
 	removed    *marks       // × where a processor removed the token
 }
 
-func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, drawable func(rune) bool) *candidateLayers {
+func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, tt tokenText) *candidateLayers {
 	hasFinal := row.Final != nil
 	l := &candidateLayers{
 		raw:     &bars{offset: -0.4, width: 0.4, swatch: pal.raw},
@@ -151,7 +151,7 @@ func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, draw
 		l.raw.offset, l.raw.width = -0.3, 0.6
 	}
 	for i, c := range cands {
-		l.ticks = append(l.ticks, plot.Tick{Value: float64(i), Label: tokenLabel(c.token, c.id, drawable)})
+		l.ticks = append(l.ticks, plot.Tick{Value: float64(i), Label: tokenLabel(c.token, c.id, tt)})
 		l.raw.values = append(l.raw.values, max(c.raw, 0))
 		l.raw.colors = append(l.raw.colors, pal.raw)
 		clr := pal.final
@@ -178,18 +178,34 @@ func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, draw
 }
 
 // candidatesTitle names the step and its choice.
-func candidatesTitle(t *trace.Trace, row *trace.StepRow, step int, drawable func(rune) bool) string {
+func candidatesTitle(t *trace.Trace, row *trace.StepRow, step int, words Words, tt tokenText) string {
 	c := row.Chosen
-	s := fmt.Sprintf("Step %d of %d: chose \"%s\"", step+1, len(t.Steps), tokenLabel(c.Token, c.ID, drawable))
+	p, rank := probLabel(c.Prob), strconv.Itoa(c.Rank)
+	var how string
 	switch c.By {
 	case trace.ByForced:
-		return s + " (forced)"
-	case trace.BySample:
-		return s + fmt.Sprintf(" (sampled, p %s, rank %d)", probLabel(c.Prob), c.Rank)
+		how = words.Forced
 	case "":
-		return s + fmt.Sprintf(" (p %s, rank %d)", probLabel(c.Prob), c.Rank)
+		how = fill(words.HowPlain, "p", p, "rank", rank)
+	default:
+		how = fill(words.HowPicked, "by", byName(c.By, words), "p", p, "rank", rank)
 	}
-	return s + fmt.Sprintf(" (%s, p %s, rank %d)", c.By, probLabel(c.Prob), c.Rank)
+	return fill(words.StepChose, "n", strconv.Itoa(step+1), "total", strconv.Itoa(len(t.Steps)),
+		"token", tokenLabel(c.Token, c.ID, tt), "how", how)
+}
+
+// byName names how a token was chosen; a way the words do not know reads
+// as the trace spells it.
+func byName(by string, words Words) string {
+	switch by {
+	case trace.ByGreedy:
+		return words.Greedy
+	case trace.BySample:
+		return words.Sampled
+	case trace.ByBeam:
+		return words.Beam
+	}
+	return cleanText(by)
 }
 
 // probLabel formats a probability with two significant digits: 0.7, 0.25,

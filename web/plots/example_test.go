@@ -20,7 +20,7 @@ func ExampleRender() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(plots.SVG.ContentType(), bytes.HasPrefix(svg, []byte("<svg")), bytes.Contains(svg, []byte("·love")))
+	fmt.Println(plots.SVG.ContentType(), bytes.HasPrefix(svg, []byte("<svg")), bytes.Contains(svg, []byte("␣love")))
 
 	_, err = plots.Render(plots.KV, []*trace.Trace{tr}, 0, plots.SVG, plots.Options{})
 	fmt.Println(err)

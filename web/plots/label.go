@@ -12,24 +12,42 @@ import (
 	"gonum.org/v1/plot/font"
 )
 
-// spaceMark stands for a space in token labels, as editors show whitespace.
-// The usual ␣ (U+2423) is not in the Liberation fonts the PNG is drawn with,
-// and their ˽ (U+02FD) reads as an underscore at label size.
-const spaceMark = '·'
-
 // maxLabel is the most runes a token label shows before an ellipsis.
 const maxLabel = 12
 
+// tokenText says how tokens read in one output format: the marks that
+// stand for whitespace, and which runes its fonts draw.
+type tokenText struct {
+	space, newline, tab string
+	drawable            func(rune) bool // nil: every rune
+}
+
+// tokenTextFor decides how tokens read in format f. The SVG uses the
+// page's marks (web/output.go): ␣ a space, ⏎ a newline, → a tab. Liberation
+// lacks ␣ and ⏎, but the SVG's font-family falls back to the page's shipped
+// faces (fontFallbacks), which hold them; the layout measures a missing
+// rune as Liberation's .notdef, one cell of Liberation Mono, so a token
+// label keeps the width it is drawn with. The PNG is drawn with Liberation
+// alone and cannot fall back: · for a space, ¶ for a newline, → for a tab,
+// and runes Liberation lacks are written as escapes.
+func tokenTextFor(f Format) tokenText {
+	if f == PNG {
+		return tokenText{space: "·", newline: "¶", tab: "→", drawable: newGlyphs(mono).has}
+	}
+	return tokenText{space: "␣", newline: "⏎", tab: "→"}
+}
+
 // tokenLabel returns how a token reads on the candidates axis: its
 // vocabulary string with what would be invisible made visible. A space and
-// SentencePiece's ▁ (which stands for one) become ·; newline, tab and other
-// control or invisible characters become Go escapes (\n, \t, \u200b), bytes
-// that are not UTF-8 become \xff. Byte-level BPE's Ġ and Ċ are shown as the
-// vocabulary spells them: they are visible already, and in other vocabularies
-// they are letters. A token without a string (no tokenizer) shows its id as
-// #id. Runes drawable rejects are escaped too (nil accepts all); long labels
-// end in an ellipsis.
-func tokenLabel(tok string, id int, drawable func(rune) bool) string {
+// SentencePiece's ▁ (which stands for one) read as tt's space mark, a
+// newline or carriage return as its newline mark, a tab as its tab mark;
+// other control or invisible characters become Go escapes (\u200b), bytes
+// that are not UTF-8 \xff. Byte-level BPE's Ġ and Ċ are shown as the
+// vocabulary spells them: they are visible already, and in other
+// vocabularies they are letters. A token without a string (no tokenizer)
+// shows its id as #id. Runes tt's fonts cannot draw are escaped too; long
+// labels end in an ellipsis.
+func tokenLabel(tok string, id int, tt tokenText) string {
 	if tok == "" {
 		return "#" + strconv.Itoa(id)
 	}
@@ -47,8 +65,12 @@ func tokenLabel(tok string, id int, drawable func(rune) bool) string {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, tok[i])
 		case r == ' ' || r == '▁':
-			b.WriteRune(spaceMark)
-		case drawable != nil && !drawable(r):
+			b.WriteString(tt.space)
+		case r == '\n' || r == '\r':
+			b.WriteString(tt.newline)
+		case r == '\t':
+			b.WriteString(tt.tab)
+		case tt.drawable != nil && !tt.drawable(r):
 			b.WriteString(escapeRune(r))
 		default:
 			b.WriteString(visibleRune(r))
@@ -58,8 +80,8 @@ func tokenLabel(tok string, id int, drawable func(rune) bool) string {
 }
 
 // cleanText makes s safe to draw as a title or key entry: bytes that are not
-// UTF-8 and control or invisible characters other than the space become
-// escapes.
+// UTF-8 and control or invisible characters other than the space and the
+// no-break space (which keeps a unit by its number) become escapes.
 func cleanText(s string) string {
 	var b strings.Builder
 	for i, w := 0, 0; i < len(s); i += w {
@@ -68,8 +90,8 @@ func cleanText(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == ' ':
-			b.WriteByte(' ')
+		case r == ' ' || r == '\u00a0':
+			b.WriteRune(r)
 		default:
 			b.WriteString(visibleRune(r))
 		}
@@ -122,11 +144,15 @@ func (g *glyphs) has(r rune) bool {
 	return err == nil && i != 0
 }
 
-// Font families the SVG names, with fallbacks of the same metrics: the
-// layout was measured with Liberation, which Arial and Helvetica match.
+// Font families the SVG names, with fallbacks. The layout was measured
+// with Liberation, which the page serves as a web font. What Liberation
+// lacks (the whitespace marks ␣ ⏎, Devanagari) falls back to the page's
+// shipped faces, "tracer mono" and "tracer" (web/static/style.css declares
+// them with unicode-range), as the page's own text does; Arial, Helvetica
+// and Cousine have Liberation's metrics, for an SVG shown elsewhere.
 var fontFallbacks = [][2][]byte{
-	{[]byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")},
-	{[]byte("font-family:Liberation Mono;"), []byte("font-family:Liberation Mono,Cousine,Menlo,Consolas,monospace;")},
+	{[]byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,'tracer',sans-serif;")},
+	{[]byte("font-family:Liberation Mono;"), []byte("font-family:Liberation Mono,Cousine,'tracer mono','tracer',monospace;")},
 }
 
 // inlineSVG makes a vgsvg document fit to inline into HTML: it drops the

@@ -5,57 +5,80 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
 )
 
 func TestTokenLabel(t *testing.T) {
 	noCJK := func(r rune) bool { return r < 0x3000 }
+	svg, png := tokenTextFor(SVG), tokenTextFor(PNG)
+	svgNoCJK := svg
+	svgNoCJK.drawable = noCJK
 	tests := []struct {
-		name     string
-		tok      string
-		id       int
-		drawable func(rune) bool
-		want     string
+		name string
+		tok  string
+		id   int
+		tt   tokenText
+		want string
 	}{
-		{"plain", "love", 5, nil, "love"},
-		{"leading space", " the", 1, nil, "·the"},
-		{"sentencepiece space", "▁the", 1, nil, "·the"},
-		{"byte-level space kept", "Ġthe", 1, nil, "Ġthe"},
-		{"only spaces", "  ", 1, nil, "··"},
-		{"newline", "\n", 1, nil, `\n`},
-		{"tab and return", "\t\r", 1, nil, `\t\r`},
-		{"control", "\x1b", 1, nil, `\x1b`},
-		{"zero width space", "\u200b", 1, nil, `\u200b`},
-		{"no-break space", "\u00a0", 1, nil, `\u00a0`},
-		{"not UTF-8", "a\xffb", 1, nil, `a\xffb`},
-		{"no string", "", 42, nil, "#42"},
-		{"CJK drawn", "日本", 1, nil, "日本"},
-		{"CJK without a glyph", "日本", 1, noCJK, `\u65e5\u672c`},
-		{"emoji without a glyph", "😀", 1, noCJK, `\U0001f600`},
-		{"long", "supercalifragilistic", 1, nil, "supercalifra…"},
-		{"exactly the limit", "abcdefghijkl", 1, nil, "abcdefghijkl"},
-		{"special", "<|endoftext|>", 1, nil, "<|endoftext|…"},
+		{"plain", "love", 5, svg, "love"},
+		{"leading space", " the", 1, svg, "␣the"},
+		{"sentencepiece space", "▁the", 1, svg, "␣the"},
+		{"byte-level space kept", "Ġthe", 1, svg, "Ġthe"},
+		{"only spaces", "  ", 1, svg, "␣␣"},
+		{"newline", "\n", 1, svg, "⏎"},
+		{"tab and return", "\t\r", 1, svg, "→⏎"},
+		{"png leading space", " the", 1, png, "·the"},
+		{"png newline", "\n", 1, png, "¶"},
+		{"png tab", "\tx", 1, png, "→x"},
+		{"control", "\x1b", 1, svg, `\x1b`},
+		{"zero width space", "\u200b", 1, svg, `\u200b`},
+		{"no-break space", "\u00a0", 1, svg, `\u00a0`},
+		{"not UTF-8", "a\xffb", 1, svg, `a\xffb`},
+		{"no string", "", 42, svg, "#42"},
+		{"CJK drawn", "日本", 1, svg, "日本"},
+		{"CJK without a glyph", "日本", 1, svgNoCJK, `\u65e5\u672c`},
+		{"emoji without a glyph", "😀", 1, svgNoCJK, `\U0001f600`},
+		{"png CJK", "日本", 1, png, `\u65e5\u672c`},
+		{"long", "supercalifragilistic", 1, svg, "supercalifra…"},
+		{"exactly the limit", "abcdefghijkl", 1, svg, "abcdefghijkl"},
+		{"special", "<|endoftext|>", 1, svg, "<|endoftext|…"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tokenLabel(tt.tok, tt.id, tt.drawable); got != tt.want {
+			if got := tokenLabel(tt.tok, tt.id, tt.tt); got != tt.want {
 				t.Errorf("tokenLabel(%q) = %q, want %q", tt.tok, got, tt.want)
 			}
 		})
 	}
 }
 
+// TestLabelMarksAreInTheFonts: the PNG's marks and escapes are in
+// Liberation, which draws the PNG alone; the SVG's ␣ and ⏎ are not (the
+// page's shipped faces draw them), and the layout measures each as one
+// cell of Liberation Mono, as wide as any character of a token label.
 func TestLabelMarksAreInTheFonts(t *testing.T) {
+	png := tokenTextFor(PNG)
 	for _, f := range []struct {
 		name string
 		g    *glyphs
 	}{{"sans", newGlyphs(sans)}, {"mono", newGlyphs(mono)}} {
-		for _, r := range string(spaceMark) + `\…×#` {
+		for _, r := range png.space + png.newline + png.tab + `\…×#` {
 			if !f.g.has(r) {
-				t.Errorf("Liberation %s has no glyph for %q, which labels use", f.name, r)
+				t.Errorf("Liberation %s has no glyph for %q, which PNG labels use", f.name, r)
 			}
 		}
 		if f.g.has('日') {
 			t.Errorf("Liberation %s draws 日: the PNG escape test no longer covers anything", f.name)
+		}
+	}
+	svg := tokenTextFor(SVG)
+	sty := text.Style{Font: font.From(mono, tickSize), Handler: plot.DefaultTextHandler}
+	for _, m := range []string{svg.space, svg.newline, svg.tab} {
+		if got, want := sty.Width(m+"the"), sty.Width("xthe"); got != want {
+			t.Errorf("%s\"the\" measures %v, want %v: one cell of Liberation Mono per mark", m, got, want)
 		}
 	}
 }
@@ -80,8 +103,8 @@ func TestInlineSVG(t *testing.T) {
 	if !bytes.HasPrefix(got, []byte("<svg>")) {
 		t.Errorf("got %q, want it to start at <svg>", got)
 	}
-	if !bytes.Contains(got, []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;")) {
-		t.Errorf("got %q, want font fallbacks", got)
+	if !bytes.Contains(got, []byte("font-family:Liberation Sans,Arial,Helvetica,'tracer',sans-serif;")) {
+		t.Errorf("got %q, want font fallbacks ending in the page's shipped family", got)
 	}
 }
 

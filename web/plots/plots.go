@@ -17,6 +17,7 @@ package plots
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"tracer/trace"
 )
@@ -109,8 +110,15 @@ type Options struct {
 
 	// Names label the runs in the key: Names[i] is runs[i]'s. Missing names
 	// are derived: "cache on" and "cache off" when the runs differ in
-	// use_cache, the model names when those differ, else "run 1", "run 2".
+	// use_cache, the model names when those differ, else "run 1", "run 2"
+	// (in Words).
 	Names []string
+
+	// Words are the chart's words in the reader's language; empty fields
+	// read in English. The SVG draws any script through the page's fonts;
+	// the PNG, drawn with Liberation alone, keeps English for a text that
+	// has a character Liberation lacks (Devanagari, say).
+	Words Words
 }
 
 // MinScale is the least a page may shrink a chart (displayed width over
@@ -181,7 +189,7 @@ func Render(c Chart, runs []*trace.Trace, step int, f Format, opts Options) ([]b
 	if w == 0 {
 		w = defaultWidth
 	}
-	fr, err := build(c, runs, step, f, w, pal, opts.Names)
+	fr, err := build(c, runs, step, f, w, pal, opts.Names, opts.Words.forFormat(f))
 	if err != nil {
 		return nil, err
 	}
@@ -196,20 +204,16 @@ func Render(c Chart, runs []*trace.Trace, step int, f Format, opts Options) ([]b
 }
 
 // build lays out chart c for a canvas w pixels wide.
-func build(c Chart, runs []*trace.Trace, step int, f Format, w int, pal palette, given []string) (*frame, error) {
+func build(c Chart, runs []*trace.Trace, step int, f Format, w int, pal palette, given []string, words Words) (*frame, error) {
 	switch c {
 	case Candidates:
-		var drawable func(rune) bool
-		if f == PNG {
-			drawable = newGlyphs(mono).has
-		}
-		return candidatesChart(runs[0], step, w, pal, drawable)
+		return candidatesChart(runs[0], step, w, pal, words, tokenTextFor(f))
 	case Confidence:
-		return confidenceChart(runs, names(runs, given), step, pal)
+		return confidenceChart(runs, names(runs, given, words), step, pal, words)
 	case KV:
-		return kvChart(runs, names(runs, given), step, pal)
+		return kvChart(runs, names(runs, given, words), step, pal, words)
 	case Cost:
-		return costChart(runs, names(runs, given), step, pal)
+		return costChart(runs, names(runs, given, words), step, pal, words)
 	}
 	return nil, fmt.Errorf("plots: %w %q", ErrUnknownChart, string(c))
 }
@@ -239,7 +243,7 @@ func checkStep(c Chart, t *trace.Trace, step int) error {
 }
 
 // names returns the key's name for each run: given ones first, then derived.
-func names(runs []*trace.Trace, given []string) []string {
+func names(runs []*trace.Trace, given []string, words Words) []string {
 	out := make([]string, len(runs))
 	cacheDiffers, modelDiffers := false, false
 	for _, r := range runs[1:] {
@@ -251,13 +255,13 @@ func names(runs []*trace.Trace, given []string) []string {
 		case i < len(given) && given[i] != "":
 			out[i] = cleanText(given[i])
 		case cacheDiffers && r.Options.UseCache:
-			out[i] = "cache on"
+			out[i] = words.CacheOn
 		case cacheDiffers:
-			out[i] = "cache off"
+			out[i] = words.CacheOff
 		case modelDiffers && r.Model.Name != "":
 			out[i] = cleanText(r.Model.Name)
 		default:
-			out[i] = fmt.Sprintf("run %d", i+1)
+			out[i] = fill(words.RunN, "n", strconv.Itoa(i+1))
 		}
 	}
 	return out

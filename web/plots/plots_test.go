@@ -73,8 +73,8 @@ func chartCases(t *testing.T) []chartCase {
 	toy := toyTrace(t)
 	return []chartCase{
 		{"candidates", plots.Candidates, []*trace.Trace{on}, 4,
-			[]string{"Ġthe", "·a", "·cat", `\n`, `\t`, `\u200b`, "日本", "<|endoftext", "supercalifra…",
-				"raw p", "final p", "chosen", "removed", `Step 5 of 14: chose "·a" (sampled, p 0.06, rank 2)`, "probability"}},
+			[]string{"Ġthe", "␣a", "␣cat", "⏎", "→", `\u200b`, "日本", "<|endoftext", "supercalifra…",
+				"raw p", "final p", "chosen", "removed", `Step 5 of 14: chose "␣a" (sampled, p 0.06, rank 2)`, "probability"}},
 		{"candidates toy", plots.Candidates, []*trace.Trace{toy}, 1,
 			[]string{"love", "eat", `Step 2 of 4: chose "love" (greedy, p 0.7, rank 1)`}},
 		{"confidence", plots.Confidence, []*trace.Trace{on}, 3,

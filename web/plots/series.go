@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -96,13 +97,12 @@ func runStyle(i int, pal palette) draw.LineStyle {
 // phaseGlyphs tells step phases apart in the cost chart.
 var phaseGlyphs = []struct {
 	phase string
-	name  string
 	shape draw.GlyphDrawer
 }{
-	{trace.PhasePrefill, "prefill", draw.BoxGlyph{}},
-	{trace.PhaseDecode, "decode", draw.CircleGlyph{}},
-	{trace.PhaseFull, "full (cache off)", draw.PyramidGlyph{}},
-	{"", "step", draw.CircleGlyph{}},
+	{trace.PhasePrefill, draw.BoxGlyph{}},
+	{trace.PhaseDecode, draw.CircleGlyph{}},
+	{trace.PhaseFull, draw.PyramidGlyph{}},
+	{"", draw.CircleGlyph{}},
 }
 
 // glyphFor returns the glyph of a phase.
@@ -192,10 +192,10 @@ func stepsOf(runs []*trace.Trace) int {
 
 // confidenceChart plots the raw top-1 probability and the chosen token's
 // final probability above the raw distribution's entropy.
-func confidenceChart(runs []*trace.Trace, names []string, step int, pal palette) (*frame, error) {
-	top := newPanel(pal, "", "top-1 probability")
+func confidenceChart(runs []*trace.Trace, names []string, step int, pal palette, words Words) (*frame, error) {
+	top := newPanel(pal, "", words.Top1)
 	top.Y.Tick.Marker = valueTicks{}
-	ent := newPanel(pal, "step", "entropy (nats)")
+	ent := newPanel(pal, words.Step, words.Entropy)
 	fr := &frame{panels: []*plot.Plot{top, ent}}
 	n := stepsOf(runs)
 	useSteps(top, n)
@@ -210,7 +210,7 @@ func confidenceChart(runs []*trace.Trace, names []string, step int, pal palette)
 		l := addLine(top, tp, 1, runStyle(i, pal), false)
 		addLine(ent, en, 1, runStyle(i, pal), false)
 		ents = append(ents, en)
-		name := "top-1 p (raw)"
+		name := words.Top1Raw
 		if len(runs) > 1 {
 			name = names[i]
 		}
@@ -226,21 +226,22 @@ func confidenceChart(runs []*trace.Trace, names []string, step int, pal palette)
 		xy = append(xy, plotter.XY{X: pt.x, Y: pt.y})
 	}
 	top.Add(&plotter.Scatter{XYs: xy, GlyphStyle: chosen})
-	fr.key = append(fr.key, keyEntry{"chosen token's final p", []plot.Thumbnailer{glyphKey{chosen}}})
+	fr.key = append(fr.key, keyEntry{words.ChosenFinal, []plot.Thumbnailer{glyphKey{chosen}}})
 
-	fr.title = fmt.Sprintf("Confidence over %d steps", len(runs[0].Steps))
+	total := strconv.Itoa(len(runs[0].Steps))
+	fr.title = fill(words.ConfidenceOver, "n", total)
 	if m := addMarker(fr.panels, step, pal); m != nil {
-		fr.key = append(fr.key, keyEntry{fmt.Sprintf("step %d", step+1), []plot.Thumbnailer{m}})
+		fr.key = append(fr.key, keyEntry{fill(words.StepN, "n", strconv.Itoa(step+1)), []plot.Thumbnailer{m}})
 		if p, ok := topProb(&runs[0].Steps[step]); ok {
-			fr.title = fmt.Sprintf("Step %d of %d: top-1 p %s, entropy %.3g nats",
-				step+1, len(runs[0].Steps), probLabel(p), runs[0].Steps[step].Rows[0].Entropy)
+			fr.title = fill(words.ConfidenceAt, "n", strconv.Itoa(step+1), "total", total,
+				"p", probLabel(p), "h", fmt.Sprintf("%.3g", runs[0].Steps[step].Rows[0].Entropy))
 		}
 	}
 	return fr, nil
 }
 
 // kvChart plots the KV cache's size after each step.
-func kvChart(runs []*trace.Trace, names []string, step int, pal palette) (*frame, error) {
+func kvChart(runs []*trace.Trace, names []string, step int, pal palette, words Words) (*frame, error) {
 	series := make([][]point, len(runs))
 	for i, r := range runs {
 		series[i] = collect(r, kvBytes)
@@ -249,26 +250,27 @@ func kvChart(runs []*trace.Trace, names []string, step int, pal palette) (*frame
 		return nil, fmt.Errorf("plots: %s: %w: the trace records no KV cache%s", KV, ErrNoData, why(runs[0], "keeps none"))
 	}
 	scale, unit := byteUnit(maxY(series...))
-	p := newPanel(pal, "step", "KV cache ("+unit+")")
+	p := newPanel(pal, words.Step, fill(words.KVAxis, "unit", unit))
 	useSteps(p, stepsOf(runs))
 	useValues(p, maxY(series...)/scale)
-	fr := &frame{panels: []*plot.Plot{p}, title: fmt.Sprintf("KV cache over %d steps", len(runs[0].Steps))}
+	total := strconv.Itoa(len(runs[0].Steps))
+	fr := &frame{panels: []*plot.Plot{p}, title: fill(words.KVOver, "n", total)}
 	for i, s := range series {
 		if len(s) == 0 {
 			continue
 		}
 		l := addLine(p, s, scale, runStyle(i, pal), false)
-		name := "bytes held after the step"
+		name := words.KVHeld
 		if len(runs) > 1 {
 			name = names[i]
 		}
 		fr.key = append(fr.key, keyEntry{name, []plot.Thumbnailer{l}})
 	}
 	if m := addMarker(fr.panels, step, pal); m != nil {
-		fr.key = append(fr.key, keyEntry{fmt.Sprintf("step %d", step+1), []plot.Thumbnailer{m}})
+		fr.key = append(fr.key, keyEntry{fill(words.StepN, "n", strconv.Itoa(step+1)), []plot.Thumbnailer{m}})
 		if kv := runs[0].Steps[step].KV; kv != nil {
-			fr.title = fmt.Sprintf("Step %d of %d: KV cache %s for %d positions",
-				step+1, len(runs[0].Steps), formatBytes(kv.Bytes), kv.Positions)
+			fr.title = fill(words.KVAt, "n", strconv.Itoa(step+1), "total", total,
+				"bytes", formatBytes(kv.Bytes), "positions", strconv.Itoa(kv.Positions))
 		}
 	}
 	return fr, nil
@@ -276,7 +278,7 @@ func kvChart(runs []*trace.Trace, names []string, step int, pal palette) (*frame
 
 // costChart plots bytes moved, arithmetic and time per step, one glyph per
 // phase.
-func costChart(runs []*trace.Trace, names []string, step int, pal palette) (*frame, error) {
+func costChart(runs []*trace.Trace, names []string, step int, pal palette, words Words) (*frame, error) {
 	moved := make([][]point, len(runs))
 	ops := make([][]point, len(runs))
 	ms := make([][]point, len(runs))
@@ -289,13 +291,14 @@ func costChart(runs []*trace.Trace, names []string, step int, pal palette) (*fra
 	bScale, bUnit := byteUnit(maxY(moved...))
 	fScale, fUnit := flopUnit(maxY(ops...))
 	panels := []*plot.Plot{
-		newPanel(pal, "", "moved ("+bUnit+")"),
-		newPanel(pal, "", "compute ("+fUnit+")"),
-		newPanel(pal, "step", "time (ms)"),
+		newPanel(pal, "", fill(words.Moved, "unit", bUnit)),
+		newPanel(pal, "", fill(words.Compute, "unit", fUnit)),
+		newPanel(pal, words.Step, words.Time),
 	}
 	data := [][][]point{moved, ops, ms}
 	scales := []float64{bScale, fScale, 1}
-	fr := &frame{panels: panels, title: fmt.Sprintf("Cost of each of %d steps", len(runs[0].Steps))}
+	total := strconv.Itoa(len(runs[0].Steps))
+	fr := &frame{panels: panels, title: fill(words.CostOver, "n", total)}
 	for k, p := range panels {
 		useSteps(p, stepsOf(runs))
 		useValues(p, maxY(data[k]...)/scales[k])
@@ -308,17 +311,17 @@ func costChart(runs []*trace.Trace, names []string, step int, pal palette) (*fra
 	}
 	for _, g := range phaseGlyphs {
 		if hasPhase(runs, g.phase) {
-			fr.key = append(fr.key, keyEntry{g.name, []plot.Thumbnailer{
+			fr.key = append(fr.key, keyEntry{phaseName(g.phase, words), []plot.Thumbnailer{
 				glyphKey{draw.GlyphStyle{Color: pal.muted, Radius: 2.5, Shape: g.shape}}}})
 		}
 	}
 	if m := addMarker(fr.panels, step, pal); m != nil {
-		fr.key = append(fr.key, keyEntry{fmt.Sprintf("step %d", step+1), []plot.Thumbnailer{m}})
+		fr.key = append(fr.key, keyEntry{fill(words.StepN, "n", strconv.Itoa(step+1)), []plot.Thumbnailer{m}})
 		st := &runs[0].Steps[step]
 		if tr := st.Traffic; tr != nil {
-			fr.title = fmt.Sprintf("Step %d of %d (%s): moved %s, %s, %.3g\u00a0ms",
-				step+1, len(runs[0].Steps), phaseName(st.Phase),
-				formatBytes(tr.WeightBytes+tr.KVReadBytes+tr.KVWriteBytes), formatFLOPs(tr.FLOPs), float64(st.ElapsedNS)/1e6)
+			fr.title = fill(words.CostAt, "n", strconv.Itoa(step+1), "total", total, "phase", phaseName(st.Phase, words),
+				"bytes", formatBytes(tr.WeightBytes+tr.KVReadBytes+tr.KVWriteBytes), "flops", formatFLOPs(tr.FLOPs),
+				"ms", fmt.Sprintf("%.3g", float64(st.ElapsedNS)/1e6))
 		}
 	}
 	return fr, nil
@@ -349,11 +352,20 @@ func hasPhase(runs []*trace.Trace, phase string) bool {
 	return false
 }
 
-func phaseName(phase string) string {
-	if phase == "" {
-		return "step"
+// phaseName names a step's phase in words; a phase they do not know reads
+// as the trace spells it.
+func phaseName(phase string, words Words) string {
+	switch phase {
+	case trace.PhasePrefill:
+		return words.Prefill
+	case trace.PhaseDecode:
+		return words.Decode
+	case trace.PhaseFull:
+		return words.Full
+	case "":
+		return words.Step
 	}
-	return phase
+	return cleanText(phase)
 }
 
 // byteUnit returns the binary unit (KiB = 1024 B, as the page's panels
