@@ -234,9 +234,91 @@ const (
 	KeyDbgBeamsLength    = "dbg-beams-length"
 )
 
+// Keys of the words the charts draw (web/plots.Words, one key a field),
+// and of the Branch box's error for a malformed quoted token.
+const (
+	KeyDbgPlotProbability    = "dbg-plot-probability"
+	KeyDbgPlotRawP           = "dbg-plot-raw-p"
+	KeyDbgPlotFinalP         = "dbg-plot-final-p"
+	KeyDbgPlotChosen         = "dbg-plot-chosen"
+	KeyDbgPlotRemoved        = "dbg-plot-removed"
+	KeyDbgPlotStepChose      = "dbg-plot-step-chose"
+	KeyDbgPlotHowPicked      = "dbg-plot-how-picked"
+	KeyDbgPlotHowPlain       = "dbg-plot-how-plain"
+	KeyDbgPlotGreedy         = "dbg-plot-greedy"
+	KeyDbgPlotSampled        = "dbg-plot-sampled"
+	KeyDbgPlotBeam           = "dbg-plot-beam"
+	KeyDbgPlotForced         = "dbg-plot-forced"
+	KeyDbgPlotStep           = "dbg-plot-step"
+	KeyDbgPlotStepN          = "dbg-plot-step-n"
+	KeyDbgPlotTop1           = "dbg-plot-top1"
+	KeyDbgPlotEntropy        = "dbg-plot-entropy"
+	KeyDbgPlotTop1Raw        = "dbg-plot-top1-raw"
+	KeyDbgPlotChosenFinal    = "dbg-plot-chosen-final"
+	KeyDbgPlotConfidenceOver = "dbg-plot-confidence-over"
+	KeyDbgPlotConfidenceAt   = "dbg-plot-confidence-at"
+	KeyDbgPlotKVAxis         = "dbg-plot-kv-axis"
+	KeyDbgPlotKVOver         = "dbg-plot-kv-over"
+	KeyDbgPlotKVHeld         = "dbg-plot-kv-held"
+	KeyDbgPlotKVAt           = "dbg-plot-kv-at"
+	KeyDbgPlotMoved          = "dbg-plot-moved"
+	KeyDbgPlotCompute        = "dbg-plot-compute"
+	KeyDbgPlotTime           = "dbg-plot-time"
+	KeyDbgPlotCostOver       = "dbg-plot-cost-over"
+	KeyDbgPlotCostAt         = "dbg-plot-cost-at"
+	KeyDbgPlotPrefill        = "dbg-plot-prefill"
+	KeyDbgPlotDecode         = "dbg-plot-decode"
+	KeyDbgPlotFull           = "dbg-plot-full"
+	KeyDbgPlotCacheOn        = "dbg-plot-cache-on"
+	KeyDbgPlotCacheOff       = "dbg-plot-cache-off"
+	KeyDbgPlotRunN           = "dbg-plot-run-n"
+	KeyDbgBranchQuoted       = "dbg-branch-quoted"
+)
+
+// plotKeys lists the chart words' keys.
+func plotKeys() []string {
+	return []string{
+		KeyDbgPlotProbability,
+		KeyDbgPlotRawP,
+		KeyDbgPlotFinalP,
+		KeyDbgPlotChosen,
+		KeyDbgPlotRemoved,
+		KeyDbgPlotStepChose,
+		KeyDbgPlotHowPicked,
+		KeyDbgPlotHowPlain,
+		KeyDbgPlotGreedy,
+		KeyDbgPlotSampled,
+		KeyDbgPlotBeam,
+		KeyDbgPlotForced,
+		KeyDbgPlotStep,
+		KeyDbgPlotStepN,
+		KeyDbgPlotTop1,
+		KeyDbgPlotEntropy,
+		KeyDbgPlotTop1Raw,
+		KeyDbgPlotChosenFinal,
+		KeyDbgPlotConfidenceOver,
+		KeyDbgPlotConfidenceAt,
+		KeyDbgPlotKVAxis,
+		KeyDbgPlotKVOver,
+		KeyDbgPlotKVHeld,
+		KeyDbgPlotKVAt,
+		KeyDbgPlotMoved,
+		KeyDbgPlotCompute,
+		KeyDbgPlotTime,
+		KeyDbgPlotCostOver,
+		KeyDbgPlotCostAt,
+		KeyDbgPlotPrefill,
+		KeyDbgPlotDecode,
+		KeyDbgPlotFull,
+		KeyDbgPlotCacheOn,
+		KeyDbgPlotCacheOff,
+		KeyDbgPlotRunN,
+	}
+}
+
 // debuggerKeys lists every debugger Key constant, for Validate.
 func debuggerKeys() []string {
-	return []string{
+	return append([]string{
 		KeyDbgTagline,
 		KeyDbgImport,
 		KeyDbgImportTitle,
@@ -476,7 +558,8 @@ func debuggerKeys() []string {
 		KeyDbgBeamsScore,
 		KeyDbgBeamsSum,
 		KeyDbgBeamsLength,
-	}
+		KeyDbgBranchQuoted,
+	}, plotKeys()...)
 }
 
 // The keys of the attention and logit-lens panels (web/inside.go).

@@ -123,7 +123,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	}
 	var jobs []chartJob
 	if o.charts && len(steps) > 0 {
-		v.Charts, jobs = chartsFor(o.session, []*run{r}, cur.branch, steps, pos, o.dark)
+		v.Charts, jobs = chartsFor([]*run{r}, cur.branch, steps, pos, o)
 	}
 	return v, jobs
 }

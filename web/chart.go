@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"tracer/lessons"
 	"tracer/trace"
 	"tracer/web/plots"
 )
@@ -54,6 +55,7 @@ type chartKey struct {
 	run                 uint64
 	branch, step, steps int
 	chart, format       string
+	lang                string // the words' language
 }
 
 // chartJob is a chart a view shows, rendered once the session's lock is
@@ -61,14 +63,17 @@ type chartKey struct {
 type chartJob struct {
 	key   chartKey
 	runs  []*trace.Trace
-	names []string // the runs' labels for the key
-	step  int      // a step of runs[0], or plots.NoStep
+	names []string    // the runs' labels for the key
+	step  int         // a step of runs[0], or plots.NoStep
+	words plots.Words // the chart's words, in the reader's language
 }
 
 // chartsFor lists the charts of a position: for one run (steps is its
 // path along branch) or for the runs of a comparison (steps nil: each
-// run's trunk). It snapshots the traces; the caller holds the lock.
-func chartsFor(session string, runs []*run, branch int, steps []trace.Step, pos int, dark bool) (*ChartsView, []chartJob) {
+// run's trunk), for o's session, palette and language. It snapshots the
+// traces; the caller holds the lock.
+func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts) (*ChartsView, []chartJob) {
+	session, dark, words := o.session, o.dark, chartWords(o.words)
 	var traces []*trace.Trace
 	var names []string
 	total := 0
@@ -99,8 +104,8 @@ func chartsFor(session string, runs []*run, branch int, steps []trace.Step, pos 
 		q := "/chart?session=" + session + "&chart=" + k.name + "&step=" + strconv.Itoa(pos)
 		v.Charts = append(v.Charts, ChartView{Name: k.name, Title: k.title, SVGURL: q + "&format=svg", PNGURL: q + "&format=png"})
 		jobs = append(jobs, chartJob{
-			key:  chartKey{run: runs[0].id, branch: branch, step: step, steps: total, chart: k.name, format: "svg", dark: dark},
-			runs: traces, names: names, step: step,
+			key:  chartKey{run: runs[0].id, branch: branch, step: step, steps: total, chart: k.name, format: "svg", dark: dark, lang: o.words.Lang},
+			runs: traces, names: names, step: step, words: words,
 		})
 	}
 	return v, jobs
@@ -135,7 +140,7 @@ func chart(c *chartCache, j chartJob) ([]byte, error) {
 	if j.key.format == "png" {
 		f, width = plots.PNG, 0
 	}
-	b, err := plots.Render(plots.Chart(j.key.chart), j.runs, j.step, f, plots.Options{Names: j.names, Dark: j.key.dark, Width: width})
+	b, err := plots.Render(plots.Chart(j.key.chart), j.runs, j.step, f, plots.Options{Names: j.names, Dark: j.key.dark, Width: width, Words: j.words})
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +180,7 @@ func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := q.Get("chart")
-	job, err := chartRequest(sess, name, step)
+	job, err := chartRequest(sess, name, step, s.words)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -203,10 +208,10 @@ func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 }
 
 // chartRequest finds the chart named name at step of what the session
-// shows.
-func chartRequest(sess *session, name string, step int) (chartJob, error) {
+// shows, worded in the session's language (words gives a language's).
+func chartRequest(sess *session, name string, step int, words func(lang string) Words) (chartJob, error) {
 	sess.mu.Lock()
-	dark := sess.dark
+	o := buildOpts{session: sess.id, dark: sess.dark, words: words(sess.lang)}
 	sess.mu.Unlock()
 	src := sess.source()
 	src.mu.Lock()
@@ -226,13 +231,35 @@ func chartRequest(sess *session, name string, step int) (chartJob, error) {
 	if step < 0 || step >= n {
 		return chartJob{}, fmt.Errorf("step index %d is out of range: this run has steps 0 to %d", step, n-1)
 	}
-	v, jobs := chartsFor(sess.id, runs, branch, steps, step, dark)
+	v, jobs := chartsFor(runs, branch, steps, step, o)
 	for i, c := range v.Charts {
 		if c.Name == name {
 			return jobs[i], nil
 		}
 	}
 	return chartJob{}, fmt.Errorf("no chart %q for this run", name)
+}
+
+// chartWords are the charts' words in w's language; a Words without a
+// catalog (a view built for a test) leaves them English.
+func chartWords(w Words) plots.Words {
+	if w.ui == nil {
+		return plots.Words{}
+	}
+	return plots.Words{
+		Probability: w.T(lessons.KeyDbgPlotProbability), RawP: w.T(lessons.KeyDbgPlotRawP), FinalP: w.T(lessons.KeyDbgPlotFinalP),
+		Chosen: w.T(lessons.KeyDbgPlotChosen), Removed: w.T(lessons.KeyDbgPlotRemoved), StepChose: w.T(lessons.KeyDbgPlotStepChose),
+		HowPicked: w.T(lessons.KeyDbgPlotHowPicked), HowPlain: w.T(lessons.KeyDbgPlotHowPlain), Greedy: w.T(lessons.KeyDbgPlotGreedy),
+		Sampled: w.T(lessons.KeyDbgPlotSampled), Beam: w.T(lessons.KeyDbgPlotBeam), Forced: w.T(lessons.KeyDbgPlotForced),
+		Step: w.T(lessons.KeyDbgPlotStep), StepN: w.T(lessons.KeyDbgPlotStepN), Top1: w.T(lessons.KeyDbgPlotTop1),
+		Entropy: w.T(lessons.KeyDbgPlotEntropy), Top1Raw: w.T(lessons.KeyDbgPlotTop1Raw), ChosenFinal: w.T(lessons.KeyDbgPlotChosenFinal),
+		ConfidenceOver: w.T(lessons.KeyDbgPlotConfidenceOver), ConfidenceAt: w.T(lessons.KeyDbgPlotConfidenceAt),
+		KVAxis: w.T(lessons.KeyDbgPlotKVAxis), KVOver: w.T(lessons.KeyDbgPlotKVOver), KVHeld: w.T(lessons.KeyDbgPlotKVHeld),
+		KVAt: w.T(lessons.KeyDbgPlotKVAt), Moved: w.T(lessons.KeyDbgPlotMoved), Compute: w.T(lessons.KeyDbgPlotCompute),
+		Time: w.T(lessons.KeyDbgPlotTime), CostOver: w.T(lessons.KeyDbgPlotCostOver), CostAt: w.T(lessons.KeyDbgPlotCostAt),
+		Prefill: w.T(lessons.KeyDbgPlotPrefill), Decode: w.T(lessons.KeyDbgPlotDecode), Full: w.T(lessons.KeyDbgPlotFull),
+		CacheOn: w.T(lessons.KeyDbgPlotCacheOn), CacheOff: w.T(lessons.KeyDbgPlotCacheOff), RunN: w.T(lessons.KeyDbgPlotRunN),
+	}
 }
 
 // chartCache keeps recently rendered charts, least recently used first out.

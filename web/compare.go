@@ -26,7 +26,7 @@ func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJ
 	v.Compare = compareView(d, pos, o.session, o.words)
 	var jobs []chartJob
 	if o.charts {
-		v.Charts, jobs = chartsFor(o.session, d.runs, 0, nil, pos, o.dark)
+		v.Charts, jobs = chartsFor(d.runs, 0, nil, pos, o)
 	}
 	return v, jobs
 }

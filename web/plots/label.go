@@ -148,11 +148,13 @@ func (g *glyphs) has(r rune) bool {
 // with Liberation, which the page serves as a web font. What Liberation
 // lacks (the whitespace marks ␣ ⏎, Devanagari) falls back to the page's
 // shipped faces, "tracer mono" and "tracer" (web/static/style.css declares
-// them with unicode-range), as the page's own text does; Arial, Helvetica
-// and Cousine have Liberation's metrics, for an SVG shown elsewhere.
+// them with unicode-range), as the page's own text does. They come before
+// any installed font, which would otherwise draw those characters (DejaVu
+// on a Linux machine, for a page in Hindi). Arial, Helvetica and Cousine
+// have Liberation's metrics, for an SVG shown outside the page.
 var fontFallbacks = [][2][]byte{
-	{[]byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,'tracer',sans-serif;")},
-	{[]byte("font-family:Liberation Mono;"), []byte("font-family:Liberation Mono,Cousine,'tracer mono','tracer',monospace;")},
+	{[]byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,'tracer',Arial,Helvetica,sans-serif;")},
+	{[]byte("font-family:Liberation Mono;"), []byte("font-family:Liberation Mono,'tracer mono','tracer',Cousine,monospace;")},
 }
 
 // inlineSVG makes a vgsvg document fit to inline into HTML: it drops the

@@ -103,7 +103,7 @@ func TestInlineSVG(t *testing.T) {
 	if !bytes.HasPrefix(got, []byte("<svg>")) {
 		t.Errorf("got %q, want it to start at <svg>", got)
 	}
-	if !bytes.Contains(got, []byte("font-family:Liberation Sans,Arial,Helvetica,'tracer',sans-serif;")) {
+	if !bytes.Contains(got, []byte("font-family:Liberation Sans,'tracer',Arial,Helvetica,sans-serif;")) {
 		t.Errorf("got %q, want font fallbacks ending in the page's shipped family", got)
 	}
 }

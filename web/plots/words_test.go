@@ -36,7 +36,7 @@ func TestSVGMarksWhitespaceAsThePage(t *testing.T) {
 			t.Errorf("svg text has %q, want the page's marks:\n%s", bad, text)
 		}
 	}
-	if !strings.Contains(string(svg), "'tracer mono','tracer',monospace") {
+	if !strings.Contains(string(svg), "'tracer mono','tracer',Cousine") {
 		t.Errorf("the svg's token font does not fall back to the page's shipped faces")
 	}
 }
