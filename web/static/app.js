@@ -277,8 +277,7 @@
       let tok = null;
       try { tok = JSON.parse(typed); } catch { /* shown below */ }
       if (typeof tok !== "string" || tok === "") {
-        showError(msg("msgQuoted", { text: typed }) ||
-          "Branch: " + typed + ' is not a quoted token: write it as a JSON string, like " the" or "\\n", or give its id.');
+        showError(msg("msgQuoted", { text: typed })); // the page's words (dbg-branch-quoted)
         return;
       }
       send({ type: "branch", token: tok });
