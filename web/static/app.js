@@ -384,6 +384,33 @@
     handle(m);
   });
 
+  // fillFromLink fills the run form with the settings of the deep link the
+  // page was opened with (/?model=…&prompt=…&seed=…, as a lesson figure's
+  // "open in the debugger" writes it): the run the page shows, so that
+  // Generate (or Compare, for a link with variants) runs it again. A value
+  // a menu does not offer joins it, as the link wrote it. A link that
+  // failed shows its error over the toy's run and fills nothing.
+  function fillFromLink() {
+    const q = new URLSearchParams(location.search);
+    if (!q.has("model") || !errorBox.hidden) return;
+    const bools = { true: "true", on: "true", 1: "true", false: "false", off: "false", 0: "false" };
+    for (const el of runForm.elements) {
+      if (!el.name || !q.has(el.name)) continue;
+      let v = q.get(el.name);
+      if (el instanceof HTMLSelectElement) {
+        v = v.trim();
+        if (v === "") {
+          el.selectedIndex = 0; // the default
+          continue;
+        }
+        if (el.name === "do_sample" || el.name === "use_cache") v = bools[v.toLowerCase()] ?? v;
+        if (![...el.options].some((o) => o.value === v)) el.add(new Option(v, v));
+      }
+      el.value = v;
+    }
+  }
+  fillFromLink();
+
   // whatif.js talks to the server through the page's socket.
   window.tracer = { send };
   document.dispatchEvent(new Event("tracer:ready"));
