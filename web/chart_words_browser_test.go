@@ -174,6 +174,15 @@ func TestBrowserChartWordsHindi(t *testing.T) {
 		}
 	}
 	checkShipped(t, "चरण", chartTextFonts(t, ctx, "चरण"))
+	// The layout measured the Devanagari as the shipped face draws it: no
+	// text runs past its chart's right edge.
+	over := evalJS[[]string](t, ctx, `[...document.querySelectorAll("[data-testid=charts] svg")].flatMap((svg) => {
+		const right = svg.getBoundingClientRect().right;
+		return [...svg.querySelectorAll("text")].filter((e) => e.getBoundingClientRect().right > right + 0.5).map((e) => e.textContent);
+	})`)
+	if len(over) > 0 {
+		t.Errorf("chart text runs past the chart's edge: %q", over)
+	}
 }
 
 // englishChartWords are the words of the charts' English texts that their

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 )
@@ -57,10 +56,9 @@ func TestTokenLabel(t *testing.T) {
 
 // TestLabelMarksAreInTheFonts: the PNG's marks and escapes are in
 // Liberation, which draws the PNG alone; the SVG's ␣ and ⏎ are not (the
-// page's shipped faces draw them), and the layout measures each as one
-// cell of Liberation Mono, as wide as any character of a token label.
+// page's shipped faces draw them).
 func TestLabelMarksAreInTheFonts(t *testing.T) {
-	png := tokenTextFor(PNG)
+	png, svg := tokenTextFor(PNG), tokenTextFor(SVG)
 	for _, f := range []struct {
 		name string
 		g    *glyphs
@@ -70,16 +68,45 @@ func TestLabelMarksAreInTheFonts(t *testing.T) {
 				t.Errorf("Liberation %s has no glyph for %q, which PNG labels use", f.name, r)
 			}
 		}
+		for _, r := range svg.space + svg.newline {
+			if f.g.has(r) {
+				t.Errorf("Liberation %s draws %q: the SVG no longer needs the page's faces for it", f.name, r)
+			}
+		}
 		if f.g.has('日') {
 			t.Errorf("Liberation %s draws 日: the PNG escape test no longer covers anything", f.name)
 		}
 	}
-	svg := tokenTextFor(SVG)
-	sty := text.Style{Font: font.From(mono, tickSize), Handler: plot.DefaultTextHandler}
-	for _, m := range []string{svg.space, svg.newline, svg.tab} {
-		if got, want := sty.Width(m+"the"), sty.Width("xthe"); got != want {
-			t.Errorf("%s\"the\" measures %v, want %v: one cell of Liberation Mono per mark", m, got, want)
-		}
+}
+
+// TestSVGTextMeasure: the SVG measures what Liberation lacks as the page's
+// shipped faces draw it, and what it has as Liberation does.
+func TestSVGTextMeasure(t *testing.T) {
+	h := svgText{text.Plain{Fonts: font.DefaultCache}}
+	const size = 10
+	cell := 0.6 * size // Liberation Mono's advance
+	tests := []struct {
+		name string
+		f    font.Font
+		txt  string
+		want float64 // points
+	}{
+		{"mono letters", mono, "the", 3 * cell},
+		{"space mark", mono, "␣the", 0.695*size + 3*cell},
+		{"newline mark", mono, "⏎", 0.749 * size},
+		{"tab mark, in Liberation", mono, "→", cell},
+		{"devanagari letters", sans, "चरण", 3 * 0.62 * size},
+		{"devanagari signs", sans, "चुना", 2*0.62*size + 0.26*size},
+		{"conjunct", sans, "क्ष", 2 * 0.62 * size},
+		{"CJK keeps .notdef", sans, "日", 0.75 * size},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, _, _ := h.Box(tt.txt, font.From(tt.f, size))
+			if math.Abs(float64(w)-tt.want) > 0.01 {
+				t.Errorf("width of %q = %v pt, want %v", tt.txt, w, tt.want)
+			}
+		})
 	}
 }
 

@@ -53,6 +53,7 @@ type palette struct {
 	raw, final, chosen         color.Color   // candidate bars
 	runs                       []color.Color // one per run, main run first
 	marker                     color.Color   // the current step
+	handler                    text.Handler  // measures and draws text; nil: plot.DefaultTextHandler
 }
 
 var (
@@ -74,6 +75,14 @@ func hex(v uint32) color.RGBA {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 }
 
+// textHandler returns the handler that measures and draws the chart's text.
+func (p palette) textHandler() text.Handler {
+	if p.handler == nil {
+		return plot.DefaultTextHandler
+	}
+	return p.handler
+}
+
 // run returns the colour of run i.
 func (p palette) run(i int) color.Color { return p.runs[i%len(p.runs)] }
 
@@ -84,7 +93,7 @@ func (p palette) text(f font.Font, size vg.Length, c color.Color) text.Style {
 		Font:    font.From(f, size),
 		XAlign:  draw.XLeft,
 		YAlign:  draw.YTop,
-		Handler: plot.DefaultTextHandler,
+		Handler: p.textHandler(),
 	}
 }
 
@@ -237,6 +246,8 @@ func newPanel(pal palette, xLabel, yLabel string) *plot.Plot {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = font.From(sans, labelSize)
 		a.Label.TextStyle.Color = pal.muted
+		a.Label.TextStyle.Handler = pal.textHandler()
+		a.Tick.Label.Handler = pal.textHandler()
 		a.Tick.Label.Font = font.From(sans, tickSize)
 		a.Tick.Label.Color = pal.muted
 		a.LineStyle.Color = pal.axis

@@ -19,6 +19,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+
 	"tracer/trace"
 )
 
@@ -184,6 +187,9 @@ func Render(c Chart, runs []*trace.Trace, step int, f Format, opts Options) ([]b
 	pal := lightPalette
 	if opts.Dark {
 		pal = darkPalette
+	}
+	if f == SVG {
+		pal.handler = svgText{text.Plain{Fonts: font.DefaultCache}}
 	}
 	w := opts.Width
 	if w == 0 {
