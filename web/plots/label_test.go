@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
@@ -184,4 +186,34 @@ func TestUnits(t *testing.T) {
 	if got := formatFLOPs(269_030_016); got != "269.0\u00a0MFLOP" {
 		t.Errorf("formatFLOPs = %q, want 269.0 MFLOP", got)
 	}
+}
+
+// FuzzTokenLabel: any token, in either format, makes a short label of
+// visible characters only (no space, newline or tab left to vanish), and
+// the PNG's label has only characters Liberation Mono draws.
+func FuzzTokenLabel(f *testing.F) {
+	for _, s := range []string{"", " the", "▁a", "\n", "\r\n", "\t", "Ġthe", "日本", "😀", "a\xffb", "\u200b", "\u00a0", "<|endoftext|>", "supercalifragilistic", "चरण"} {
+		f.Add(s, 3)
+	}
+	mono := newGlyphs(mono)
+	f.Fuzz(func(t *testing.T, tok string, id int) {
+		for _, format := range []Format{SVG, PNG} {
+			got := tokenLabel(tok, id, tokenTextFor(format))
+			if !utf8.ValidString(got) {
+				t.Fatalf("%v label of %q = %q: not UTF-8", format, tok, got)
+			}
+			// An escape is at most 10 runes (\U0001f600); the ellipsis one more.
+			if n := utf8.RuneCountInString(got); n > 10*maxLabel+1 {
+				t.Fatalf("%v label of %q has %d runes, want at most %d", format, tok, n, 10*maxLabel+1)
+			}
+			for _, r := range got {
+				if unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+					t.Fatalf("%v label of %q = %q holds invisible %U", format, tok, got, r)
+				}
+				if format == PNG && !mono.has(r) {
+					t.Fatalf("png label of %q = %q holds %q, which Liberation Mono lacks", tok, got, r)
+				}
+			}
+		}
+	})
 }
