@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -135,7 +136,7 @@ func (fr *frame) encode(f Format, w, h int, pal palette) ([]byte, error) {
 		if _, err := c.WriteTo(&buf); err != nil {
 			return nil, fmt.Errorf("plots: write svg: %w", err)
 		}
-		return inlineSVG(buf.Bytes()), nil
+		return inlineSVG(exactSize(buf.Bytes(), wpt, hpt)), nil
 	case PNG:
 		c := vgimg.NewWith(vgimg.UseWH(wpt, hpt), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(pal.bg))
 		fr.draw(draw.New(c), pal)
@@ -146,6 +147,16 @@ func (fr *frame) encode(f Format, w, h int, pal palette) ([]byte, error) {
 		return buf.Bytes(), nil
 	}
 	return nil, fmt.Errorf("plots: unknown format %d", int(f))
+}
+
+// svgSize matches the size vgsvg writes on its <svg> element, to five
+// significant digits (a 4003 px chart, 3002.25 pt, would read 3002.2).
+var svgSize = regexp.MustCompile(`<svg width="[^"]*" height="[^"]*" viewBox="0 0 [^"]*"`)
+
+// exactSize writes the SVG's size and viewBox exactly: w × h points.
+func exactSize(doc []byte, w, h vg.Length) []byte {
+	wv, hv := strconv.FormatFloat(float64(w), 'f', -1, 64), strconv.FormatFloat(float64(h), 'f', -1, 64)
+	return svgSize.ReplaceAll(doc, []byte(`<svg width="`+wv+`pt" height="`+hv+`pt" viewBox="0 0 `+wv+` `+hv+`"`))
 }
 
 // draw lays the frame out on dc: title, key, then the panels, their plot
