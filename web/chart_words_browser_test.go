@@ -146,7 +146,6 @@ func TestBrowserChartWhitespace(t *testing.T) {
 	}
 	checkShipped(t, "␣the", chartTextFonts(t, ctx, "␣the"))
 	checkShipped(t, "⏎", chartTextFonts(t, ctx, "⏎"))
-	shoot(t, ctx, "screenshot-chart-whitespace.png")
 }
 
 // TestBrowserChartWordsHindi: the Hindi debugger's charts draw their
