@@ -10,8 +10,10 @@
 //
 // Steps are passed as 0-based trace indexes (trace.Step.Index) and shown
 // 1-based, as the page shows them ("step 3 of 4"). Tokens are labelled with
-// their vocabulary strings, whitespace made visible: a space or
-// SentencePiece's ▁ reads ·, a newline \n.
+// their vocabulary strings, whitespace made visible with the page's marks
+// in the SVG (␣ a space or SentencePiece's ▁, ⏎ a newline, → a tab) and
+// with marks Liberation draws in the PNG (·, ¶, →). The words a chart
+// draws come in Options.Words, in the reader's language.
 package plots
 
 import (
@@ -62,8 +64,10 @@ type Format int
 const (
 	// SVG is an <svg> element without XML prolog or DOCTYPE, safe to inline
 	// into HTML: no scripts, no external fonts or URLs, every text escaped.
-	// Its font is Liberation Sans (Mono for tokens) with metric-compatible
-	// fallbacks (Arial, Helvetica, then the generic family).
+	// Its font is Liberation Sans (Mono for tokens), then the page's
+	// shipped families "tracer" and "tracer mono" for what Liberation
+	// lacks (␣ ⏎, Devanagari), then metric-compatible fallbacks (Arial,
+	// Helvetica, Cousine) and the generic family.
 	SVG Format = iota
 
 	// PNG is a PNG image of exactly Options.Width × Options.Height pixels,
