@@ -72,6 +72,9 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("lessons: %w", err)
 	}
+	if err := noDuplicateKeys(raw); err != nil {
+		return fmt.Errorf("lessons: %s: %w", path.Clean(name), err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -81,6 +84,53 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 		return fmt.Errorf("lessons: %s: text after the JSON value", name)
 	}
 	return nil
+}
+
+// noDuplicateKeys fails on an object that names a key twice: decoding
+// would keep the last silently, so an edit to the first copy would be lost.
+// Syntax errors are left to the decoder, which says where they are.
+func noDuplicateKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type object struct {
+		keys  map[string]bool
+		isKey bool // the next token is a key
+	}
+	var stack []*object
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.isKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			key, _ := tok.(string)
+			if top.keys[key] {
+				line := 1 + bytes.Count(raw[:min(int(dec.InputOffset()), len(raw))], []byte("\n"))
+				return fmt.Errorf("line %d: key %q appears twice in one object: keep one", line, key)
+			}
+			top.keys[key] = true
+			top.isKey = false
+			continue
+		}
+		if top != nil {
+			top.isKey = true // a value was read; a key or '}' follows
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &object{keys: map[string]bool{}, isKey: true})
+		case json.Delim('['):
+			stack = append(stack, nil)
+		case json.Delim(']'), json.Delim('}'):
+			stack = stack[:len(stack)-1]
+		}
+	}
 }
 
 // describe adds the line of a JSON syntax or type error.

@@ -3,6 +3,7 @@ package lessons_test
 import (
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"tracer/lessons"
 )
@@ -164,4 +165,30 @@ func TestValidateCatalogLessons(t *testing.T) {
 	if err := withBad.Validate(); err == nil || !strings.Contains(err.Error(), "step toy-moment: title: no Hindi (hi) text") {
 		t.Errorf("got error %v, want the missing Hindi title", err)
 	}
+}
+
+// TestParseRefusesDuplicateKeys: a key written twice in one object would
+// keep the last copy silently (an edit to the first would be lost), so the
+// catalog refuses it and names the key and line.
+func TestParseRefusesDuplicateKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, ui, want string
+	}{
+		{"top level", `{"strings": {}, "strings": {}}`, `line 1: key "strings" appears twice`},
+		{"nested", "{\"strings\": {\"a\": {\"en\": \"x\"},\n \"a\": {\"en\": \"y\"}}}", `line 2: key "a" appears twice`},
+		{"inside an array", `{"strings": {}, "downloads": [{"name": "a", "name": "b"}]}`, `key "name" appears twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := lessons.Parse(fstest.MapFS{"ui.json": {Data: []byte(tc.ui)}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("same key in two objects is fine", func(t *testing.T) {
+		_, err := lessons.Parse(fstest.MapFS{"ui.json": {Data: []byte(`{"strings": {"a": {"en": "x"}}, "downloads": [{"name": "a"}, {"name": "b"}]}`)}})
+		if err != nil && strings.Contains(err.Error(), "twice") {
+			t.Errorf("got %v, want no duplicate-key error", err)
+		}
+	})
 }
