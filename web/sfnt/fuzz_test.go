@@ -1,0 +1,79 @@
+package sfnt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+// tinyGSUB is a GSUB table with one ligature lookup: glyphs 1 2 -> 2.
+func tinyGSUB() []byte {
+	var b []byte
+	u16 := func(v ...uint16) {
+		for _, x := range v {
+			b = binary.BigEndian.AppendUint16(b, x)
+		}
+	}
+	u16(1, 0, 0, 0, 10) // version 1.0, script and feature lists absent, lookup list at 10
+	u16(1, 4)           // 1 lookup, at 4 from the list
+	u16(4, 0, 1, 8)     // ligature lookup, flags 0, 1 subtable at 8 from the lookup
+	u16(1, 8, 1, 14)    // format 1, coverage at 8, 1 ligature set at 14
+	u16(1, 1, 1)        // coverage format 1: glyph 1
+	u16(1, 4)           // ligature set: 1 ligature at 4
+	u16(2, 2, 2)        // ligature: glyph 2 from 2 components, the second glyph 2
+	return b
+}
+
+// FuzzSubset subsets any bytes as a font, keeping every character but B.
+// Property: no panic, no hang, bounded memory; when it succeeds the result
+// is a font that maps no B, that subsets to itself (the closure is
+// complete) and whose WOFF unpacks to it.
+func FuzzSubset(f *testing.F) {
+	tiny := tinyFont(f, tinyGlyf())
+	f.Add(tiny)
+	withGSUB, err := parse(tiny)
+	if err != nil {
+		f.Fatal(err)
+	}
+	withGSUB.set("GSUB", tinyGSUB())
+	f.Add(withGSUB.bytes())
+	f.Add(shipped(f, "font-symbols-regular.ttf"))
+	f.Add([]byte("OTTO\x00\x01"))
+	keep := func(r rune) bool { return r != 'B' }
+	f.Fuzz(func(t *testing.T, ttf []byte) {
+		sub, err := Subset(ttf, keep)
+		if err != nil {
+			return
+		}
+		again, err := Subset(sub, keep)
+		if err != nil {
+			t.Fatalf("the subset does not subset again: %v", err)
+		}
+		if !bytes.Equal(again, sub) {
+			t.Errorf("subsetting the subset changed it: %d bytes, then %d", len(sub), len(again))
+		}
+		f, err := parse(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := readCmap(f.table("cmap"), int(binary.BigEndian.Uint16(f.table("maxp")[4:])), func(rune) bool { return true })
+		if err != nil {
+			t.Fatalf("the subset's cmap: %v", err)
+		}
+		for _, m := range ms {
+			if m.r == 'B' {
+				t.Errorf("the subset maps B to glyph %d", m.gid)
+			}
+		}
+		w, err := WOFF(sub)
+		if err != nil {
+			t.Fatalf("WOFF of the subset: %v", err)
+		}
+		_, tables := unWOFF(t, w)
+		for _, tb := range f.tables {
+			if !bytes.Equal(tables[tb.tag], tb.data) {
+				t.Errorf("WOFF: table %q does not unpack to the subset's", tb.tag)
+			}
+		}
+	})
+}
