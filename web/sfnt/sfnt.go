@@ -5,7 +5,8 @@
 // Subset keeps glyph ids stable (like pyftsubset --retain-gids): a glyph
 // that is not kept stays in the font with no outline, so the tables that
 // name glyphs by id (hmtx, GSUB, GPOS, GDEF, post) are copied unchanged and
-// stay valid. It rebuilds glyf, loca and cmap and recomputes the checksums.
+// stay valid. It rebuilds glyf, loca and cmap, drops the glyph names (post
+// version 3) and recomputes the checksums.
 // The kept glyphs are the characters' glyphs, .notdef, every glyph a kept
 // glyph's GSUB single, multiple, alternate or ligature substitution can
 // produce (contexts are ignored: the closure may keep a glyph the shaper

@@ -10,8 +10,9 @@ import (
 // which keep holds: their glyphs and the glyphs those need (.notdef, GSUB
 // substitutes, composite components) keep their outlines, every other
 // glyph is left empty under the same id, and cmap maps the kept characters
-// only. keep is called once per character the font maps. The result is a
-// TrueType font with fresh checksums, ready for WOFF.
+// only; glyph names are dropped (post version 3). keep is called once per
+// character the font maps. The result is a TrueType font with fresh
+// checksums, ready for WOFF.
 func Subset(ttf []byte, keep func(rune) bool) ([]byte, error) {
 	f, err := parse(ttf)
 	if err != nil {
@@ -79,6 +80,13 @@ func Subset(ttf []byte, keep func(rune) bool) ([]byte, error) {
 	f.set("glyf", newGlyf)
 	f.set("loca", newLoca)
 	f.set("cmap", newCmap)
+	if post := f.table("post"); len(post) >= 32 {
+		// Version 3 has no glyph names: browsers never read them, and a
+		// large font's names outweigh the few glyphs a subset keeps.
+		post = append([]byte(nil), post[:32]...)
+		binary.BigEndian.PutUint32(post, 0x00030000)
+		f.set("post", post)
+	}
 	f.drop("DSIG") // a signature of the whole font no longer holds
 	return f.bytes(), nil
 }
