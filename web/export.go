@@ -177,9 +177,12 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 	pack := newFragments()
 	var first StepperView
 	var buf bytes.Buffer
+	attention := false // a position shows the attention panel, which inside.js draws
+	charted := false   // a position shows charts, whose text needs the charts' fonts
 	for i, p := range ps {
 		v, jobs := stepperView(d, p.cur, o)
 		if v.Charts != nil {
+			charted = charted || len(v.Charts.Charts) > 0
 			renderCharts(cache, v.Charts, jobs)
 			for k := range v.Charts.Charts { // the page's download links need its server
 				v.Charts.Charts[k].SVGURL, v.Charts.Charts[k].PNGURL = "", ""
@@ -198,6 +201,7 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 			return fmt.Errorf("web: export: render position %d: %w", p.cur.pos, err)
 		}
 		pack.add(p.key, buf.Bytes())
+		attention = attention || bytes.Contains(buf.Bytes(), []byte(`data-testid="attention-panel"`))
 	}
 	packed, err := pack.encode()
 	if err != nil {
@@ -207,24 +211,14 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 	if err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
-	js, err := assets.ReadFile("static/export.js")
-	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
+	scripts := []string{"static/export.js"}
+	if attention {
+		scripts = append(scripts, "static/inside.js")
 	}
 	icon, err := assets.ReadFile("static/favicon.svg")
 	if err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
-	buf.Reset()
-	if err := controls(first).Render(ctx, &buf); err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	if err := keys(words).Render(ctx, &buf); err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	pack.addRunes(buf.String() + d.source)
-	css = inlineFonts(css, pack.runes)
-	css = append(css, exportCSS...)
 
 	var tail strings.Builder
 	for k, r := range d.runs {
@@ -243,18 +237,41 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 	fmt.Fprintf(&tail, `<script type="application/octet-stream" id="tracer-views" data-first="%s">`, ps[0].key)
 	tail.WriteString(packed)
 	tail.WriteString(`</script>`)
-	script := string(js)
-	tail.WriteString("<script>" + script + "</script>")
-
-	sum := sha256.Sum256([]byte(script))
-	csp := "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
+	csp := "default-src 'none'; script-src"
+	for _, name := range scripts {
+		js, err := assets.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("web: export: %w", err)
+		}
+		tail.WriteString("<script>" + string(js) + "</script>")
+		pack.addRunes(string(js)) // what the scripts write: "Layer 2 · Head 1"
+		sum := sha256.Sum256(js)
+		csp += " 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	csp += "; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
 	pv := exportPageView{
 		W: words, Title: d.source, CSP: csp,
 		Icon:    "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(icon),
-		Head:    "<style>" + string(css) + "</style>",
-		Tail:    tail.String(),
 		Stepper: first,
 	}
+
+	// The fonts are cut to the characters of everything the page shows:
+	// the positions (above), the page around them (title, tagline,
+	// controls, keys, rendered here without its head and tail) and the
+	// stylesheet's own text.
+	buf.Reset()
+	if err := exportPage(pv).Render(ctx, &buf); err != nil {
+		return fmt.Errorf("web: export: %w", err)
+	}
+	pack.addRunes(buf.String())
+	pack.addRunes(string(css))
+	css, err = inlineFonts(css, pack.runes, charted)
+	if err != nil {
+		return fmt.Errorf("web: export: %w", err)
+	}
+	css = append(css, exportCSS...)
+	pv.Head = "<style>" + string(css) + "</style>"
+	pv.Tail = tail.String()
 	if err := exportPage(pv).Render(ctx, w); err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
@@ -353,30 +370,78 @@ var fontFace = regexp.MustCompile(`@font-face \{[^}]*\}`)
 // fontRange matches one range of a unicode-range: U+0900-097F or U+25CC.
 var fontRange = regexp.MustCompile(`U\+([0-9A-Fa-f]+)(?:-([0-9A-Fa-f]+))?`)
 
-// inlineFonts puts the page's fonts into the stylesheet as data: URLs,
-// only those whose unicode-range covers a character the file uses beyond
-// ASCII (and the Latin faces, which every file needs). A rule whose font is
-// not shipped in static/ (the charts' Liberation fonts) is dropped: chart
-// text falls back to the page's fonts. woff2 files are kept whole: cutting
-// them to the used characters needs a Brotli coder the standard library
-// lacks.
-func inlineFonts(css []byte, used map[rune]bool) []byte {
-	return fontFace.ReplaceAllFunc(css, func(rule []byte) []byte {
+// inlineFonts puts the page's fonts, and the charts' when the file has
+// charts, into the stylesheet as WOFF data: URLs, each cut to the
+// characters the file uses that its unicode-range covers (see charsFor).
+// A rule whose face the file does not need is dropped, as is one whose
+// font tracer does not hold.
+func inlineFonts(css []byte, used map[rune]bool, charts bool) ([]byte, error) {
+	var err error
+	out := fontFace.ReplaceAllFunc(css, func(rule []byte) []byte {
 		m := cssURL.FindSubmatch(rule)
-		if m == nil {
+		if m == nil || err != nil || !fontNeeded(string(rule), used) {
 			return nil
 		}
-		name := string(m[1])
-		font, err := assets.ReadFile("static/" + name)
-		if err != nil {
+		if _, chart := chartFonts[string(m[1])]; chart && !charts {
 			return nil
 		}
-		if !fontNeeded(string(rule), used) {
+		if _, ok := fontSource(string(m[1])); !ok {
 			return nil
 		}
-		data := "url(data:font/woff2;base64," + base64.StdEncoding.EncodeToString(font) + ")"
-		return bytes.Replace(rule, m[0], []byte(data), 1)
+		font, ferr := subsetFont(string(m[1]), charsFor(string(rule), used))
+		if ferr != nil {
+			err = ferr
+			return nil
+		}
+		rule = bytes.Replace(rule, m[0], []byte("url(data:font/woff;base64,"+base64.StdEncoding.EncodeToString(font)+")"), 1)
+		return fontFormat.ReplaceAll(rule, []byte(`format("woff")`))
 	})
+	return out, err
+}
+
+// fontFormat matches a @font-face rule's format("...") hint.
+var fontFormat = regexp.MustCompile(`format\("[a-z0-9-]*"\)`)
+
+// charsFor is what a face keeps: the characters of used its rule's
+// unicode-range covers, and printable ASCII (what the scripts write:
+// digits, the error box's message), and the dotted circle with any
+// Devanagari (the shaper draws a mark that has no base on it).
+func charsFor(rule string, used map[rune]bool) func(rune) bool {
+	ranges := unicodeRanges(rule)
+	devanagari := false
+	for r := range used {
+		devanagari = devanagari || r >= 0x0900 && r <= 0x097F
+	}
+	return func(r rune) bool {
+		if ranges != nil && !slices.ContainsFunc(ranges, func(x [2]rune) bool { return r >= x[0] && r <= x[1] }) {
+			return false
+		}
+		return used[r] || r >= 0x20 && r < 0x7F || r == 0x25CC && devanagari
+	}
+}
+
+// unicodeRanges is a @font-face rule's unicode-range as [lo, hi] pairs;
+// nil when it has none (the face covers every character) or one that does
+// not parse.
+func unicodeRanges(rule string) [][2]rune {
+	i := strings.Index(rule, "unicode-range:")
+	if i < 0 {
+		return nil
+	}
+	var out [][2]rune
+	for _, m := range fontRange.FindAllStringSubmatch(rule[i:], -1) {
+		lo, err1 := strconv.ParseUint(m[1], 16, 21)
+		hi := lo
+		var err2 error
+		if m[2] != "" {
+			hi, err2 = strconv.ParseUint(m[2], 16, 21)
+		}
+		if err1 != nil || err2 != nil {
+			return nil
+		}
+		out = append(out, [2]rune{rune(lo), rune(hi)})
+	}
+	return out
 }
 
 // fontNeeded reports whether a @font-face rule's unicode-range covers a
