@@ -35,10 +35,11 @@ type gsubReader struct {
 	err       error
 }
 
-// gsubRules lists the single (1), multiple (2), alternate (3) and ligature
-// (4) substitutions of every lookup of a GSUB table, through extension
-// lookups (7). Other lookup types are skipped: the lookups they call are
-// in the list and read on their own.
+// gsubRules lists the single (1), multiple (2), alternate (3), ligature
+// (4) and reverse chaining single (8) substitutions of every lookup of a
+// GSUB table, through extension lookups (7), contexts ignored. Contextual
+// lookups (5, 6) are skipped: the lookups they call are in the list and
+// read on their own.
 func gsubRules(gsub []byte, numGlyphs int) (*rules, error) {
 	r := &gsubReader{b: gsub, numGlyphs: numGlyphs, budget: maxRuleGlyphs, rules: rules{at: []int32{0}}}
 	list := int(r.u16(8, "the lookup list offset"))
@@ -207,6 +208,20 @@ func (r *gsubReader) subtable(kind uint16, off int, top bool) {
 				}
 				in := append([]uint16{c.gid}, r.glyphs(lig+4, comps-1, "ligature components")...)
 				r.add(in, glyph)
+			}
+		}
+	case 8: // reverse chaining single: coverage glyph -> one glyph, in a context ignored here
+		if format != 1 {
+			r.fail("reverse chaining substitution format %d at offset %d: want 1", format, off)
+			return
+		}
+		cov := r.coverage(off + int(r.u16(off+2, "a coverage offset")))
+		at := off + 6 + 2*int(r.u16(off+4, "a backtrack count"))
+		at += 2 + 2*int(r.u16(at, "a lookahead count"))
+		subst := r.glyphs(at+2, int(r.u16(at, "a substitute count")), "reverse chaining substitutes")
+		for _, c := range cov {
+			if c.index < len(subst) {
+				r.add([]uint16{c.gid}, subst[c.index])
 			}
 		}
 	case 7: // extension: the real subtable, at a 32-bit offset

@@ -4,18 +4,20 @@
 //
 // Subset keeps glyph ids stable (like pyftsubset --retain-gids): a glyph
 // that is not kept stays in the font with no outline, so the tables that
-// name glyphs by id (hmtx, GSUB, GPOS, GDEF, post) are copied unchanged and
-// stay valid. It rebuilds glyf, loca and cmap, drops the glyph names (post
-// version 3) and recomputes the checksums.
-// The kept glyphs are the characters' glyphs, .notdef, every glyph a kept
-// glyph's GSUB single, multiple, alternate or ligature substitution can
-// produce (contexts are ignored: the closure may keep a glyph the shaper
-// never reaches, never the reverse) and the components of composite
-// glyphs.
+// name glyphs by id (hmtx, GSUB, GPOS, GDEF) are copied unchanged and stay
+// valid. It rebuilds glyf, loca and cmap, drops the glyph names (post
+// version 3) and the signature (DSIG), and recomputes the checksums.
 //
-// Limits: TrueType outlines only (a CFF font is refused); GSUB lookups of
-// other types (contextual, chained, reverse) are followed only through the
-// lookups they call, which the closure visits anyway; GPOS is kept whole.
+// The kept glyphs are the characters' glyphs, .notdef, every glyph a kept
+// glyph's GSUB single, multiple, alternate, ligature or reverse chaining
+// substitution can produce, repeated until nothing changes (contexts are
+// ignored: the closure may keep a glyph the shaper never reaches, never
+// the reverse; contextual lookups act through the lookups they call, which
+// the closure visits anyway) and the components of composite glyphs.
+//
+// Limits: TrueType outlines only (a CFF font is refused); GPOS, hmtx and
+// the hinting tables are kept whole, so a subset of a few characters still
+// costs a few kilobytes.
 // Every offset and length read from a font is checked: a damaged or
 // hostile font gets an error that says what is wrong, never a panic, and
 // the work and memory a font can ask for are bounded.
