@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,18 +170,51 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 		charts = false
 		d.notice = strings.TrimSpace(d.notice + fmt.Sprintf(" This file leaves out the charts: it has %d positions, more than the %d it draws charts for (tracer export --html draws them for shorter traces).", len(ps), maxChartedViews))
 	}
-	o := buildOpts{charts: charts, words: words}
+	r, err := renderPositions(d, ps, buildOpts{charts: charts, words: words})
+	if err != nil {
+		return err
+	}
+	tail, csp, err := exportTail(d, r, ps[0].key)
+	if err != nil {
+		return err
+	}
+	icon, err := assets.ReadFile("static/favicon.svg")
+	if err != nil {
+		return fmt.Errorf("web: export: %w", err)
+	}
+	pv := exportPageView{
+		W: words, Title: d.source, CSP: csp,
+		Icon:    "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(icon),
+		Stepper: r.first,
+	}
+	if pv.Head, err = exportHead(pv, r); err != nil {
+		return err
+	}
+	pv.Tail = tail
+	if err := exportPage(pv).Render(context.Background(), w); err != nil {
+		return fmt.Errorf("web: export: %w", err)
+	}
+	return nil
+}
+
+// renderedPositions are the positions of an export, rendered.
+type renderedPositions struct {
+	pack      *fragments
+	first     StepperView // the position the document itself shows
+	attention bool        // a position shows the attention panel, which inside.js draws
+	charted   bool        // a position shows charts, whose text needs the charts' fonts
+}
+
+// renderPositions renders every position with the page's Stepper and
+// packs them.
+func renderPositions(d *document, ps []exportPosition, o buildOpts) (*renderedPositions, error) {
 	cache := newChartCache(chartCacheSize)
-	ctx := context.Background()
-	pack := newFragments()
-	var first StepperView
+	r := &renderedPositions{pack: newFragments()}
 	var buf bytes.Buffer
-	attention := false // a position shows the attention panel, which inside.js draws
-	charted := false   // a position shows charts, whose text needs the charts' fonts
 	for i, p := range ps {
 		v, jobs := stepperView(d, p.cur, o)
 		if v.Charts != nil {
-			charted = charted || len(v.Charts.Charts) > 0
+			r.charted = r.charted || len(v.Charts.Charts) > 0
 			renderCharts(cache, v.Charts, jobs)
 			for k := range v.Charts.Charts { // the page's download links need its server
 				v.Charts.Charts[k].SVGURL, v.Charts.Charts[k].PNGURL = "", ""
@@ -194,88 +226,84 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 			}
 		}
 		if i == 0 {
-			first = v
+			r.first = v
 		}
 		buf.Reset()
-		if err := Stepper(v).Render(ctx, &buf); err != nil {
-			return fmt.Errorf("web: export: render position %d: %w", p.cur.pos, err)
+		if err := Stepper(v).Render(context.Background(), &buf); err != nil {
+			return nil, fmt.Errorf("web: export: render position %d: %w", p.cur.pos, err)
 		}
-		pack.add(p.key, buf.Bytes())
-		attention = attention || bytes.Contains(buf.Bytes(), []byte(`data-testid="attention-panel"`))
+		r.pack.add(p.key, buf.Bytes())
+		r.attention = r.attention || bytes.Contains(buf.Bytes(), []byte(`data-testid="attention-panel"`))
 	}
-	packed, err := pack.encode()
-	if err != nil {
-		return err
-	}
-	css, err := assets.ReadFile("static/style.css")
-	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	scripts := []string{"static/export.js"}
-	if attention {
-		scripts = append(scripts, "static/inside.js")
-	}
-	icon, err := assets.ReadFile("static/favicon.svg")
-	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
+	return r, nil
+}
 
-	var tail strings.Builder
-	for k, r := range d.runs {
-		b, err := json.Marshal(r.trace) // json escapes <, > and &: the element cannot end early
+// exportTail is what follows the page in the file: each run's trace, the
+// packed positions and the scripts (export.js; inside.js when a position
+// shows attention), with the Content-Security-Policy that lets exactly
+// those scripts run and nothing be fetched.
+func exportTail(d *document, r *renderedPositions, firstKey string) (tail, csp string, err error) {
+	packed, err := r.pack.encode()
+	if err != nil {
+		return "", "", err
+	}
+	var b strings.Builder
+	for k, run := range d.runs {
+		js, err := json.Marshal(run.trace) // json escapes <, > and &: the element cannot end early
 		if err != nil {
-			return fmt.Errorf("web: export: encode run %d: %w", k, err)
+			return "", "", fmt.Errorf("web: export: encode run %d: %w", k, err)
 		}
 		if k == 0 {
-			tail.WriteString(trace.HTMLMarker)
+			b.WriteString(trace.HTMLMarker)
 		} else {
-			fmt.Fprintf(&tail, `<script type="application/json" id="tracer-trace-%d" data-label="%s">`, k, htmlAttr(r.label))
+			fmt.Fprintf(&b, `<script type="application/json" id="tracer-trace-%d" data-label="%s">`, k, htmlAttr(run.label))
 		}
-		tail.Write(b)
-		tail.WriteString(trace.HTMLEnd)
+		b.Write(js)
+		b.WriteString(trace.HTMLEnd)
 	}
-	fmt.Fprintf(&tail, `<script type="application/octet-stream" id="tracer-views" data-first="%s">`, ps[0].key)
-	tail.WriteString(packed)
-	tail.WriteString(`</script>`)
-	csp := "default-src 'none'; script-src"
+	fmt.Fprintf(&b, `<script type="application/octet-stream" id="tracer-views" data-first="%s">`, firstKey)
+	b.WriteString(packed)
+	b.WriteString(`</script>`)
+	scripts := []string{"static/export.js"}
+	if r.attention {
+		scripts = append(scripts, "static/inside.js")
+	}
+	csp = "default-src 'none'; script-src"
 	for _, name := range scripts {
 		js, err := assets.ReadFile(name)
 		if err != nil {
-			return fmt.Errorf("web: export: %w", err)
+			return "", "", fmt.Errorf("web: export: %w", err)
 		}
-		tail.WriteString("<script>" + string(js) + "</script>")
-		pack.addRunes(string(js)) // what the scripts write: "Layer 2 · Head 1"
+		b.WriteString("<script>" + string(js) + "</script>")
+		r.pack.addRunes(string(js)) // what the scripts write: "layer 2 · head 1"
 		sum := sha256.Sum256(js)
 		csp += " 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 	}
 	csp += "; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
-	pv := exportPageView{
-		W: words, Title: d.source, CSP: csp,
-		Icon:    "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(icon),
-		Stepper: first,
-	}
+	return b.String(), csp, nil
+}
 
-	// The fonts are cut to the characters of everything the page shows:
-	// the positions (above), the page around them (title, tagline,
-	// controls, keys, rendered here without its head and tail) and the
-	// stylesheet's own text.
-	buf.Reset()
-	if err := exportPage(pv).Render(ctx, &buf); err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	pack.addRunes(buf.String())
-	pack.addRunes(string(css))
-	css, err = inlineFonts(css, pack.runes, charted)
+// exportHead is the file's <style>: the page's stylesheet with its fonts
+// cut to the characters of everything the file shows: the positions, the
+// scripts' words, the page around them (title, tagline, controls, keys:
+// pv rendered here without its head and tail) and the stylesheet's own
+// text.
+func exportHead(pv exportPageView, r *renderedPositions) (string, error) {
+	css, err := assets.ReadFile("static/style.css")
 	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
+		return "", fmt.Errorf("web: export: %w", err)
 	}
-	css = append(css, exportCSS...)
-	pv.Head = "<style>" + string(css) + "</style>"
-	pv.Tail = tail.String()
-	if err := exportPage(pv).Render(ctx, w); err != nil {
-		return fmt.Errorf("web: export: %w", err)
+	var page strings.Builder
+	if err := exportPage(pv).Render(context.Background(), &page); err != nil {
+		return "", fmt.Errorf("web: export: %w", err)
 	}
-	return nil
+	r.pack.addRunes(page.String())
+	r.pack.addRunes(string(css))
+	css, err = inlineFonts(css, r.pack.runes, r.charted)
+	if err != nil {
+		return "", fmt.Errorf("web: export: %w", err)
+	}
+	return "<style>" + string(css) + exportCSS + "</style>", nil
 }
 
 // exportCSS hides what needs tracer's server: branching, breakpoints, the
@@ -362,115 +390,6 @@ func (f *fragments) encode() (string, error) {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(z.Bytes()), nil
-}
-
-// fontFace matches one @font-face rule of style.css.
-var fontFace = regexp.MustCompile(`@font-face \{[^}]*\}`)
-
-// fontRange matches one range of a unicode-range: U+0900-097F or U+25CC.
-var fontRange = regexp.MustCompile(`U\+([0-9A-Fa-f]+)(?:-([0-9A-Fa-f]+))?`)
-
-// inlineFonts puts the page's fonts, and the charts' when the file has
-// charts, into the stylesheet as WOFF data: URLs, each cut to the
-// characters the file uses that its unicode-range covers (see charsFor).
-// A rule whose face the file does not need is dropped, as is one whose
-// font tracer does not hold.
-func inlineFonts(css []byte, used map[rune]bool, charts bool) ([]byte, error) {
-	var err error
-	out := fontFace.ReplaceAllFunc(css, func(rule []byte) []byte {
-		m := cssURL.FindSubmatch(rule)
-		if m == nil || err != nil || !fontNeeded(string(rule), used) {
-			return nil
-		}
-		if _, chart := chartFonts[string(m[1])]; chart && !charts {
-			return nil
-		}
-		if _, ok := fontSource(string(m[1])); !ok {
-			return nil
-		}
-		font, ferr := subsetFont(string(m[1]), charsFor(string(rule), used))
-		if ferr != nil {
-			err = ferr
-			return nil
-		}
-		rule = bytes.Replace(rule, m[0], []byte("url(data:font/woff;base64,"+base64.StdEncoding.EncodeToString(font)+")"), 1)
-		return fontFormat.ReplaceAll(rule, []byte(`format("woff")`))
-	})
-	return out, err
-}
-
-// fontFormat matches a @font-face rule's format("...") hint.
-var fontFormat = regexp.MustCompile(`format\("[a-z0-9-]*"\)`)
-
-// charsFor is what a face keeps: the characters of used its rule's
-// unicode-range covers, and printable ASCII (what the scripts write:
-// digits, the error box's message), and the dotted circle with any
-// Devanagari (the shaper draws a mark that has no base on it).
-func charsFor(rule string, used map[rune]bool) func(rune) bool {
-	ranges := unicodeRanges(rule)
-	devanagari := false
-	for r := range used {
-		devanagari = devanagari || r >= 0x0900 && r <= 0x097F
-	}
-	return func(r rune) bool {
-		if ranges != nil && !slices.ContainsFunc(ranges, func(x [2]rune) bool { return r >= x[0] && r <= x[1] }) {
-			return false
-		}
-		return used[r] || r >= 0x20 && r < 0x7F || r == 0x25CC && devanagari
-	}
-}
-
-// unicodeRanges is a @font-face rule's unicode-range as [lo, hi] pairs;
-// nil when it has none (the face covers every character) or one that does
-// not parse.
-func unicodeRanges(rule string) [][2]rune {
-	i := strings.Index(rule, "unicode-range:")
-	if i < 0 {
-		return nil
-	}
-	var out [][2]rune
-	for _, m := range fontRange.FindAllStringSubmatch(rule[i:], -1) {
-		lo, err1 := strconv.ParseUint(m[1], 16, 21)
-		hi := lo
-		var err2 error
-		if m[2] != "" {
-			hi, err2 = strconv.ParseUint(m[2], 16, 21)
-		}
-		if err1 != nil || err2 != nil {
-			return nil
-		}
-		out = append(out, [2]rune{rune(lo), rune(hi)})
-	}
-	return out
-}
-
-// fontNeeded reports whether a @font-face rule's unicode-range covers a
-// character in used, or ASCII (the text every file has).
-func fontNeeded(rule string, used map[rune]bool) bool {
-	i := strings.Index(rule, "unicode-range:")
-	if i < 0 {
-		return true
-	}
-	for _, m := range fontRange.FindAllStringSubmatch(rule[i:], -1) {
-		lo, err1 := strconv.ParseUint(m[1], 16, 32)
-		hi := lo
-		var err2 error
-		if m[2] != "" {
-			hi, err2 = strconv.ParseUint(m[2], 16, 32)
-		}
-		if err1 != nil || err2 != nil {
-			return true
-		}
-		if lo <= 'z' && hi >= 'a' {
-			return true
-		}
-		for r := range used {
-			if uint64(r) >= lo && uint64(r) <= hi {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // handleExportHTML downloads what the session shows (a run with its
