@@ -219,27 +219,19 @@ func unicodeRanges(rule string) [][2]rune {
 }
 
 // fontNeeded reports whether a @font-face rule's unicode-range covers a
-// character in used, or ASCII (the text every file has).
+// character in used, or ASCII letters (the text every file has); a rule
+// without a range covers everything.
 func fontNeeded(rule string, used map[rune]bool) bool {
-	i := strings.Index(rule, "unicode-range:")
-	if i < 0 {
+	ranges := unicodeRanges(rule)
+	if ranges == nil {
 		return true
 	}
-	for _, m := range fontRange.FindAllStringSubmatch(rule[i:], -1) {
-		lo, err1 := strconv.ParseUint(m[1], 16, 32)
-		hi := lo
-		var err2 error
-		if m[2] != "" {
-			hi, err2 = strconv.ParseUint(m[2], 16, 32)
-		}
-		if err1 != nil || err2 != nil {
-			return true
-		}
-		if lo <= 'z' && hi >= 'a' {
+	for _, x := range ranges {
+		if x[0] <= 'z' && x[1] >= 'a' {
 			return true
 		}
 		for r := range used {
-			if uint64(r) >= lo && uint64(r) <= hi {
+			if r >= x[0] && r <= x[1] {
 				return true
 			}
 		}
