@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,15 +170,51 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 		charts = false
 		d.notice = strings.TrimSpace(d.notice + fmt.Sprintf(" This file leaves out the charts: it has %d positions, more than the %d it draws charts for (tracer export --html draws them for shorter traces).", len(ps), maxChartedViews))
 	}
-	o := buildOpts{charts: charts, words: words}
+	r, err := renderPositions(d, ps, buildOpts{charts: charts, words: words})
+	if err != nil {
+		return err
+	}
+	tail, csp, err := exportTail(d, r, ps[0].key)
+	if err != nil {
+		return err
+	}
+	icon, err := assets.ReadFile("static/favicon.svg")
+	if err != nil {
+		return fmt.Errorf("web: export: %w", err)
+	}
+	pv := exportPageView{
+		W: words, Title: d.source, CSP: csp,
+		Icon:    "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(icon),
+		Stepper: r.first,
+	}
+	if pv.Head, err = exportHead(pv, r); err != nil {
+		return err
+	}
+	pv.Tail = tail
+	if err := exportPage(pv).Render(context.Background(), w); err != nil {
+		return fmt.Errorf("web: export: %w", err)
+	}
+	return nil
+}
+
+// renderedPositions are the positions of an export, rendered.
+type renderedPositions struct {
+	pack      *fragments
+	first     StepperView // the position the document itself shows
+	attention bool        // a position shows the attention panel, which inside.js draws
+	charted   bool        // a position shows charts, whose text needs the charts' fonts
+}
+
+// renderPositions renders every position with the page's Stepper and
+// packs them.
+func renderPositions(d *document, ps []exportPosition, o buildOpts) (*renderedPositions, error) {
 	cache := newChartCache(chartCacheSize)
-	ctx := context.Background()
-	pack := newFragments()
-	var first StepperView
+	r := &renderedPositions{pack: newFragments()}
 	var buf bytes.Buffer
 	for i, p := range ps {
 		v, jobs := stepperView(d, p.cur, o)
 		if v.Charts != nil {
+			r.charted = r.charted || len(v.Charts.Charts) > 0
 			renderCharts(cache, v.Charts, jobs)
 			for k := range v.Charts.Charts { // the page's download links need its server
 				v.Charts.Charts[k].SVGURL, v.Charts.Charts[k].PNGURL = "", ""
@@ -191,74 +226,84 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 			}
 		}
 		if i == 0 {
-			first = v
+			r.first = v
 		}
 		buf.Reset()
-		if err := Stepper(v).Render(ctx, &buf); err != nil {
-			return fmt.Errorf("web: export: render position %d: %w", p.cur.pos, err)
+		if err := Stepper(v).Render(context.Background(), &buf); err != nil {
+			return nil, fmt.Errorf("web: export: render position %d: %w", p.cur.pos, err)
 		}
-		pack.add(p.key, buf.Bytes())
+		r.pack.add(p.key, buf.Bytes())
+		r.attention = r.attention || bytes.Contains(buf.Bytes(), []byte(`data-testid="attention-panel"`))
 	}
-	packed, err := pack.encode()
-	if err != nil {
-		return err
-	}
-	css, err := assets.ReadFile("static/style.css")
-	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	js, err := assets.ReadFile("static/export.js")
-	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	icon, err := assets.ReadFile("static/favicon.svg")
-	if err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	buf.Reset()
-	if err := controls(first).Render(ctx, &buf); err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	if err := keys(words).Render(ctx, &buf); err != nil {
-		return fmt.Errorf("web: export: %w", err)
-	}
-	pack.addRunes(buf.String() + d.source)
-	css = inlineFonts(css, pack.runes)
-	css = append(css, exportCSS...)
+	return r, nil
+}
 
-	var tail strings.Builder
-	for k, r := range d.runs {
-		b, err := json.Marshal(r.trace) // json escapes <, > and &: the element cannot end early
+// exportTail is what follows the page in the file: each run's trace, the
+// packed positions and the scripts (export.js; inside.js when a position
+// shows attention), with the Content-Security-Policy that lets exactly
+// those scripts run and nothing be fetched.
+func exportTail(d *document, r *renderedPositions, firstKey string) (tail, csp string, err error) {
+	packed, err := r.pack.encode()
+	if err != nil {
+		return "", "", err
+	}
+	var b strings.Builder
+	for k, run := range d.runs {
+		js, err := json.Marshal(run.trace) // json escapes <, > and &: the element cannot end early
 		if err != nil {
-			return fmt.Errorf("web: export: encode run %d: %w", k, err)
+			return "", "", fmt.Errorf("web: export: encode run %d: %w", k, err)
 		}
 		if k == 0 {
-			tail.WriteString(trace.HTMLMarker)
+			b.WriteString(trace.HTMLMarker)
 		} else {
-			fmt.Fprintf(&tail, `<script type="application/json" id="tracer-trace-%d" data-label="%s">`, k, htmlAttr(r.label))
+			fmt.Fprintf(&b, `<script type="application/json" id="tracer-trace-%d" data-label="%s">`, k, htmlAttr(run.label))
 		}
-		tail.Write(b)
-		tail.WriteString(trace.HTMLEnd)
+		b.Write(js)
+		b.WriteString(trace.HTMLEnd)
 	}
-	fmt.Fprintf(&tail, `<script type="application/octet-stream" id="tracer-views" data-first="%s">`, ps[0].key)
-	tail.WriteString(packed)
-	tail.WriteString(`</script>`)
-	script := string(js)
-	tail.WriteString("<script>" + script + "</script>")
+	fmt.Fprintf(&b, `<script type="application/octet-stream" id="tracer-views" data-first="%s">`, firstKey)
+	b.WriteString(packed)
+	b.WriteString(`</script>`)
+	scripts := []string{"static/export.js"}
+	if r.attention {
+		scripts = append(scripts, "static/inside.js")
+	}
+	csp = "default-src 'none'; script-src"
+	for _, name := range scripts {
+		js, err := assets.ReadFile(name)
+		if err != nil {
+			return "", "", fmt.Errorf("web: export: %w", err)
+		}
+		b.WriteString("<script>" + string(js) + "</script>")
+		r.pack.addRunes(string(js)) // what the scripts write: "layer 2 · head 1"
+		sum := sha256.Sum256(js)
+		csp += " 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	csp += "; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
+	return b.String(), csp, nil
+}
 
-	sum := sha256.Sum256([]byte(script))
-	csp := "default-src 'none'; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; style-src 'unsafe-inline'; img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'"
-	pv := exportPageView{
-		W: words, Title: d.source, CSP: csp,
-		Icon:    "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(icon),
-		Head:    "<style>" + string(css) + "</style>",
-		Tail:    tail.String(),
-		Stepper: first,
+// exportHead is the file's <style>: the page's stylesheet with its fonts
+// cut to the characters of everything the file shows: the positions, the
+// scripts' words, the page around them (title, tagline, controls, keys:
+// pv rendered here without its head and tail) and the stylesheet's own
+// text.
+func exportHead(pv exportPageView, r *renderedPositions) (string, error) {
+	css, err := assets.ReadFile("static/style.css")
+	if err != nil {
+		return "", fmt.Errorf("web: export: %w", err)
 	}
-	if err := exportPage(pv).Render(ctx, w); err != nil {
-		return fmt.Errorf("web: export: %w", err)
+	var page strings.Builder
+	if err := exportPage(pv).Render(context.Background(), &page); err != nil {
+		return "", fmt.Errorf("web: export: %w", err)
 	}
-	return nil
+	r.pack.addRunes(page.String())
+	r.pack.addRunes(string(css))
+	css, err = inlineFonts(css, r.pack.runes, r.charted)
+	if err != nil {
+		return "", fmt.Errorf("web: export: %w", err)
+	}
+	return "<style>" + string(css) + exportCSS + "</style>", nil
 }
 
 // exportCSS hides what needs tracer's server: branching, breakpoints, the
@@ -345,67 +390,6 @@ func (f *fragments) encode() (string, error) {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(z.Bytes()), nil
-}
-
-// fontFace matches one @font-face rule of style.css.
-var fontFace = regexp.MustCompile(`@font-face \{[^}]*\}`)
-
-// fontRange matches one range of a unicode-range: U+0900-097F or U+25CC.
-var fontRange = regexp.MustCompile(`U\+([0-9A-Fa-f]+)(?:-([0-9A-Fa-f]+))?`)
-
-// inlineFonts puts the page's fonts into the stylesheet as data: URLs,
-// only those whose unicode-range covers a character the file uses beyond
-// ASCII (and the Latin faces, which every file needs). A rule whose font is
-// not shipped in static/ (the charts' Liberation fonts) is dropped: chart
-// text falls back to the page's fonts. woff2 files are kept whole: cutting
-// them to the used characters needs a Brotli coder the standard library
-// lacks.
-func inlineFonts(css []byte, used map[rune]bool) []byte {
-	return fontFace.ReplaceAllFunc(css, func(rule []byte) []byte {
-		m := cssURL.FindSubmatch(rule)
-		if m == nil {
-			return nil
-		}
-		name := string(m[1])
-		font, err := assets.ReadFile("static/" + name)
-		if err != nil {
-			return nil
-		}
-		if !fontNeeded(string(rule), used) {
-			return nil
-		}
-		data := "url(data:font/woff2;base64," + base64.StdEncoding.EncodeToString(font) + ")"
-		return bytes.Replace(rule, m[0], []byte(data), 1)
-	})
-}
-
-// fontNeeded reports whether a @font-face rule's unicode-range covers a
-// character in used, or ASCII (the text every file has).
-func fontNeeded(rule string, used map[rune]bool) bool {
-	i := strings.Index(rule, "unicode-range:")
-	if i < 0 {
-		return true
-	}
-	for _, m := range fontRange.FindAllStringSubmatch(rule[i:], -1) {
-		lo, err1 := strconv.ParseUint(m[1], 16, 32)
-		hi := lo
-		var err2 error
-		if m[2] != "" {
-			hi, err2 = strconv.ParseUint(m[2], 16, 32)
-		}
-		if err1 != nil || err2 != nil {
-			return true
-		}
-		if lo <= 'z' && hi >= 'a' {
-			return true
-		}
-		for r := range used {
-			if uint64(r) >= lo && uint64(r) <= hi {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // handleExportHTML downloads what the session shows (a run with its

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"tracer/engine"
+	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/trace"
 )
@@ -389,4 +392,102 @@ func TestBrowserPageExportHTML(t *testing.T) {
 		t.Fatalf("after the import: source %q, error %q; want the imported file and no error", s.Source, s.Error)
 	}
 	walkLesson(t, ctx)
+}
+
+// recordedInside generates n greedy steps from the model recording each
+// step's attention and a 5-wide logit lens (tracer run --record-attention
+// --record-lens 5).
+func recordedInside(t *testing.T, model string, n int) *trace.Trace {
+	t.Helper()
+	m, err := models.Open(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := false
+	req, err := m.Request(models.Input{Texts: []string{"Once upon a time"}}, &engine.Settings{DoSample: &sample, MaxNewTokens: &n, MinNewTokens: &n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Record = true
+	req.Options.RecordAttention, req.Options.RecordLens = trace.RecordAttentionStep, 5
+	tr, err := engine.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// attnDrawn is a script reading what inside.js drew on the attention
+// panel: the pick, the keys' weights and tints, and how many pixels the
+// grid's small multiples painted.
+const attnDrawn = `(() => {
+	const p = document.querySelector("[data-testid=attention-panel][data-drawn]");
+	if (!p) return null;
+	const keys = [...p.querySelectorAll(".attn-key")];
+	let ink = 0;
+	for (const c of p.querySelectorAll(".attn-cell canvas")) {
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		for (let i = 3; i < d.length; i += 4) if (d[i] > 0) ink++;
+	}
+	return {
+		layer: p.dataset.layer, head: p.dataset.head,
+		weights: keys.map((k) => k.dataset.w || "").join(" "),
+		tinted: keys.filter((k) => Number(k.style.getPropertyValue("--tint")) > 0).length,
+		ink,
+	};
+})()`
+
+// attnView is what attnDrawn returns.
+type attnView struct {
+	Layer, Head, Weights string
+	Tinted, Ink          int
+}
+
+// TestBrowserExportAttention opens an exported run that recorded attention
+// and the logit lens: the grid draws, picking a head redraws the context,
+// stepping draws the next position's panel with the same pick, and no
+// request leaves the file.
+func TestBrowserExportAttention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped in -short mode")
+	}
+	tr := recordedInside(t, refdata.Need(t, "models/stories260K/stories260K.bin"), 4)
+	ctx, left := openExport(t, exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Source: "inside.json"}))
+	view := func(what string) attnView {
+		t.Helper()
+		waitJS(t, ctx, what, attnDrawn+" !== null")
+		return evalJS[attnView](t, ctx, attnDrawn)
+	}
+	if count(t, ctx, "[data-testid=lens-panel]") == 0 {
+		t.Error("no lens panel in the file")
+	}
+	at0 := view("the first position's attention panel")
+	if at0.Ink == 0 || at0.Tinted == 0 || at0.Weights == "" {
+		t.Fatalf("the first position: got %+v, want the grid painted and the context tinted", at0)
+	}
+
+	sel := `[data-testid=attn-cell][data-layer="1"][data-head="3"]`
+	do(t, ctx, "pick layer 2 head 4", chromedp.Click(chromedp.CSS(sel)))
+	waitJS(t, ctx, "the pick", `document.querySelector(`+strconv.Quote(sel)+`).getAttribute("aria-pressed") === "true"`)
+	picked := view("the picked head")
+	if picked.Layer != "1" || picked.Head != "3" || picked.Weights == at0.Weights {
+		t.Errorf("after the pick: got layer %s head %s weights %q, want layer 1 head 3 with other weights than %q", picked.Layer, picked.Head, picked.Weights, at0.Weights)
+	}
+	want := tr.Steps[0].Rows[0].Inside.Attention[1][3]
+	if got := strings.Fields(picked.Weights); len(got) != len(want) {
+		t.Errorf("after the pick: got %d weights, want the trace's %d", len(got), len(want))
+	}
+
+	press(t, ctx, kb.ArrowRight, 1)
+	waitJS(t, ctx, "the next position's panel drawn", `document.querySelector("[data-testid=attention-panel][data-drawn]") && document.querySelector("[data-testid=attention-panel]").dataset.head === "3"`)
+	next := view("the next position's panel")
+	if next.Ink == 0 || next.Tinted == 0 || next.Weights == picked.Weights || next.Layer != "1" {
+		t.Errorf("after a step: got %+v, want a painted grid, layer 1 head 3 kept, other weights than %q", next, picked.Weights)
+	}
+	if got, want := len(strings.Fields(next.Weights)), len(tr.Steps[1].Rows[0].Inside.Attention[1][3]); got != want {
+		t.Errorf("after a step: got %d weights, want the trace's %d", got, want)
+	}
+	if l := left(); len(l) > 0 {
+		t.Errorf("requests left the page: %q", l)
+	}
 }

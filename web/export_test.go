@@ -20,6 +20,7 @@ import (
 	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/trace"
+	"tracer/web/sfnt"
 )
 
 // sampledTrace generates n steps from the model, sampled at top-20.
@@ -160,7 +161,7 @@ func TestExportIsSelfContained(t *testing.T) {
 					t.Errorf("the file refers to %q, outside itself", u)
 				}
 			}
-			if !strings.Contains(html, "url(data:font/woff2;base64,") {
+			if !strings.Contains(html, "url(data:font/woff;base64,") {
 				t.Error("no font inlined")
 			}
 		})
@@ -168,8 +169,8 @@ func TestExportIsSelfContained(t *testing.T) {
 }
 
 func TestExportFontsFollowTheText(t *testing.T) {
-	const latin = "@font-face { src: url(x.woff2); unicode-range: U+0020-007E; }"
-	const devanagari = "@font-face { src: url(x.woff2); unicode-range: U+0900-097F, U+25CC; }"
+	const latin = "@font-face { src: url(x.woff); unicode-range: U+0020-007E; }"
+	const devanagari = "@font-face { src: url(x.woff); unicode-range: U+0900-097F, U+25CC; }"
 	for _, tc := range []struct {
 		name, rule, used string
 		want             bool
@@ -177,7 +178,7 @@ func TestExportFontsFollowTheText(t *testing.T) {
 		{"latin always", latin, "", true},
 		{"devanagari when used", devanagari, "हिन्दी", true},
 		{"devanagari unused", devanagari, "é", false},
-		{"no range", "@font-face { src: url(x.woff2); }", "", true},
+		{"no range", "@font-face { src: url(x.woff); }", "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			used := map[rune]bool{}
@@ -186,6 +187,136 @@ func TestExportFontsFollowTheText(t *testing.T) {
 			}
 			if got := fontNeeded(tc.rule, used); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// exportedFaces returns the @font-face rules of an exported file, each
+// with its font's bytes and the name of the page's font behind it (the
+// stylesheet's rule with the same family, weight and range).
+func exportedFaces(t *testing.T, html []byte) (faces []exportedFace) {
+	t.Helper()
+	css, err := assets.ReadFile("static/style.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataURL := regexp.MustCompile(`url\(data:font/woff;base64,([A-Za-z0-9+/=]*)\)`)
+	format := regexp.MustCompile(`format\("[a-z0-9]*"\)`)
+	key := func(rule string) string { // the rule without its source
+		return format.ReplaceAllString(cssURL.ReplaceAllString(dataURL.ReplaceAllString(rule, ""), ""), "")
+	}
+	names := map[string]string{}
+	for _, rule := range fontFace.FindAll(css, -1) {
+		names[key(string(rule))] = string(cssURL.FindSubmatch(rule)[1])
+	}
+	for _, rule := range fontFace.FindAll(html, -1) {
+		m := dataURL.FindSubmatch(rule)
+		if m == nil {
+			t.Fatalf("a face is not a WOFF data: URL: %.200s", rule)
+		}
+		font, err := base64.StdEncoding.DecodeString(string(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, ok := names[key(string(rule))]
+		if !ok {
+			t.Fatalf("a face matches no rule of style.css: %.200s", rule)
+		}
+		faces = append(faces, exportedFace{name: name, rule: string(rule), font: font})
+	}
+	return faces
+}
+
+// exportedFace is one @font-face of an exported file.
+type exportedFace struct {
+	name string // the page's font: "font-sans-regular.woff", "font-chart-mono.ttf"
+	rule string
+	font []byte
+}
+
+// TestExportFontsAreCut checks the faces an exported file carries: WOFF
+// fonts cut smaller than the whole faces the page serves, the charts'
+// Liberation fonts when the file has charts, Devanagari in Hindi only.
+func TestExportFontsAreCut(t *testing.T) {
+	whole, err := pageFonts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ttf := range chartFonts {
+		if whole[name], err = sfnt.WOFF(ttf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := trace.Decode(loopTrace(t, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, lang string
+		noCharts   bool
+		want       []string // the faces the file needs
+	}{
+		{"english with charts", "en", false, []string{"font-sans-regular.woff", "font-mono-regular.woff", "font-chart-sans.ttf", "font-chart-mono.ttf"}},
+		{"hindi with charts", "hi", false, []string{"font-sans-regular.woff", "font-devanagari-regular.woff", "font-devanagari-bold.woff", "font-chart-sans.ttf"}},
+		{"english without charts", "en", true, []string{"font-sans-regular.woff", "font-sans-bold.woff", "font-mono-regular.woff"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faces := exportedFaces(t, exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Lang: tc.lang, NoCharts: tc.noCharts}))
+			got := map[string]bool{}
+			for _, f := range faces {
+				got[f.name] = true
+				if string(f.font[:4]) != "wOFF" {
+					t.Errorf("%s: got a %.4q font, want WOFF", f.name, f.font)
+				}
+				if len(f.font) >= len(whole[f.name]) {
+					t.Errorf("%s: got %d bytes, want fewer than the whole face's %d", f.name, len(f.font), len(whole[f.name]))
+				}
+				if strings.Contains(f.rule, "U+0900") && tc.lang != "hi" {
+					t.Errorf("%s: a Devanagari face in a file in %s", f.name, tc.lang)
+				}
+				if strings.HasPrefix(f.name, "font-chart-") && tc.noCharts {
+					t.Errorf("%s: a chart font in a file without charts", f.name)
+				}
+			}
+			for _, name := range tc.want {
+				if !got[name] {
+					t.Errorf("no %s in the file", name)
+				}
+			}
+		})
+	}
+}
+
+// TestExportFontsKeepTheirCharacters checks which characters a face keeps:
+// those the file uses within the face's range, wherever they appear (the
+// charts' SVG text too), and ASCII, which the scripts write.
+func TestExportFontsKeepTheirCharacters(t *testing.T) {
+	const symbols = "@font-face { src: url(x.woff); unicode-range: U+2300-23FF, U+2400-243F; }"
+	const devanagari = "@font-face { src: url(x.woff); unicode-range: U+0900-097F, U+25CC; }"
+	const chart = "@font-face { src: url(x.ttf); }"
+	pack := newFragments()
+	pack.add("0.0", []byte(`<div class="chart"><svg><text style="font-family:tracer mono,tracer">a␣b</text></svg></div>`))
+	pack.add("0.0", []byte(`<p>नमस्ते <b>⏮</b></p>`))
+	for _, tc := range []struct {
+		name, rule string
+		r          rune
+		want       bool
+	}{
+		{"symbol from SVG text", symbols, '␣', true},
+		{"symbol from HTML", symbols, '⏮', true},
+		{"symbol not used", symbols, '⏭', false},
+		{"ASCII outside the range", symbols, 'a', false},
+		{"devanagari used", devanagari, 'न', true},
+		{"devanagari not used", devanagari, 'क', false},
+		{"dotted circle with devanagari", devanagari, 0x25CC, true},
+		{"no range: SVG symbol", chart, '␣', true},
+		{"no range: ASCII", chart, 'Z', true},
+		{"no range: unused", chart, '✓', false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := charsFor(tc.rule, pack.runes)(tc.r); got != tc.want {
+				t.Errorf("keeps %q: got %v, want %v", tc.r, got, tc.want)
 			}
 		})
 	}

@@ -10,6 +10,9 @@ import (
 	cdpcss "github.com/chromedp/cdproto/css"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/chromedp"
+
+	"tracer/engine/refdata"
+	"tracer/trace"
 )
 
 // fallbacks returns, for every rendered element of the page with text of
@@ -109,6 +112,58 @@ func TestBrowserFontsShipped(t *testing.T) {
 		waitLoad(t, ctx, "the fonts loaded", fontsReady)
 		if bad := fallbacks(t, ctx); len(bad) > 0 {
 			t.Errorf("the first lesson in %s draws text with fonts it does not ship:\n%s", lang, strings.Join(bad, "\n"))
+		}
+	}
+}
+
+// TestBrowserExportFonts opens exported files from file:// and checks the
+// fonts they carry, cut to their characters: Chromium decodes every face
+// (a font its sanitizer rejects fails to load), and every piece of text,
+// the charts' SVG text included, is drawn with them, in English and Hindi.
+func TestBrowserExportFonts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: skipped in -short mode")
+	}
+	model := refdata.Need(t, "models/stories260K/stories260K.bin")
+	sampled := sampledTrace(t, model, 3)
+	toy := toyTrace(t)
+	const loadAll = `Promise.all([...document.fonts].map((f) => f.load().then(() => f.family + ": " + f.status, (e) => f.family + " " + f.unicodeRange + ": " + e)))`
+	for _, lang := range []string{"en", "hi"} {
+		for _, tc := range []struct {
+			name    string
+			tr      *trace.Trace
+			samples map[string]string // family -> text the file shows in it
+		}{
+			{"toy", toy, map[string]string{"tracer": "I love chai", "tracer mono": "chai"}},
+			{"stories260K", sampled, map[string]string{"tracer": "Once", "Liberation Sans": "0.5", "Liberation Mono": "1"}},
+		} {
+			t.Run(lang+"/"+tc.name, func(t *testing.T) {
+				ctx, left := openExport(t, exportOf(t, []ExportRun{{Trace: tc.tr}}, ExportOptions{Lang: lang, Source: tc.name + ".json"}))
+				loaded, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](loadAll, chromedp.EvalAwaitPromise))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(loaded) == 0 {
+					t.Fatal("the file declares no fonts")
+				}
+				for _, s := range loaded {
+					if !strings.HasSuffix(s, ": loaded") {
+						t.Errorf("a face did not load: %s", s)
+					}
+				}
+				for family, sample := range tc.samples {
+					expr := fmt.Sprintf("document.fonts.check(%q, %q)", "16px \""+family+"\"", sample)
+					if !evalJS[bool](t, ctx, expr) {
+						t.Errorf("%s is false", expr)
+					}
+				}
+				if bad := fallbacks(t, ctx); len(bad) > 0 {
+					t.Errorf("the file draws text with fonts it does not carry:\n%s", strings.Join(bad, "\n"))
+				}
+				if l := left(); len(l) > 0 {
+					t.Errorf("requests left the page: %q", l)
+				}
+			})
 		}
 	}
 }

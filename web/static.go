@@ -35,7 +35,17 @@ func loadStatic() (*staticFiles, error) {
 		s.files[name] = b
 		s.hash[name] = hex.EncodeToString(sum[:6])
 	}
+	fonts, err := pageFonts()
+	if err != nil {
+		return nil, err
+	}
+	for name, b := range fonts {
+		add(name, b)
+	}
 	for _, e := range entries {
+		if path.Ext(e.Name()) == ".ttf" { // served as WOFF, above
+			continue
+		}
 		b, err := assets.ReadFile("static/" + e.Name())
 		if err != nil {
 			return nil, err
@@ -85,8 +95,8 @@ func (s *staticFiles) serve(w http.ResponseWriter, r *http.Request) {
 // system's MIME tables often lack them.
 func contentType(name string) string {
 	switch path.Ext(name) {
-	case ".woff2":
-		return "font/woff2"
+	case ".woff":
+		return "font/woff"
 	case ".ttf":
 		return "font/ttf"
 	}

@@ -59,7 +59,7 @@
       const a = was[i];
       if (!a) {
         old.appendChild(b);
-      } else if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) {
+      } else if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName || fresh(a, b)) {
         old.replaceChild(b, a);
       } else if (a.nodeType === Node.ELEMENT_NODE) {
         if (!a.isEqualNode(b)) morph(a, b);
@@ -68,6 +68,14 @@
       }
     });
     while (was.length > now.length) old.removeChild(old.lastChild);
+  }
+
+  // fresh says whether an attention panel must give way to the new
+  // position's rather than be morphed: inside.js draws a panel once, when
+  // it enters the page (its grid, its links, the reader's pick of head),
+  // so a changed panel comes in whole and is drawn again.
+  function fresh(a, b) {
+    return a.nodeType === Node.ELEMENT_NODE && a.hasAttribute("data-attn") && !a.isEqualNode(b);
   }
 
   function morph(a, b) {
