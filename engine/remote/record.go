@@ -46,7 +46,10 @@ type recorder struct {
 	ids     []int  // prompt + chosen ids, while every id is known
 	idsOK   bool   // ids is the whole context
 	newText string // the text generated so far
-	eos     []int  // EOS ids the server revealed (stop_type "eos")
+	chat    bool   // step mode on a chat: Text is the messages rendered by the server's template
+
+	sawPrompt bool  // vLLM's prompt_logprobs are recorded
+	eos       []int // EOS ids the server revealed (stop_type "eos")
 }
 
 // Record generates from the server and returns the trace. When the answer
@@ -60,13 +63,18 @@ func (c *Client) Record(ctx context.Context, req Request) (*trace.Trace, error) 
 		return nil, errors.New("remote: set max_new_tokens (or max_length): a server needs to be told how many tokens to generate")
 	case len(o.ForceIDs) > 0 && !req.Step:
 		return nil, errors.New("remote: forced tokens need step mode (--step): a plain completion cannot be told which token to take")
-	case req.Step && len(req.Messages) > 0:
-		return nil, errors.New("remote: step mode needs a prompt the server can extend token by token: use --prompt or --prompt-ids, not --chat")
 	}
 	if req.TopLogprobs <= 0 {
 		req.TopLogprobs = 20
 	}
 	r := &recorder{c: c, req: req}
+	if req.Step && len(req.Messages) > 0 {
+		text, err := c.renderChat(ctx, req.Messages)
+		if err != nil {
+			return nil, err
+		}
+		r.req.Text, r.chat = text, true
+	}
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
@@ -114,7 +122,7 @@ func (r *recorder) start(ctx context.Context) error {
 		mode = "step"
 	}
 	switch {
-	case len(req.Messages) > 0:
+	case len(req.Messages) > 0 && !r.chat:
 		endpoint = "/v1/chat/completions"
 	case c.Engine == EngineLlamaCpp:
 		endpoint = "/completion"
@@ -144,6 +152,9 @@ func (r *recorder) start(ctx context.Context) error {
 	r.t.Options.UseCache = true
 	if req.Step {
 		r.t.Notices = append(r.t.Notices, "step mode: one request per token; each step's seed is the run's seed plus the step index")
+	}
+	if r.chat {
+		r.t.Notices = append(r.t.Notices, "step mode on a chat: tracer rendered the messages with the chat template the server reports (/props) and extends that text token by token, as the server's chat endpoint would")
 	}
 	if req.IDs == nil && req.Text != "" && c.Engine == EngineLlamaCpp {
 		if err := r.tokenize(ctx); err != nil {
