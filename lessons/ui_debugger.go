@@ -143,6 +143,12 @@ const (
 	KeyDbgKvSince           = "dbg-kv-since"
 	KeyDbgKvPrefill         = "dbg-kv-prefill"
 	KeyDbgTrafficNone       = "dbg-traffic-none"
+	// What a model on a serving engine cannot show (web/serverpanels.go).
+	KeyDbgServerFunnel  = "dbg-server-funnel"
+	KeyDbgServerKv      = "dbg-server-kv"
+	KeyDbgServerTraffic = "dbg-server-traffic"
+	KeyDbgServerInside  = "dbg-server-inside"
+	KeyDbgServerMissing = "dbg-server-missing"
 	KeyDbgUnknown           = "dbg-unknown"
 	KeyDbgTokNone           = "dbg-tok-none"
 	KeyDbgTokBytesOnly      = "dbg-tok-bytes-only"
@@ -376,6 +382,11 @@ func debuggerKeys() []string {
 		KeyDbgKvSince,
 		KeyDbgKvPrefill,
 		KeyDbgTrafficNone,
+		KeyDbgServerFunnel,
+		KeyDbgServerKv,
+		KeyDbgServerTraffic,
+		KeyDbgServerInside,
+		KeyDbgServerMissing,
 		KeyDbgUnknown,
 		KeyDbgTokNone,
 		KeyDbgTokBytesOnly,

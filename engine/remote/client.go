@@ -123,6 +123,13 @@ func Models(ctx context.Context, cfg Config) ([]*Client, error) {
 	return out, nil
 }
 
+// CheckURL reports whether raw is a server URL Dial accepts, without
+// asking the server anything. The error never repeats a password.
+func CheckURL(raw string) error {
+	_, err := newClient(Config{URL: raw})
+	return err
+}
+
 // newClient checks cfg and makes a client that has not asked the server
 // anything yet.
 func newClient(cfg Config) (*Client, error) {

@@ -30,6 +30,10 @@ type Request struct {
 	// Notices are added to the trace's (e.g. from resolving the options).
 	Notices []string
 
+	// OnStart, when set, gets the trace before its first step (model,
+	// source, options, prompt with its ids where the server tokenized it,
+	// notices), so a caller can show the run while it streams.
+	OnStart func(trace.Trace)
 	// OnStep, when set, gets each step as soon as it exists.
 	OnStep func(trace.Step)
 }
@@ -80,6 +84,12 @@ func (c *Client) Record(ctx context.Context, req Request) (*trace.Trace, error) 
 	}
 	if err := r.budget(); err != nil {
 		return nil, err
+	}
+	if req.OnStart != nil {
+		head := *r.t
+		head.Notices = slices.Clone(head.Notices)
+		head.Steps = []trace.Step{}
+		req.OnStart(head)
 	}
 	var err error
 	if req.Step {
@@ -309,7 +319,11 @@ func (r *recorder) stopString() bool {
 func (r *recorder) cut(why string) error {
 	r.t.Model.Source.Incomplete = why
 	r.t.Output.StopReason = trace.StopCancelled
-	r.t.Notices = append(r.t.Notices, fmt.Sprintf("the server's answer broke off after %d tokens (%s): this trace is partial", len(r.t.Steps), why))
+	if why == "cancelled" {
+		r.t.Notices = append(r.t.Notices, fmt.Sprintf("the run was stopped after %d tokens and its request to the server cancelled: this trace is partial", len(r.t.Steps)))
+	} else {
+		r.t.Notices = append(r.t.Notices, fmt.Sprintf("the server's answer broke off after %d tokens (%s): this trace is partial", len(r.t.Steps), why))
+	}
 	return fmt.Errorf("remote: %s after %d tokens (%s); the partial trace is kept: %w", r.c.URL(), len(r.t.Steps), why, ErrStreamCut)
 }
 
