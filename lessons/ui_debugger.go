@@ -143,44 +143,38 @@ const (
 	KeyDbgKvSince           = "dbg-kv-since"
 	KeyDbgKvPrefill         = "dbg-kv-prefill"
 	KeyDbgTrafficNone       = "dbg-traffic-none"
-	// What a model on a serving engine cannot show (web/serverpanels.go).
-	KeyDbgServerFunnel   = "dbg-server-funnel"
-	KeyDbgServerKv       = "dbg-server-kv"
-	KeyDbgServerTraffic  = "dbg-server-traffic"
-	KeyDbgServerInside   = "dbg-server-inside"
-	KeyDbgServerMissing  = "dbg-server-missing"
-	KeyDbgUnknown        = "dbg-unknown"
-	KeyDbgTokNone        = "dbg-tok-none"
-	KeyDbgTokBytesOnly   = "dbg-tok-bytes-only"
-	KeyDbgOneByte        = "dbg-one-byte"
-	KeyDbgNBytes         = "dbg-n-bytes"
-	KeyDbgTokHeld        = "dbg-tok-held"
-	KeyDbgTokSpecial     = "dbg-tok-special"
-	KeyDbgTokAdds        = "dbg-tok-adds"
-	KeyDbgBpTop1         = "dbg-bp-top1"
-	KeyDbgBpRank         = "dbg-bp-rank"
-	KeyDbgBpEntropy      = "dbg-bp-entropy"
-	KeyDbgBpEnters       = "dbg-bp-enters"
-	KeyDbgBpOr           = "dbg-bp-or"
-	KeyDbgHitTop1        = "dbg-hit-top1"
-	KeyDbgHitRank        = "dbg-hit-rank"
-	KeyDbgHitEntropy     = "dbg-hit-entropy"
-	KeyDbgHitEntered     = "dbg-hit-entered"
-	KeyDbgHit            = "dbg-hit"
-	KeyDbgPlayingUntil   = "dbg-playing-until"
-	KeyDbgNoHit          = "dbg-no-hit"
-	KeyDbgCmpRunning     = "dbg-cmp-running"
-	KeyDbgCmpDone        = "dbg-cmp-done"
-	KeyDbgCmpStopped     = "dbg-cmp-stopped"
-	KeyDbgCmpSame        = "dbg-cmp-same"
-	KeyDbgCmpStoppedPick = "dbg-cmp-stopped-pick"
-	KeyDbgCmpChose       = "dbg-cmp-chose"
-	KeyDbgCmpDiffer      = "dbg-cmp-differ"
-	KeyDbgRowN           = "dbg-row-n"
-	KeyDbgBeamN          = "dbg-beam-n"
-	KeyDbgMsgFailed      = "dbg-msg-failed"
-	KeyDbgMsgStatus      = "dbg-msg-status"
-	KeyDbgMsgUnreachable = "dbg-msg-unreachable"
+	KeyDbgUnknown           = "dbg-unknown"
+	KeyDbgTokNone           = "dbg-tok-none"
+	KeyDbgTokBytesOnly      = "dbg-tok-bytes-only"
+	KeyDbgOneByte           = "dbg-one-byte"
+	KeyDbgNBytes            = "dbg-n-bytes"
+	KeyDbgTokHeld           = "dbg-tok-held"
+	KeyDbgTokSpecial        = "dbg-tok-special"
+	KeyDbgTokAdds           = "dbg-tok-adds"
+	KeyDbgBpTop1            = "dbg-bp-top1"
+	KeyDbgBpRank            = "dbg-bp-rank"
+	KeyDbgBpEntropy         = "dbg-bp-entropy"
+	KeyDbgBpEnters          = "dbg-bp-enters"
+	KeyDbgBpOr              = "dbg-bp-or"
+	KeyDbgHitTop1           = "dbg-hit-top1"
+	KeyDbgHitRank           = "dbg-hit-rank"
+	KeyDbgHitEntropy        = "dbg-hit-entropy"
+	KeyDbgHitEntered        = "dbg-hit-entered"
+	KeyDbgHit               = "dbg-hit"
+	KeyDbgPlayingUntil      = "dbg-playing-until"
+	KeyDbgNoHit             = "dbg-no-hit"
+	KeyDbgCmpRunning        = "dbg-cmp-running"
+	KeyDbgCmpDone           = "dbg-cmp-done"
+	KeyDbgCmpStopped        = "dbg-cmp-stopped"
+	KeyDbgCmpSame           = "dbg-cmp-same"
+	KeyDbgCmpStoppedPick    = "dbg-cmp-stopped-pick"
+	KeyDbgCmpChose          = "dbg-cmp-chose"
+	KeyDbgCmpDiffer         = "dbg-cmp-differ"
+	KeyDbgRowN              = "dbg-row-n"
+	KeyDbgBeamN             = "dbg-beam-n"
+	KeyDbgMsgFailed         = "dbg-msg-failed"
+	KeyDbgMsgStatus         = "dbg-msg-status"
+	KeyDbgMsgUnreachable    = "dbg-msg-unreachable"
 )
 
 // Debugger keys of the classroom roles, the what-if panel, the download
@@ -382,11 +376,6 @@ func debuggerKeys() []string {
 		KeyDbgKvSince,
 		KeyDbgKvPrefill,
 		KeyDbgTrafficNone,
-		KeyDbgServerFunnel,
-		KeyDbgServerKv,
-		KeyDbgServerTraffic,
-		KeyDbgServerInside,
-		KeyDbgServerMissing,
 		KeyDbgUnknown,
 		KeyDbgTokNone,
 		KeyDbgTokBytesOnly,
@@ -487,8 +476,23 @@ func debuggerKeys() []string {
 		KeyDbgBeamsScore,
 		KeyDbgBeamsSum,
 		KeyDbgBeamsLength,
+		KeyDbgServerFunnel,
+		KeyDbgServerKv,
+		KeyDbgServerTraffic,
+		KeyDbgServerInside,
+		KeyDbgServerMissing,
 	}
 }
+
+// The keys of what a model on a serving engine cannot show
+// (web/serverpanels.go).
+const (
+	KeyDbgServerFunnel  = "dbg-server-funnel"
+	KeyDbgServerKv      = "dbg-server-kv"
+	KeyDbgServerTraffic = "dbg-server-traffic"
+	KeyDbgServerInside  = "dbg-server-inside"
+	KeyDbgServerMissing = "dbg-server-missing"
+)
 
 // The keys of the attention and logit-lens panels (web/inside.go).
 const (
