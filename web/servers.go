@@ -105,7 +105,7 @@ func (c *catalog) refreshServers() <-chan struct{} {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), serverListWait)
 			defer cancel()
-			clients, err := remote.Models(ctx, remote.Config{URL: v.cfg.URL, Key: v.cfg.Key, Retries: 1, Timeout: serverListWait})
+			clients, err := remote.Models(ctx, remote.Config{URL: v.cfg.URL, Key: v.cfg.Key, Retries: 1}) // ctx bounds the listing; the clients keep remote's per-request timeout for runs
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			v.checking, v.checked = false, time.Now()
