@@ -240,3 +240,35 @@ func TestStepModeOnAChat(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPromptLogprobs feeds arbitrary prompt_logprobs to the parser.
+// Property: no panic, and either an ErrBadAnswer or one entry per list
+// item, each nil or with an id >= 0, a log-probability <= 0 and a rank
+// >= 0.
+func FuzzPromptLogprobs(f *testing.F) {
+	f.Add([]byte(`[null,{"7":{"logprob":-3,"rank":4,"decoded_token":" a"},"9":{"logprob":-0.1,"rank":1}}]`))
+	f.Add([]byte(`[null,{}]`))
+	f.Add([]byte(`[null,{"x":{"logprob":-1}}]`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[null,{"3":{"logprob":1e-7,"rank":-2}}]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := parsePromptLogprobs(json.RawMessage(raw))
+		if err != nil {
+			if !errors.Is(err, ErrBadAnswer) {
+				t.Fatalf("error %v does not wrap ErrBadAnswer", err)
+			}
+			return
+		}
+		var items []json.RawMessage
+		if len(out) > 0 {
+			if json.Unmarshal(raw, &items) != nil || len(items) != len(out) {
+				t.Fatalf("%d entries from %d list items", len(out), len(items))
+			}
+		}
+		for i, p := range out {
+			if p != nil && (p.ID < 0 || p.Logprob > 0 || p.Rank < 0) {
+				t.Fatalf("entry %d: %+v", i, *p)
+			}
+		}
+	})
+}
