@@ -295,3 +295,23 @@ func TestServerLacks(t *testing.T) {
 		})
 	}
 }
+
+func TestServerModelInALink(t *testing.T) {
+	// A lesson's deep link runs local models only: one naming a server's
+	// model gets the toy's page with a clear message, not an internal
+	// error.
+	fk := newFakeLlama(t)
+	s, _, _ := liveServer(t, Config{Servers: []ServerConfig{{Name: "gpu", URL: fk.URL}}}, 0)
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	res, err := http.Get(ts.URL + "/?model=server:gpu/m&prompt=ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	page := string(body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "a link runs a local model") || strings.Contains(page, "internal error") {
+		t.Errorf("got %d and a page that does not say the link needs a local model: %.300s", res.StatusCode, page[strings.Index(page, "error-message"):])
+	}
+}
