@@ -315,3 +315,29 @@ func TestServerModelInALink(t *testing.T) {
 		t.Errorf("got %d and a page that does not say the link needs a local model: %.300s", res.StatusCode, page[strings.Index(page, "error-message"):])
 	}
 }
+
+func TestServerMenuIsBounded(t *testing.T) {
+	var list strings.Builder
+	list.WriteString(`{"object":"list","data":[`)
+	for i := range maxServerModels + 5 {
+		if i > 0 {
+			list.WriteString(",")
+		}
+		fmt.Fprintf(&list, `{"id":"m%d","owned_by":"vllm"}`, i)
+	}
+	list.WriteString(`]}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, list.String()) }))
+	defer srv.Close()
+	s, _, _ := liveServer(t, Config{Servers: []ServerConfig{{Name: "big", URL: srv.URL}}}, 0)
+	n, more := 0, ""
+	for _, m := range s.formView(nil).Models {
+		if strings.HasPrefix(m.Value, "server:big/") {
+			n++
+		} else if m.Value == "server:big" {
+			more = m.Label
+		}
+	}
+	if n != maxServerModels || more != "big: … and 5 more models, not listed" {
+		t.Errorf("got %d models and %q, want %d and a line for the 5 more", n, more, maxServerModels)
+	}
+}

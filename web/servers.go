@@ -21,6 +21,7 @@ const (
 	serverListWait  = 5 * time.Second  // how long listing one server's models may take
 	serverFirstWait = 3 * time.Second  // how long New waits for the first lists
 	serverPrefix    = "server:"        // names of server models in the form: server:NAME/MODEL
+	maxServerModels = 256              // models of one server the menu lists
 )
 
 // ServerConfig names a serving engine whose models pages may run.
@@ -51,14 +52,18 @@ func (v *serverSource) entries() []modelEntry {
 		why := "still asking the server for its models"
 		return []modelEntry{{Name: serverPrefix + v.cfg.Name, Label: v.cfg.Name + ": " + why + "…", Unavailable: why + ": try again in a moment"}}
 	}
-	out := make([]modelEntry, 0, len(v.clients))
-	for _, c := range v.clients {
+	out := make([]modelEntry, 0, min(len(v.clients), maxServerModels))
+	for _, c := range v.clients[:min(len(v.clients), maxServerModels)] {
 		out = append(out, modelEntry{
 			Name:   serverPrefix + v.cfg.Name + "/" + c.Model,
 			Label:  v.cfg.Name + ": " + c.Model + " (" + c.Engine + " server)",
 			Chat:   true, // the server renders chats with the model's own template
 			Server: c,
 		})
+	}
+	if n := len(v.clients) - maxServerModels; n > 0 {
+		why := fmt.Sprintf("the menu lists the server's first %d models", maxServerModels)
+		out = append(out, modelEntry{Name: serverPrefix + v.cfg.Name, Label: fmt.Sprintf("%s: … and %d more models, not listed", v.cfg.Name, n), Unavailable: why})
 	}
 	return out
 }
