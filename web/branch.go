@@ -55,8 +55,9 @@ type branchPlan struct {
 	settings string // what-if settings the branch continues with, "T=0.7 top_k=5"; "" keeps the run's
 	// sreq is a server run's branch: step mode from the branch point
 	// (serverrun.go); text is the new token's text as the step listed it.
-	sreq remote.Request
-	text string
+	sreq      remote.Request
+	fromStart bool // sreq's steps count from the trunk's first, not from at
+	text      string
 }
 
 // planBranch checks a branch message against the session's document and
@@ -162,7 +163,7 @@ func planServerBranch(r *run, cur cursor, m inbound, steps []trace.Step, at, voc
 		return p, nil
 	}
 	var err error
-	p.sreq, err = serverBranch(r, at, p.before, id)
+	p.sreq, p.fromStart, err = serverBranch(r, at, p.before, id)
 	return p, err
 }
 
@@ -322,7 +323,12 @@ func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.B
 	}
 	req := p.sreq
 	req.OnStep = func(st trace.Step) {
-		st.Index += b.At
+		if p.fromStart && st.Index < b.At {
+			return // the prefix, forced again: its steps are the parent's
+		}
+		if !p.fromStart {
+			st.Index += b.At
+		}
 		func() {
 			sess.mu.Lock()
 			defer sess.mu.Unlock()
@@ -338,6 +344,15 @@ func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.B
 		defer sess.mu.Unlock()
 		br := &r.trace.Branches[b.ID-1]
 		switch {
+		case out != nil && p.fromStart:
+			first := 0
+			for first < len(out.Steps) && out.Steps[first].Index < b.At {
+				first++
+			}
+			br.Steps, br.Output = out.Steps[first:], out.Output
+			if j.ctx.Err() != nil {
+				err = nil
+			}
 		case out != nil:
 			br.Steps, br.Output = shiftBranch(out, r.trace, b.At, p.before, prefix.String())
 			if j.ctx.Err() != nil {

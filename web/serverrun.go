@@ -137,16 +137,23 @@ func (s *Server) record(ctx context.Context, what string, c *remote.Client, req 
 // prompt's ids and the tokens chosen before the branch point go as the
 // prompt, the new token is forced, and the run goes on one token per
 // request for what is left of the trunk's budget, with the seed the trunk
-// would have used there.
-func serverBranch(r *run, at int, before []int, id int) (remote.Request, error) {
+// would have used there. A chat whose prompt ids the server did not give
+// (its chat endpoint renders it) is rendered again with llama.cpp's
+// template and the tokens before the branch point are forced too:
+// fromStart then says the request's steps count from the trunk's first.
+func serverBranch(r *run, at int, before []int, id int) (req remote.Request, fromStart bool, err error) {
 	t := r.trace
-	if len(t.Prompt.IDs) == 0 {
-		return remote.Request{}, errors.New("the server did not give the prompt's token ids, so a branch cannot continue from a forced token: give the prompt as token ids, or use a llama.cpp server, which tokenizes")
-	}
 	if slices.Contains(before, -1) {
-		return remote.Request{}, errors.New("the server did not give the id of a token before this step, so a branch here cannot send the context as ids: branch at an earlier step")
+		return req, false, errors.New("the server did not give the id of a token before this step, so a branch here cannot send the context as ids: branch at an earlier step")
 	}
 	o := t.Options
+	if len(t.Prompt.IDs) == 0 {
+		if len(t.Prompt.Messages) == 0 || r.server.Engine != remote.EngineLlamaCpp {
+			return req, false, errors.New("the server did not give the prompt's token ids, so a branch cannot continue from a forced token: give the prompt as token ids, or use a llama.cpp server, which tokenizes")
+		}
+		o.ForceIDs = append(slices.Clone(before), id)
+		return remote.Request{Messages: t.Prompt.Messages, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices)}, true, nil
+	}
 	total := o.MaxNewTokens
 	if total <= 0 {
 		total = o.MaxLength - len(t.Prompt.IDs)
@@ -155,7 +162,7 @@ func serverBranch(r *run, at int, before []int, id int) (remote.Request, error) 
 	o.Seed += uint64(at)
 	o.ForceIDs = []int{id}
 	ids := append(slices.Clone(t.Prompt.IDs), before...)
-	return remote.Request{IDs: ids, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices)}, nil
+	return remote.Request{IDs: ids, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices)}, false, nil
 }
 
 func cmpTop(n int) int {

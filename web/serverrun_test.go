@@ -56,6 +56,28 @@ func (f *fakeLlama) serve(w http.ResponseWriter, r *http.Request) {
 			toks = append(toks, map[string]any{"id": 100 + int(c)%300, "piece": string(c)})
 		}
 		json.NewEncoder(w).Encode(map[string]any{"tokens": toks})
+	case "/props":
+		io.WriteString(w, `{"chat_template":"{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}","bos_token":"<s>","eos_token":"</s>"}`)
+	case "/v1/chat/completions":
+		// A streamed chat: t51, t52, ... (the fake gives no prompt ids).
+		var b struct {
+			MaxTokens int `json:"max_tokens"`
+		}
+		json.NewDecoder(r.Body).Decode(&b)
+		f.mu.Lock()
+		f.prompts = append(f.prompts, nil)
+		f.steps = append(f.steps, false)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range b.MaxTokens {
+			id, alt := 51+i, 57+i
+			finish := "null"
+			if i == b.MaxTokens-1 {
+				finish = `"length"`
+			}
+			fmt.Fprintf(w, `data: {"choices":[{"delta":{"content":"t%d"},"logprobs":{"content":[{"id":%d,"token":"t%d","logprob":-0.2231435513,"top_logprobs":[{"id":%d,"token":"t%d","logprob":-0.2231435513},{"id":%d,"token":"t%d","logprob":-1.6094379124}]}]},"finish_reason":%s}]}`+"\n\n", id, id, id, id, id, alt, alt, finish)
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
 	case "/completion":
 		var b struct {
 			Prompt   []int `json:"prompt"`
@@ -339,5 +361,40 @@ func TestServerMenuIsBounded(t *testing.T) {
 	}
 	if n != maxServerModels || more != "big: … and 5 more models, not listed" {
 		t.Errorf("got %d models and %q, want %d and a line for the 5 more", n, more, maxServerModels)
+	}
+}
+
+func TestServerChatBranch(t *testing.T) {
+	// A chat recorded through the server's chat endpoint has no prompt
+	// ids: its branch renders the chat with the server's template (/props)
+	// and forces the tokens before the branch point, then the new one.
+	fk := newFakeLlama(t)
+	s, sess, c := liveServer(t, Config{Servers: []ServerConfig{{Name: "gpu", URL: fk.URL}}}, 0)
+	generate(t, s, c, form{"model": "server:gpu/m", "input": "chat", "prompt": "hi", "max_new_tokens": "4"})
+	tr := sessionTrace(sess)
+	if len(tr.Steps) != 4 || len(tr.Prompt.IDs) != 0 || tr.Model.Source.Endpoint != "/v1/chat/completions" {
+		t.Fatalf("trunk: %d steps, prompt ids %v, endpoint %q; want 4 steps from the chat endpoint without prompt ids", len(tr.Steps), tr.Prompt.IDs, tr.Model.Source.Endpoint)
+	}
+	sendJSON(t, c, map[string]any{"type": "branch", "step": 2, "token": "t59"})
+	waitFor(t, c, "the branch's end", finished)
+	settle(t, s, c)
+	tr = sessionTrace(sess)
+	if len(tr.Branches) != 1 {
+		t.Fatalf("got %d branches, want 1", len(tr.Branches))
+	}
+	var chosen []string
+	for _, st := range tr.Branches[0].Steps {
+		chosen = append(chosen, fmt.Sprintf("%d:%d:%s", st.Index, st.Rows[0].Chosen.ID, st.Rows[0].Chosen.By))
+	}
+	if got := strings.Join(chosen, " "); !strings.HasPrefix(got, "2:59:forced 3:") || len(chosen) != 2 {
+		t.Errorf("branch steps %q, want step 2 forced to 59, then step 3", got)
+	}
+	fk.mu.Lock()
+	defer fk.mu.Unlock()
+	if got := fmt.Sprint(fk.steps[1:]); got != "[true true true true]" {
+		t.Errorf("the branch's requests were step mode %s, want 4 of one token each", got)
+	}
+	if p := fk.prompts[2]; len(p) < 2 || p[len(p)-1] != 51 {
+		t.Errorf("the branch's second request sent %v, want the rendered chat's ids then the forced 51", p)
 	}
 }
