@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -396,5 +397,22 @@ func TestServerChatBranch(t *testing.T) {
 	}
 	if p := fk.prompts[2]; len(p) < 2 || p[len(p)-1] != 51 {
 		t.Errorf("the branch's second request sent %v, want the rendered chat's ids then the forced 51", p)
+	}
+}
+
+func TestServerConfigHidesTheKey(t *testing.T) {
+	c := ServerConfig{Name: "gpu", URL: "http://user:hunter2@10.0.0.5:8000", Key: "sk-secret"}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "server", c)
+	for _, tc := range []struct{ name, got string }{
+		{"%v", fmt.Sprintf("%v", c)},
+		{"%+v of a Config", fmt.Sprintf("%+v", Config{Servers: []ServerConfig{c}})},
+		{"slog", logged.String()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.got, "sk-secret") || strings.Contains(tc.got, "hunter2") || !strings.Contains(tc.got, "gpu=http://10.0.0.5:8000") {
+				t.Errorf("got %q, want gpu=http://10.0.0.5:8000 without the key or password", tc.got)
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +32,20 @@ type ServerConfig struct {
 	URL  string // base URL, e.g. http://10.0.0.5:8000 (llama.cpp, vLLM, SGLang, Ollama or any OpenAI-compatible server)
 	Key  string // API key sent as a bearer token; never logged, shown or recorded
 }
+
+// String writes the server as NAME=URL, without the key or a password
+// in the URL, so that printing a config never reveals them.
+func (c ServerConfig) String() string {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return c.Name + "=(a malformed URL)"
+	}
+	u.User = nil
+	return c.Name + "=" + u.String()
+}
+
+// LogValue is String for log/slog.
+func (c ServerConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // serverSource is one configured server and what its last listing found.
 // The catalog's lock guards the fields below cfg.
