@@ -422,16 +422,24 @@ func biasProxy(t *testing.T, target string, promptLen, id int) string {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every request's body is read whole before it is passed on:
+		// streamed through, a body the server is still reading when the
+		// proxy starts its answer could cut the answer off (unexpected EOF).
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		if r.URL.Path == "/completion" {
 			var body map[string]any
-			json.NewDecoder(r.Body).Decode(&body)
+			json.Unmarshal(data, &body)
 			prompt, _ := body["prompt"].([]any)
 			if _, ok := body["logit_bias"]; !ok && len(prompt) == promptLen {
 				body["logit_bias"] = [][]any{{id, 100}}
 			}
-			data, _ := json.Marshal(body)
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+			data, _ = json.Marshal(body)
 		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
