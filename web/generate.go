@@ -279,6 +279,10 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 		err = nil
 	default:
 		r.trace.Output = cutOutput()
+		if errors.Is(err, remote.ErrNoChatTemplate) {
+			// remote speaks of the command line's --step.
+			err = errors.New("a comparison asks the server one token at a time, which needs the chat template, and this server does not expose it (llama.cpp's does): generate the chat as a single run instead")
+		}
 		r.err = s.catalog.redact(err.Error())
 	}
 	r.live = false

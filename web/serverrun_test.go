@@ -416,3 +416,15 @@ func TestServerConfigHidesTheKey(t *testing.T) {
 		})
 	}
 }
+
+func TestServerCompareChatWithoutTemplate(t *testing.T) {
+	// vLLM renders chats only inside its chat endpoint: a comparison
+	// (one token per request) of a chat says to generate it as one run.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"object":"list","data":[{"id":"big","owned_by":"vllm"}]}`)
+	}))
+	defer srv.Close()
+	_, _, c := liveServer(t, Config{Servers: []ServerConfig{{Name: "gpu", URL: srv.URL}}}, 0)
+	sendJSON(t, c, map[string]any{"type": "compare", "form": form{"model": "server:gpu/big", "input": "chat", "prompt": "hi", "max_new_tokens": "2", "variants": "greedy\nT=0.7"}})
+	waitFor(t, c, "the comparison's error", errorSaying("generate the chat as a single run instead"))
+}

@@ -16,7 +16,7 @@ import (
 // others the error says to record the chat in plain mode.
 func (c *Client) renderChat(ctx context.Context, msgs []trace.Message) (string, error) {
 	if c.Engine != EngineLlamaCpp {
-		return "", fmt.Errorf("remote: step mode on a chat needs the model's chat template, and this server (%s) does not expose it (llama.cpp's does, at /props): record the chat in plain mode, without --step", c.Engine)
+		return "", fmt.Errorf("remote: step mode on a chat needs the model's chat template, and this server (%s) does not expose it (llama.cpp's does, at /props): %w; record the chat in plain mode, without --step", c.Engine, ErrNoChatTemplate)
 	}
 	var props struct {
 		ChatTemplate string `json:"chat_template"`
@@ -27,7 +27,7 @@ func (c *Client) renderChat(ctx context.Context, msgs []trace.Message) (string, 
 		return "", fmt.Errorf("remote: step mode on a chat reads the chat template from /props: %w; or record the chat in plain mode, without --step", err)
 	}
 	if strings.TrimSpace(props.ChatTemplate) == "" {
-		return "", fmt.Errorf("remote: %s/props gives no chat_template: step mode cannot render the chat; record it in plain mode, without --step", c.URL())
+		return "", fmt.Errorf("remote: %s/props gives no chat_template (%w): step mode cannot render the chat; record it in plain mode, without --step", c.URL(), ErrNoChatTemplate)
 	}
 	tpl, err := chat.Parse(props.ChatTemplate, map[string]any{"bos_token": props.BOS, "eos_token": props.EOS})
 	if err != nil {

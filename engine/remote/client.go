@@ -34,6 +34,9 @@ var (
 	ErrNoLogprobs   = errors.New("the server ignored the request for log-probabilities")
 	ErrStreamCut    = errors.New("the stream ended in the middle of the answer")
 	ErrBadAnswer    = errors.New("the server's answer is not what its API promises")
+	// ErrNoChatTemplate means step mode on a chat needs the server's chat
+	// template, and the server does not tell it.
+	ErrNoChatTemplate = errors.New("the server does not expose its chat template")
 )
 
 // Limits on what a server may send.
