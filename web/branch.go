@@ -350,6 +350,9 @@ func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.B
 				first++
 			}
 			br.Steps, br.Output = out.Steps[first:], out.Output
+			// Its prompt ids are the rendered chat's, which the trunk
+			// (the server's chat endpoint) does not have.
+			br.Output.IDs = nil
 			if j.ctx.Err() != nil {
 				err = nil
 			}

@@ -390,6 +390,9 @@ func TestServerChatBranch(t *testing.T) {
 	if got := strings.Join(chosen, " "); !strings.HasPrefix(got, "2:59:forced 3:") || len(chosen) != 2 {
 		t.Errorf("branch steps %q, want step 2 forced to 59, then step 3", got)
 	}
+	if err := tr.Validate(); err != nil {
+		t.Errorf("the trace with its branch does not validate: %v", err)
+	}
 	fk.mu.Lock()
 	defer fk.mu.Unlock()
 	if got := fmt.Sprint(fk.steps[1:]); got != "[true true true true]" {
