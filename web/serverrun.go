@@ -114,7 +114,7 @@ func serverPlaceholder(sp runSpec) *trace.Trace {
 		Model: trace.Model{
 			Name: c.Model, Kind: trace.SourceServer, Architecture: c.Engine, VocabSize: c.VocabSize,
 			BOS: -1, PAD: -1, EOS: []int{},
-			Source: &trace.Source{Kind: trace.SourceServer, URL: c.URL(), Engine: c.Engine, ServerModel: c.Model, Mode: mode, TopLogprobs: req.TopLogprobs, Probs: trace.ProbsUnknown},
+			Source: &trace.Source{Kind: trace.SourceServer, URL: c.URL(), Engine: c.Engine, ServerModel: c.Model, Mode: mode, TopLogprobs: req.TopLogprobs, Probs: trace.ProbsUnknown, Unknown: remote.Unknown()},
 		},
 		Options: req.Options, Notices: slices.Clone(req.Notices),
 		Prompt: trace.Prompt{Text: req.Text, Messages: req.Messages, IDs: append([]int{}, req.IDs...)},

@@ -41,6 +41,10 @@ type Request struct {
 // unknownAlways is what no server's OpenAI-compatible API tells.
 var unknownAlways = []string{"logits", "distribution_beyond_top", "entropy", "stages", "kv_cache", "traffic", "draw"}
 
+// Unknown lists what no server's OpenAI-compatible API tells, as a
+// trace's model.source.unknown names it.
+func Unknown() []string { return slices.Clone(unknownAlways) }
+
 // recorder builds one trace.
 type recorder struct {
 	c   *Client
