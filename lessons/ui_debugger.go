@@ -559,8 +559,23 @@ func debuggerKeys() []string {
 		KeyDbgBeamsSum,
 		KeyDbgBeamsLength,
 		KeyDbgBranchQuoted,
+		KeyDbgServerFunnel,
+		KeyDbgServerKv,
+		KeyDbgServerTraffic,
+		KeyDbgServerInside,
+		KeyDbgServerMissing,
 	}, plotKeys()...)
 }
+
+// The keys of what a model on a serving engine cannot show
+// (web/serverpanels.go).
+const (
+	KeyDbgServerFunnel  = "dbg-server-funnel"
+	KeyDbgServerKv      = "dbg-server-kv"
+	KeyDbgServerTraffic = "dbg-server-traffic"
+	KeyDbgServerInside  = "dbg-server-inside"
+	KeyDbgServerMissing = "dbg-server-missing"
+)
 
 // The keys of the attention and logit-lens panels (web/inside.go).
 const (

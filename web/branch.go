@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/remote"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
 )
@@ -52,6 +53,11 @@ type branchPlan struct {
 	// instead of making a duplicate.
 	existing int
 	settings string // what-if settings the branch continues with, "T=0.7 top_k=5"; "" keeps the run's
+	// sreq is a server run's branch: step mode from the branch point
+	// (serverrun.go); text is the new token's text as the step listed it.
+	sreq      remote.Request
+	fromStart bool // sreq's steps count from the trunk's first, not from at
+	text      string
 }
 
 // planBranch checks a branch message against the session's document and
@@ -68,7 +74,7 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 	switch {
 	case r.live:
 		return nil, errors.New("the run is still generating: stop it or wait for it before branching")
-	case r.model == nil:
+	case !r.generated():
 		return nil, errors.New("this trace was imported without its model: generate a run on the page to branch")
 	case rowCount(t) > 1 || t.Options.NumBeams > 1:
 		return nil, errors.New("branching follows a single prompt: batches and beam search cannot branch")
@@ -85,6 +91,9 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 		return nil, fmt.Errorf("cannot branch at step index %d: this branch has steps 0 to %d", at, len(steps)-1)
 	}
 	vocab := t.Model.VocabSize
+	if r.server != nil {
+		return planServerBranch(r, cur, m, steps, at, cmpVocab(vocab))
+	}
 	var id int
 	if m.ID != nil {
 		id = *m.ID
@@ -122,6 +131,40 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 		p.req.Resume = &engine.Resume{Cache: kept, Tokens: [][]int{p.before}, Step: at}
 	}
 	return p, nil
+}
+
+// planServerBranch is planBranch for a run on a server model: the token
+// is found among the step's candidates (or given by id), and the branch
+// records in step mode from the branch point on.
+func planServerBranch(r *run, cur cursor, m inbound, steps []trace.Step, at, vocab int) (*branchPlan, error) {
+	if m.WhatIf != nil {
+		return nil, errors.New("what-if needs the model's logits, and a server gives only its top log-probabilities: branch with a token instead")
+	}
+	var id int
+	var text string
+	if m.ID != nil {
+		id = *m.ID
+		if id < 0 || id >= vocab {
+			return nil, fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		}
+		for _, c := range steps[at].Rows[0].Candidates {
+			if c.ID == id {
+				text = c.Token
+			}
+		}
+	} else {
+		var err error
+		if id, text, err = serverToken(steps[at], *m.Token, vocab); err != nil {
+			return nil, err
+		}
+	}
+	p := &branchPlan{r: r, parent: cur.branch, at: at, before: chosenIDs(steps[:at], 0), id: id, text: text}
+	if p.existing = existingBranch(r.trace, cur.branch, steps, at, id, p.before); p.existing >= 0 {
+		return p, nil
+	}
+	var err error
+	p.sreq, p.fromStart, err = serverBranch(r, at, p.before, id)
+	return p, err
 }
 
 // existingBranch finds the path that already chose id at step at after
@@ -201,8 +244,10 @@ func lookupToken(tok tokenizer.Tokenizer, text string, vocab int) (int, error) {
 func (s *Server) startBranch(sess *session, p *branchPlan) {
 	t := p.r.trace
 	label := fmt.Sprintf("step %d → #%d", p.at+1, p.id)
-	if tok := p.r.model.Tokenizer; tok != nil {
-		label = fmt.Sprintf("step %d → %s", p.at+1, tokenText(tok.Token(p.id), p.id))
+	if p.r.model != nil && p.r.model.Tokenizer != nil {
+		label = fmt.Sprintf("step %d → %s", p.at+1, tokenText(p.r.model.Tokenizer.Token(p.id), p.id))
+	} else if p.text != "" {
+		label = fmt.Sprintf("step %d → %s", p.at+1, tokenText(p.text, p.id))
 	}
 	if p.settings != "" {
 		label += " (" + p.settings + ")"
@@ -217,6 +262,10 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 	sess.cur = cursor{pos: p.at, branch: b.ID}
 	sess.tail, sess.until = true, nil
 	j := s.newSessionJob(sess)
+	if r.server != nil {
+		s.runServerBranch(sess, j, p, b)
+		return
+	}
 	req := p.req
 	req.Record = true
 	req.KeepCache = func(c engine.Cache) {
@@ -252,6 +301,68 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 				first++
 			}
 			br.Steps, br.Output = out.Steps[first:], out.Output
+		}
+		r.live = false
+		s.runEnded(sess, j, r, b.ID)
+		if err != nil {
+			return fmt.Errorf("the branch failed: %w", err)
+		}
+		return nil
+	})
+}
+
+// runServerBranch records a planned branch of a server run in its own
+// job: steps arrive numbered from the branch point, and the branch's
+// output reads from the trunk's first new token, as a local branch's
+// does. The caller holds the session's lock.
+func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.Branch) {
+	r := p.r
+	var prefix strings.Builder
+	for _, st := range pathSteps(r.trace, p.parent)[:p.at] {
+		prefix.WriteString(st.Rows[0].Chosen.Token)
+	}
+	req := p.sreq
+	req.OnStep = func(st trace.Step) {
+		if p.fromStart && st.Index < b.At {
+			return // the prefix, forced again: its steps are the parent's
+		}
+		if !p.fromStart {
+			st.Index += b.At
+		}
+		func() {
+			sess.mu.Lock()
+			defer sess.mu.Unlock()
+			br := &r.trace.Branches[b.ID-1]
+			br.Steps = append(br.Steps, st)
+			s.stepArrived(sess, j, r, b.ID)
+		}()
+		j.poke()
+	}
+	s.launch(sess, j, func() error {
+		out, err := s.record(j.ctx, "the branch", r.server, req)
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		br := &r.trace.Branches[b.ID-1]
+		switch {
+		case out != nil && p.fromStart:
+			first := 0
+			for first < len(out.Steps) && out.Steps[first].Index < b.At {
+				first++
+			}
+			br.Steps, br.Output = out.Steps[first:], out.Output
+			// Its prompt ids are the rendered chat's, which the trunk
+			// (the server's chat endpoint) does not have.
+			br.Output.IDs = nil
+			if j.ctx.Err() != nil {
+				err = nil
+			}
+		case out != nil:
+			br.Steps, br.Output = shiftBranch(out, r.trace, b.At, p.before, prefix.String())
+			if j.ctx.Err() != nil {
+				err = nil // stopped from the page: the partial branch is kept
+			}
+		default:
+			br.Output = trace.Output{StopReason: trace.StopCancelled}
 		}
 		r.live = false
 		s.runEnded(sess, j, r, b.ID)

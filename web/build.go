@@ -105,7 +105,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		v.Step = stepView(t, steps, pos, row, nil, w)
 		v.Step.Tokens = namedTokensBefore(t, steps, pos, row, r.namer())
 		v.Text = runOutput(r, steps, pos, row)
-		v.Step.Branchable = r.model != nil && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
+		v.Step.Branchable = r.generated() && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
 		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth)
 	} else {
 		note := w.T(lessons.KeyDbgNoSteps)
@@ -143,7 +143,7 @@ func statusView(r *run, branch, steps int, w Words) StatusView {
 		return StatusView{State: "failed", Text: w.F(lessons.KeyDbgStatusFailed, "error", r.err)}
 	case out.StopReason == trace.StopCancelled:
 		return StatusView{State: "stopped", Text: w.F(lessons.KeyDbgStatusStopped, "steps", n)}
-	case r.model == nil:
+	case !r.generated():
 		return StatusView{State: "imported", Text: w.F(lessons.KeyDbgStatusImported, "steps", n, "reason", out.StopReason)}
 	}
 	return StatusView{State: "done", Text: w.F(lessons.KeyDbgStatusDone, "steps", n, "reason", out.StopReason)}

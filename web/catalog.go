@@ -12,6 +12,7 @@ import (
 
 	modelhub "tracer/engine/hub"
 	"tracer/engine/models"
+	"tracer/engine/remote"
 	"tracer/toy"
 )
 
@@ -24,15 +25,19 @@ type modelEntry struct {
 	Path  string // what models.Open gets
 	Label string // "tiny-gpt2 (GPT2LMHeadModel)"
 	Chat  bool   // the model has a chat template
+
+	Server      *remote.Client // a model on a serving engine; nil for local ones
+	Unavailable string         // a server that cannot be used now, and why
 }
 
 // catalog lists the models the page may run (the toy and what the models
 // folder holds) and keeps the ones opened. The page names a model by its
 // entry; it can never make the server open another path.
 type catalog struct {
-	toy   *models.Loaded
-	dir   string // "" when the server was given no models folder
-	cache string // the Hugging Face cache; "" for none
+	toy     *models.Loaded
+	dir     string          // "" when the server was given no models folder
+	cache   string          // the Hugging Face cache; "" for none
+	servers []*serverSource // serving engines whose models pages may run (servers.go)
 
 	mu      sync.Mutex
 	entries []modelEntry
@@ -45,8 +50,8 @@ func newCatalog(toyModel *models.Loaded, dir, cache string) *catalog {
 	return &catalog{toy: toyModel, dir: dir, cache: cache, opened: map[string]*models.Loaded{}}
 }
 
-// list returns the models on offer: the toy first, then the folder's
-// models by name. The folder is scanned again after catalogRescan.
+// list returns the local models on offer: the toy first, then the
+// folder's models by name (menu adds the servers' models). The folder is scanned again after catalogRescan.
 func (c *catalog) list() []modelEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 
 	"tracer/engine"
 	"tracer/engine/models"
+	"tracer/engine/remote"
 	"tracer/trace"
 )
 
@@ -22,12 +23,22 @@ type runSpec struct {
 	name  string // the model as the catalog names it, for the page
 	model *models.Loaded
 	req   engine.Request
+	// server and sreq stand in for model and req for a server's model
+	// (serverrun.go).
+	server *remote.Client
+	sreq   remote.Request
 }
 
 // prepare turns a run form into a request, checking everything that can be
 // checked before generating: the model, the prompt and the options (the
 // engine's own validation, with its clear messages).
 func (s *Server) prepare(f runForm, label string) (runSpec, error) {
+	if c, ok, err := s.catalog.server(f.Model); ok {
+		if err != nil {
+			return runSpec{}, err
+		}
+		return s.prepareServer(f, label, c)
+	}
 	m, err := s.catalog.open(f.Model)
 	if err != nil {
 		return runSpec{}, err
@@ -179,6 +190,16 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 		d.origin = origin{kind: originCompare, model: specs[0].name, n: len(specs)}
 	}
 	for _, sp := range specs {
+		if sp.server != nil {
+			// A comparison of server runs asks one token per request, so
+			// that every run's steps are the model's own distributions
+			// and the runs share the seed stream step by step.
+			sp.sreq.Step = compare
+			r := newRun(s.runIDs.Add(1), serverPlaceholder(sp), sp.label)
+			r.server, r.sreq, r.live = sp.server, sp.sreq, true
+			d.runs = append(d.runs, r)
+			continue
+		}
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true
 		r.inside = s.newInsideStore(sess, sp.model, sp.req)
@@ -202,10 +223,10 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 	})
 }
 
-// generateRun runs one run of a document to its end (or the job's).
+// generateRun runs one run of a document to its end (or the job's): on
+// the local engine, or recorded from a server (as it streams).
 func (s *Server) generateRun(sess *session, j *job, r *run) error {
-	req := r.req
-	req.OnStep = func(st trace.Step) {
+	onStep := func(st trace.Step) {
 		func() {
 			sess.mu.Lock()
 			defer sess.mu.Unlock()
@@ -214,19 +235,43 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 		}()
 		j.poke()
 	}
-	req.KeepCache = func(c engine.Cache) {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		r.keepCache(0, c)
-	}
 	var out *trace.Trace
 	err := j.ctx.Err()
-	if err == nil {
+	switch {
+	case err != nil:
+	case r.server != nil:
+		req := r.sreq
+		req.OnStep = onStep
+		req.OnStart = func(head trace.Trace) {
+			sess.mu.Lock()
+			defer sess.mu.Unlock()
+			head.Steps = r.trace.Steps
+			*r.trace = head
+		}
+		out, err = s.record(j.ctx, "the run", r.server, req)
+	default:
+		req := r.req
+		req.OnStep = onStep
+		req.KeepCache = func(c engine.Cache) {
+			sess.mu.Lock()
+			defer sess.mu.Unlock()
+			r.keepCache(0, c)
+		}
 		out, err = s.generate(j.ctx, "the run", req)
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	switch {
+	case out != nil && r.server != nil && err != nil:
+		// A server's answer that broke off: the partial trace is kept,
+		// marked (source.incomplete), and says why, unless the page
+		// stopped it.
+		r.trace = out
+		if j.ctx.Err() != nil {
+			err = nil
+		} else {
+			r.err = s.catalog.redact(err.Error())
+		}
 	case out != nil:
 		r.trace = out
 	case j.ctx.Err() != nil:
@@ -234,6 +279,10 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 		err = nil
 	default:
 		r.trace.Output = cutOutput()
+		if errors.Is(err, remote.ErrNoChatTemplate) {
+			// remote speaks of the command line's --step.
+			err = errors.New("a comparison asks the server one token at a time, which needs the chat template, and this server does not expose it (llama.cpp's does): generate the chat as a single run instead")
+		}
 		r.err = s.catalog.redact(err.Error())
 	}
 	r.live = false

@@ -92,6 +92,9 @@ func (s *Server) linkedRun(ctx context.Context, q url.Values) (*document, int, e
 		}
 		specs = []runSpec{sp}
 	}
+	if specs[0].server != nil { // serverrun.go
+		return nil, 0, fmt.Errorf("link: a link runs a local model, and %s is a server's: open the page and run it from the model menu", strings.TrimPrefix(specs[0].name, serverPrefix))
+	}
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():

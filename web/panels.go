@@ -27,7 +27,7 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth flo
 	if pos > 0 {
 		prev = &steps[pos-1]
 	}
-	return &PanelsView{
+	v := &PanelsView{
 		Funnel:    funnelView(sr, r.trace.Model.VocabSize, w),
 		Draw:      drawView(sr),
 		Chosen:    chosenView(r.trace, sr, w),
@@ -36,6 +36,8 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth flo
 		Tokenizer: tokenizerView(r, steps, pos, row, w),
 		Inside:    insideFor(r, steps, pos, row, w),
 	}
+	serverPanels(r.trace, sr, v, w) // a server's step says why panels are empty (serverpanels.go)
+	return v
 }
 
 // funnelView follows the leading raw candidates through the processors.

@@ -5,6 +5,7 @@ import (
 
 	"tracer/engine"
 	"tracer/engine/models"
+	"tracer/engine/remote"
 	"tracer/lessons"
 	"tracer/trace"
 )
@@ -63,6 +64,10 @@ type run struct {
 	// request the trunk ran with. model is nil for imported traces.
 	model *models.Loaded
 	req   engine.Request
+	// server and sreq stand in for model and req for a model on a serving
+	// engine (servers.go): nil and zero otherwise.
+	server *remote.Client
+	sreq   remote.Request
 	// caches holds the KV cache each branch ended with (0 is the trunk), so a
 	// new branch clones its parent's instead of recomputing the prefix.
 	caches map[int]engine.Cache
@@ -74,6 +79,10 @@ type run struct {
 	keptLogits bool // its steps hold every raw logit for the what-if panel, which exports leave out
 	liveBranch int  // the branch being generated while live
 }
+
+// generated reports whether the run was generated here, on a local model
+// or a server's, rather than imported: it can branch and is shown as a run.
+func (r *run) generated() bool { return r.model != nil || r.server != nil }
 
 // maxCaches bounds the KV caches a run keeps for branching (a real model's
 // cache can be tens of MiB): beyond it the oldest branch's goes, and

@@ -77,6 +77,11 @@ type Config struct {
 	// step's achieved bandwidth against it. nil: not measured ("n/a").
 	Bandwidth func() float64
 
+	// Servers are serving engines (llama.cpp, vLLM, SGLang, Ollama, any
+	// OpenAI-compatible server) whose models the run form offers beside
+	// the local ones, labelled with each server's name.
+	Servers []ServerConfig
+
 	// Hub, when set, lets pages download models from the Hugging Face Hub
 	// into HFCache (its CacheDir), with progress streamed to the page.
 	Hub *modelhub.Options
@@ -150,6 +155,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	servers, err := newServerSources(cfg.Servers)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg: cfg, toy: m, log: log,
 		catalog:  newCatalog(m, cfg.ModelsDir, cfg.HFCache),
@@ -159,6 +168,8 @@ func New(cfg Config) (*Server, error) {
 		static:   static,
 		slots:    make(chan struct{}, cfg.Generations),
 	}
+	s.catalog.servers = servers
+	s.catalog.firstServerList()
 	if s.lessons, err = newLessonPages(); err != nil {
 		return nil, err
 	}

@@ -422,18 +422,59 @@ func biasProxy(t *testing.T, target string, promptLen, id int) string {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every request's body is read whole before it is passed on:
+		// streamed through, a body the server is still reading when the
+		// proxy starts its answer could cut the answer off (unexpected EOF).
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		if r.URL.Path == "/completion" {
 			var body map[string]any
-			json.NewDecoder(r.Body).Decode(&body)
+			json.Unmarshal(data, &body)
 			prompt, _ := body["prompt"].([]any)
 			if _, ok := body["logit_bias"]; !ok && len(prompt) == promptLen {
 				body["logit_bias"] = [][]any{{id, 100}}
 			}
-			data, _ := json.Marshal(body)
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+			data, _ = json.Marshal(body)
 		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestRecordStepChat records a chat in step mode: against llama.cpp's
+// server, whose /props gives the chat template, it extends the rendered
+// chat token by token and chooses what the server's own chat endpoint
+// chooses; a server that does not expose its template gets a clear refusal
+// that says to use plain mode.
+func TestRecordStepChat(t *testing.T) {
+	t.Run("llama.cpp renders with the template from /props", func(t *testing.T) {
+		url := startLlamaServer(t)
+		args := []string{"record", "--server", url, "--chat", "Tell me a story", "--system", "You are kind", "--max-new-tokens", "12"}
+		plain := traceOf(t, args...)
+		step := traceOf(t, append(args, "--step")...)
+		if step.Model.Source.Mode != "step" || plain.Model.Source.Endpoint != "/v1/chat/completions" {
+			t.Fatalf("step mode %q, plain endpoint %q; want step and /v1/chat/completions", step.Model.Source.Mode, plain.Model.Source.Endpoint)
+		}
+		if !strings.Contains(step.Prompt.Text, "<|im_start|>system\nYou are kind<|im_end|>") || len(step.Prompt.Messages) != 2 {
+			t.Errorf("step mode's prompt %q with %d messages, want the chat rendered by the server's template and both messages", step.Prompt.Text, len(step.Prompt.Messages))
+		}
+		if step.Output.NewText != plain.Output.NewText || step.Output.NewText == "" {
+			t.Errorf("step mode wrote %q, the server's chat endpoint %q; want the same", step.Output.NewText, plain.Output.NewText)
+		}
+	})
+	t.Run("a server without /props is refused", func(t *testing.T) {
+		fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"object":"list","data":[{"id":"m","owned_by":"vllm"}]}`)
+		}))
+		defer fake.Close()
+		_, errOut, code := tracer(t, "", "record", "--server", fake.URL, "--chat", "hi", "--step", "--max-new-tokens", "2")
+		if code != exitError || !strings.Contains(errOut, "does not expose it") || !strings.Contains(errOut, "record the chat in plain mode, without --step") {
+			t.Errorf("got exit %d, stderr %q; want %d saying the server does not expose its template and to use plain mode", code, errOut, exitError)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"tracer/engine/bench"
 	"tracer/engine/hub"
+	"tracer/engine/remote"
 	"tracer/web"
 )
 
@@ -35,6 +36,9 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	noPull := fs.Bool("no-pull", false, "pages never download models (otherwise: anyone on a loopback server, the instructor in --classroom mode)")
 	var allowHosts stringList
 	fs.Var(&allowHosts, "allow-host", "a host name the server answers to besides localhost and its IP address, e.g. the machine's name students type (repeatable)")
+	var servers stringList
+	fs.Var(&servers, "server", "a serving engine whose models the page offers beside the local ones, as NAME=URL, e.g. gpu=http://10.0.0.5:8000 (llama.cpp, vLLM, SGLang, Ollama or any OpenAI-compatible server; repeatable)")
+	keyEnv := fs.String("server-key-env", "OPENAI_API_KEY", "environment variable holding the servers' API key (sent as a bearer token; never logged, shown or recorded)")
 	verbose := fs.Bool("v", false, "log requests and imports to stderr")
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
@@ -68,6 +72,11 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tracer serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	remotes, err := serverFlags(servers, *keyEnv, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracer serve: %v\n", err)
 		return exitUsage
 	}
 	if *modelsDir != "" {
@@ -117,6 +126,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		MaxPulls:     *maxPulls,
 		NoPull:       *noPull,
 		AllowHosts:   allowHosts,
+		Servers:      remotes,
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
@@ -139,6 +149,47 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	fmt.Fprintln(stdout, "tracer: stopped")
 	return exitOK
+}
+
+// serverFlags reads the --server NAME=URL flags, with the key from the
+// variable --server-key-env names. Errors name the flag and never repeat
+// a password given in a URL.
+func serverFlags(flags []string, keyEnv string, getenv func(string) string) ([]web.ServerConfig, error) {
+	if keyEnv == "" || strings.ContainsAny(keyEnv, "= \t") {
+		return nil, fmt.Errorf("--server-key-env %q: give the name of an environment variable, e.g. --server-key-env VLLM_API_KEY", keyEnv)
+	}
+	key := getenv(keyEnv)
+	var out []web.ServerConfig
+	seen := map[string]bool{}
+	for _, f := range flags {
+		name, raw, ok := strings.Cut(f, "=")
+		name = strings.TrimSpace(name)
+		switch {
+		case !ok || name == "" || strings.ContainsAny(name, "/ \t:"):
+			return nil, fmt.Errorf("--server %q: want NAME=URL, a short name without spaces, slashes or colons, e.g. --server gpu=http://10.0.0.5:8000", redactFlag(f))
+		case seen[name]:
+			return nil, fmt.Errorf("--server %s=...: the name %q is given twice; give each server its own name", name, name)
+		}
+		if err := remote.CheckURL(raw); err != nil {
+			return nil, fmt.Errorf("--server %s=%s: want http://HOST:PORT or https://HOST, e.g. --server %s=http://127.0.0.1:8080", name, redactFlag(raw), name)
+		}
+		seen[name] = true
+		out = append(out, web.ServerConfig{Name: name, URL: strings.TrimSpace(raw), Key: key})
+	}
+	return out, nil
+}
+
+// redactFlag hides a URL's password in a flag's value for messages.
+func redactFlag(v string) string {
+	at := strings.LastIndexByte(v, '@')
+	if at < 0 {
+		return v
+	}
+	start := strings.Index(v, "://")
+	if start < 0 || start > at {
+		return "..." + v[at:]
+	}
+	return v[:start+3] + "..." + v[at:]
 }
 
 // bandwidthProbeBytes is the array the server's bandwidth probe reads: far

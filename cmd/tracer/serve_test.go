@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -247,5 +248,86 @@ func TestServeClassroomFlags(t *testing.T) {
 		if !strings.Contains(o.Message, m.says) {
 			t.Errorf("%s: got %q, want an error naming %s", m.msg, o.Message, m.says)
 		}
+	}
+}
+
+// TestServeServerFlags runs the binary with --server values it must
+// refuse: each refusal is a usage error naming the flag, and never repeats
+// a password given in the URL.
+func TestServeServerFlags(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no name", []string{"--server", "http://127.0.0.1:8080"}, "--server"},
+		{"empty name", []string{"--server", "=http://127.0.0.1:8080"}, "want NAME=URL"},
+		{"name with a slash", []string{"--server", "a/b=http://127.0.0.1:8080"}, "without spaces, slashes or colons"},
+		{"no scheme", []string{"--server", "gpu=127.0.0.1:8080"}, "--server gpu=127.0.0.1:8080: want http://HOST:PORT"},
+		{"other scheme", []string{"--server", "gpu=ftp://user:hunter2@host"}, "--server gpu=ftp://...@host: want http://HOST:PORT"},
+		{"name twice", []string{"--server", "gpu=http://a:1", "--server", "gpu=http://b:2"}, "given twice"},
+		{"bad key variable", []string{"--server", "gpu=http://a:1", "--server-key-env", "A=B"}, "--server-key-env"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, code := tracer(t, "", append([]string{"serve", "--addr", "127.0.0.1:0"}, c.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, c.says) {
+				t.Errorf("got exit %d, stderr %q; want %d saying %q", code, errOut, exitUsage, c.says)
+			}
+			if strings.Contains(errOut, "hunter2") {
+				t.Errorf("stderr repeats the password: %q", errOut)
+			}
+		})
+	}
+}
+
+// TestServeServerModels runs the binary with a fake OpenAI-compatible
+// server that wants a key from the variable --server-key-env names, and
+// one that is down: the page's menu lists the first's model under its
+// name and says the other is unavailable, and the key never reaches the
+// page.
+func TestServeServerModels(t *testing.T) {
+	const key = "sk-test-7f3a9c"
+	var mu sync.Mutex
+	var auth []string
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":{"message":"Invalid API key"}}`)
+			return
+		}
+		io.WriteString(w, `{"object":"list","data":[{"id":"Qwen/Qwen2.5-32B-Instruct","owned_by":"vllm"}]}`)
+	}))
+	defer fake.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	t.Setenv("TRACER_TEST_SERVER_KEY", key)
+	base := startBinary(t, "--server", "gpu="+fake.URL, "--server", "off="+down, "--server-key-env", "TRACER_TEST_SERVER_KEY")
+	res, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	page := string(body)
+	for _, want := range []string{`value="server:gpu/Qwen/Qwen2.5-32B-Instruct"`, "gpu: Qwen/Qwen2.5-32B-Instruct (vllm server)", "off: unavailable (connection refused"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page's menu has no %q", want)
+		}
+	}
+	if strings.Contains(page, key) {
+		t.Error("the page shows the API key")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auth) == 0 || auth[0] != "Bearer "+key {
+		t.Errorf("the server got Authorization %q, want the key from TRACER_TEST_SERVER_KEY", auth)
 	}
 }

@@ -34,6 +34,9 @@ var (
 	ErrNoLogprobs   = errors.New("the server ignored the request for log-probabilities")
 	ErrStreamCut    = errors.New("the stream ended in the middle of the answer")
 	ErrBadAnswer    = errors.New("the server's answer is not what its API promises")
+	// ErrNoChatTemplate means step mode on a chat needs the server's chat
+	// template, and the server does not tell it.
+	ErrNoChatTemplate = errors.New("the server does not expose its chat template")
 )
 
 // Limits on what a server may send.
@@ -78,6 +81,61 @@ type Client struct {
 // Dial checks that the server answers and has the model, and learns which
 // engine it is.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.pick(list, cfg.Model); err != nil {
+		return nil, err
+	}
+	if cfg.Engine != "" {
+		c.Engine = cfg.Engine
+	}
+	return c, nil
+}
+
+// Models lists every model the server offers (one /v1/models request),
+// each as a Client ready to record from; cfg.Model is ignored.
+func Models(ctx context.Context, cfg Config) ([]*Client, error) {
+	base, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	list, err := base.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(list.Data) == 0 {
+		return nil, fmt.Errorf("remote: %s/v1/models lists no model: %w", base.URL(), ErrUnknownModel)
+	}
+	out := make([]*Client, 0, len(list.Data))
+	for _, m := range list.Data {
+		c := *base
+		if err := c.pick(list, m.ID); err != nil {
+			return nil, err
+		}
+		if cfg.Engine != "" {
+			c.Engine = cfg.Engine
+		}
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// CheckURL reports whether raw is a server URL Dial accepts, without
+// asking the server anything. The error never repeats a password.
+func CheckURL(raw string) error {
+	_, err := newClient(Config{URL: raw})
+	return err
+}
+
+// newClient checks cfg and makes a client that has not asked the server
+// anything yet.
+func newClient(cfg Config) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(cfg.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("remote: server URL %q: want http://HOST:PORT or https://HOST", redact(cfg.URL))
@@ -100,12 +158,6 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("remote: engine %q: want llama.cpp, vllm, sglang, ollama or openai", cfg.Engine)
 	}
-	if err := c.models(ctx, cfg.Model); err != nil {
-		return nil, err
-	}
-	if cfg.Engine != "" {
-		c.Engine = cfg.Engine
-	}
 	return c, nil
 }
 
@@ -116,21 +168,27 @@ func (c *Client) URL() string {
 	return u.String()
 }
 
-// models reads /v1/models: the model to use, the engine and, from
-// llama.cpp, the vocabulary size.
-func (c *Client) models(ctx context.Context, want string) error {
-	var list struct {
-		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
-			Meta    struct {
-				NVocab int `json:"n_vocab"`
-			} `json:"meta"`
-		} `json:"data"`
-	}
-	if err := c.do(ctx, http.MethodGet, "/v1/models", nil, &list); err != nil {
-		return err
-	}
+// modelList is a /v1/models answer.
+type modelList struct {
+	Data []struct {
+		ID      string `json:"id"`
+		OwnedBy string `json:"owned_by"`
+		Meta    struct {
+			NVocab int `json:"n_vocab"`
+		} `json:"meta"`
+	} `json:"data"`
+}
+
+// list reads /v1/models.
+func (c *Client) list(ctx context.Context) (modelList, error) {
+	var list modelList
+	err := c.do(ctx, http.MethodGet, "/v1/models", nil, &list)
+	return list, err
+}
+
+// pick sets the model to use from a /v1/models answer, the engine and,
+// from llama.cpp, the vocabulary size.
+func (c *Client) pick(list modelList, want string) error {
 	if len(list.Data) == 0 {
 		return fmt.Errorf("remote: %s/v1/models lists no model: %w", c.URL(), ErrUnknownModel)
 	}

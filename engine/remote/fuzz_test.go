@@ -35,7 +35,7 @@ func (a answerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // asked for.
 func FuzzRecordAnswer(f *testing.F) {
 	for _, name := range []string{"vllm-completions-stream.txt", "vllm-completions-ids.json", "vllm-chat-stream.txt",
-		"sglang-completions.json", "sglang-chat.json", "ollama-chat-stream.txt", "llamacpp-v1-completions.json", "llamacpp-completion-stream.txt"} {
+		"sglang-completions.json", "sglang-chat.json", "ollama-chat-stream.txt", "llamacpp-v1-completions.json", "llamacpp-completion-stream.txt", "vllm-completions-prompt-logprobs.json"} {
 		data := fixture(f, name)
 		for engine := uint8(0); engine < 3; engine++ {
 			f.Add(data, strings.HasSuffix(name, ".txt"), engine, false)

@@ -33,6 +33,11 @@ func (r *recorder) body(prompt any, maxTokens int, seedOffset uint64, stream boo
 		b["logprobs"], b["top_logprobs"] = true, r.req.TopLogprobs
 	default:
 		b["model"], b["prompt"], b["max_tokens"], b["logprobs"] = c.Model, prompt, maxTokens, r.req.TopLogprobs
+		if c.Engine == EngineVLLM && seedOffset == 0 {
+			// vLLM also scores the prompt: each prompt token's
+			// log-probability after those before it (first request only).
+			b["prompt_logprobs"] = r.req.TopLogprobs
+		}
 		if c.Engine == EngineVLLM && r.req.Step && r.idsOK {
 			// Tokens come back as "token_id:N": step mode can then go on in
 			// ids (their text is not given).
@@ -64,12 +69,13 @@ func (r *recorder) body(prompt any, maxTokens int, seedOffset uint64, stream boo
 // chunk is what one answer (or one streamed event) holds.
 type chunk struct {
 	tokens    []token
-	ids       []int  // llama.cpp's return_tokens: every generated id, even those without probabilities
-	predicted int    // llama.cpp's tokens_predicted: tokens generated so far, sent or not; -1 if absent
-	text      string // new text
-	finish    string // finish_reason or stop_type; empty while unfinished
-	byStop    bool   // the server stopped at a stop string
-	errText   string // an error event in the stream
+	ids       []int          // llama.cpp's return_tokens: every generated id, even those without probabilities
+	predicted int            // llama.cpp's tokens_predicted: tokens generated so far, sent or not; -1 if absent
+	text      string         // new text
+	finish    string         // finish_reason or stop_type; empty while unfinished
+	byStop    bool           // the server stopped at a stop string
+	errText   string         // an error event in the stream
+	prompt    []*promptToken // vLLM's prompt_logprobs; nil when absent
 }
 
 // parseChunk reads one answer in any of the three shapes: llama.cpp's
@@ -88,8 +94,9 @@ func parseChunk(data []byte) (chunk, error) {
 			Message      *struct{ Content string } `json:"message"`
 			Logprobs     json.RawMessage           `json:"logprobs"`
 			FinishReason *string                   `json:"finish_reason"`
-			StopReason   json.RawMessage           `json:"stop_reason"`  // vLLM: the stop string or token id, null for EOS
-			MatchedStop  json.RawMessage           `json:"matched_stop"` // SGLang: the same
+			StopReason   json.RawMessage           `json:"stop_reason"`     // vLLM: the stop string or token id, null for EOS
+			MatchedStop  json.RawMessage           `json:"matched_stop"`    // SGLang: the same
+			PromptLogs   json.RawMessage           `json:"prompt_logprobs"` // vLLM: per prompt position, the prompt token first
 		} `json:"choices"`
 		Error json.RawMessage `json:"error"`
 	}
@@ -137,6 +144,9 @@ func parseChunk(data []byte) (chunk, error) {
 			return chunk{}, err
 		}
 		ch.tokens = append(ch.tokens, toks...)
+		if ch.prompt, err = parsePromptLogprobs(c.PromptLogs); err != nil {
+			return chunk{}, err
+		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			ch.finish = *c.FinishReason
 			for _, s := range []json.RawMessage{c.StopReason, c.MatchedStop} {
@@ -224,6 +234,7 @@ func (r *recorder) plain(ctx context.Context) error {
 		if ch.errText != "" {
 			return fmt.Errorf("the server reported an error mid-stream: %s", ch.errText)
 		}
+		r.notePrompt(ch.prompt)
 		if n := max(len(r.t.Steps)+max(len(ch.tokens), len(ch.ids)), ch.predicted); n > r.req.Options.MaxNewTokens {
 			return fmt.Errorf("the server sent %d tokens, more than the %d asked for: %w", n, r.req.Options.MaxNewTokens, ErrBadAnswer)
 		}
@@ -416,6 +427,7 @@ func (r *recorder) ask(ctx context.Context, i int, ban []int) (chunk, error) {
 	if ch.errText != "" {
 		return chunk{}, fmt.Errorf("remote: %s: the server reported an error: %s", r.t.Model.Source.Endpoint, ch.errText)
 	}
+	r.notePrompt(ch.prompt)
 	if len(ch.tokens) == 0 && len(ch.ids) == 0 && ch.text != "" && r.c.Engine != EngineLlamaCpp {
 		return chunk{}, fmt.Errorf("remote: %s answered text but no log-probabilities (logprobs=%d was sent): %w", r.t.Model.Source.Endpoint, r.req.TopLogprobs, ErrNoLogprobs)
 	}

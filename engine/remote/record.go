@@ -30,12 +30,20 @@ type Request struct {
 	// Notices are added to the trace's (e.g. from resolving the options).
 	Notices []string
 
+	// OnStart, when set, gets the trace before its first step (model,
+	// source, options, prompt with its ids where the server tokenized it,
+	// notices), so a caller can show the run while it streams.
+	OnStart func(trace.Trace)
 	// OnStep, when set, gets each step as soon as it exists.
 	OnStep func(trace.Step)
 }
 
 // unknownAlways is what no server's OpenAI-compatible API tells.
 var unknownAlways = []string{"logits", "distribution_beyond_top", "entropy", "stages", "kv_cache", "traffic", "draw"}
+
+// Unknown lists what no server's OpenAI-compatible API tells, as a
+// trace's model.source.unknown names it.
+func Unknown() []string { return slices.Clone(unknownAlways) }
 
 // recorder builds one trace.
 type recorder struct {
@@ -46,7 +54,10 @@ type recorder struct {
 	ids     []int  // prompt + chosen ids, while every id is known
 	idsOK   bool   // ids is the whole context
 	newText string // the text generated so far
-	eos     []int  // EOS ids the server revealed (stop_type "eos")
+	chat    bool   // step mode on a chat: Text is the messages rendered by the server's template
+
+	sawPrompt bool  // vLLM's prompt_logprobs are recorded
+	eos       []int // EOS ids the server revealed (stop_type "eos")
 }
 
 // Record generates from the server and returns the trace. When the answer
@@ -60,18 +71,29 @@ func (c *Client) Record(ctx context.Context, req Request) (*trace.Trace, error) 
 		return nil, errors.New("remote: set max_new_tokens (or max_length): a server needs to be told how many tokens to generate")
 	case len(o.ForceIDs) > 0 && !req.Step:
 		return nil, errors.New("remote: forced tokens need step mode (--step): a plain completion cannot be told which token to take")
-	case req.Step && len(req.Messages) > 0:
-		return nil, errors.New("remote: step mode needs a prompt the server can extend token by token: use --prompt or --prompt-ids, not --chat")
 	}
 	if req.TopLogprobs <= 0 {
 		req.TopLogprobs = 20
 	}
 	r := &recorder{c: c, req: req}
+	if req.Step && len(req.Messages) > 0 {
+		text, err := c.renderChat(ctx, req.Messages)
+		if err != nil {
+			return nil, err
+		}
+		r.req.Text, r.chat = text, true
+	}
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
 	if err := r.budget(); err != nil {
 		return nil, err
+	}
+	if req.OnStart != nil {
+		head := *r.t
+		head.Notices = slices.Clone(head.Notices)
+		head.Steps = []trace.Step{}
+		req.OnStart(head)
 	}
 	var err error
 	if req.Step {
@@ -114,7 +136,7 @@ func (r *recorder) start(ctx context.Context) error {
 		mode = "step"
 	}
 	switch {
-	case len(req.Messages) > 0:
+	case len(req.Messages) > 0 && !r.chat:
 		endpoint = "/v1/chat/completions"
 	case c.Engine == EngineLlamaCpp:
 		endpoint = "/completion"
@@ -144,6 +166,9 @@ func (r *recorder) start(ctx context.Context) error {
 	r.t.Options.UseCache = true
 	if req.Step {
 		r.t.Notices = append(r.t.Notices, "step mode: one request per token; each step's seed is the run's seed plus the step index")
+	}
+	if r.chat {
+		r.t.Notices = append(r.t.Notices, "step mode on a chat: tracer rendered the messages with the chat template the server reports (/props) and extends that text token by token, as the server's chat endpoint would")
 	}
 	if req.IDs == nil && req.Text != "" && c.Engine == EngineLlamaCpp {
 		if err := r.tokenize(ctx); err != nil {
@@ -298,7 +323,11 @@ func (r *recorder) stopString() bool {
 func (r *recorder) cut(why string) error {
 	r.t.Model.Source.Incomplete = why
 	r.t.Output.StopReason = trace.StopCancelled
-	r.t.Notices = append(r.t.Notices, fmt.Sprintf("the server's answer broke off after %d tokens (%s): this trace is partial", len(r.t.Steps), why))
+	if why == "cancelled" {
+		r.t.Notices = append(r.t.Notices, fmt.Sprintf("the run was stopped after %d tokens and its request to the server cancelled: this trace is partial", len(r.t.Steps)))
+	} else {
+		r.t.Notices = append(r.t.Notices, fmt.Sprintf("the server's answer broke off after %d tokens (%s): this trace is partial", len(r.t.Steps), why))
+	}
 	return fmt.Errorf("remote: %s after %d tokens (%s); the partial trace is kept: %w", r.c.URL(), len(r.t.Steps), why, ErrStreamCut)
 }
 

@@ -616,7 +616,7 @@ func TestRecordRefusesWhatAServerCannotDo(t *testing.T) {
 		{"no length", Request{Text: "x", Options: trace.Options{MaxNewTokens: -1, MaxLength: -1}}, "set max_new_tokens"},
 		{"forced tokens in plain mode", Request{Text: "x", Options: forced}, "need step mode"},
 		{"forced tokens without prompt ids", Request{Text: "x", Options: forced, Step: true}, "prompt as token ids"},
-		{"chat in step mode", Request{Messages: []trace.Message{{Role: "user", Content: "hi"}}, Options: greedy(2), Step: true}, "not --chat"},
+		{"chat in step mode on a server without /props", Request{Messages: []trace.Message{{Role: "user", Content: "hi"}}, Options: greedy(2), Step: true}, "record the chat in plain mode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := c.Record(context.Background(), tc.req)
