@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -59,28 +60,16 @@ type Resume struct {
 // req.Record is set, and always the output. Cancelling ctx ends the run
 // early with stop reason "cancelled"; the partial trace is returned.
 func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
-	o := req.Options
 	info := req.Model.Info()
-	if len(req.Prompts) == 0 {
-		return nil, errors.New("engine: no prompt: give at least one prompt")
-	}
-	for i, p := range req.Prompts {
-		if len(p) == 0 {
-			return nil, fmt.Errorf("engine: prompt %d is empty: give at least one token (e.g. the BOS id)", i)
-		}
-		for _, id := range p {
-			if id < 0 || id >= info.VocabSize {
-				return nil, fmt.Errorf("engine: prompt %d: token id %d is outside the vocabulary (0..%d)", i, id, info.VocabSize-1)
-			}
-		}
-	}
-	if err := Validate(o, info); err != nil {
+	if err := CheckPrompts(req.Prompts, info); err != nil {
 		return nil, err
 	}
+	req.Options = paddingInForce(req.Options, len(req.Prompts) > 1)
+	o := req.Options
 	for r, ids := range req.Force {
 		for i, id := range ids {
 			if id < 0 || id >= info.VocabSize {
-				return nil, &OptionError{fmt.Sprintf("forced token %d (row %d, step %d) is outside the vocabulary (0..%d)", id, r, i, info.VocabSize-1)}
+				return nil, &OptionError{Msg: fmt.Sprintf("forced token %d (row %d, step %d) is outside the vocabulary (0..%d)", id, r, i, info.VocabSize-1)}
 			}
 		}
 	}
@@ -240,6 +229,40 @@ func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
 	t.Output = g.output(stop)
 	t.Output.NaN = nan
 	return t, nil
+}
+
+// CheckPrompts checks prompts before a run: at least one, none empty, every
+// id in the vocabulary. Prompts are numbered from 1.
+func CheckPrompts(prompts [][]int, info Info) error {
+	if len(prompts) == 0 {
+		return errors.New("engine: no prompt: give at least one prompt")
+	}
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return fmt.Errorf("engine: prompt %d is empty: give at least one token (e.g. the BOS id)", i+1)
+		}
+		for _, id := range p {
+			if id < 0 || id >= info.VocabSize {
+				return fmt.Errorf("engine: prompt %d: token id %d is outside the vocabulary (0..%d)", i+1, id, info.VocabSize-1)
+			}
+		}
+	}
+	return nil
+}
+
+// paddingInForce returns the options with the padding side a run uses:
+// a batch pads on the left unless told otherwise; a single prompt (beams
+// included) is not padded, and its trace names no padding.
+func paddingInForce(o trace.Options, batch bool) trace.Options {
+	switch {
+	case batch && o.Padding == "":
+		o.Padding = "left"
+	case !batch && (o.Padding != "" || o.Sources["padding"] != ""):
+		o.Padding = ""
+		o.Sources = maps.Clone(o.Sources)
+		delete(o.Sources, "padding")
+	}
+	return o
 }
 
 // loop is the state of one Generate call.
