@@ -271,16 +271,23 @@ func dirOf(path string) string {
 // Face name (ORG/NAME[@REVISION]) resolved through the Hugging Face cache,
 // downloaded when missing unless HF_HUB_OFFLINE=1.
 func openModel(ctx context.Context, spec string, stderr io.Writer) (*models.Loaded, error) {
-	opts, err := hub.FromEnv(os.Getenv)
+	path, err := locateModel(ctx, spec, stderr)
 	if err != nil {
 		return nil, err
+	}
+	return models.Open(path)
+}
+
+// locateModel turns a model name into what models.Open takes, resolving a
+// Hugging Face name through the cache with a progress bar on stderr.
+func locateModel(ctx context.Context, spec string, stderr io.Writer) (string, error) {
+	opts, err := hub.FromEnv(os.Getenv)
+	if err != nil {
+		return "", err
 	}
 	bar := newProgress(stderr)
 	opts.Progress = bar.update
 	path, err := models.Locate(ctx, spec, opts)
 	bar.flush()
-	if err != nil {
-		return nil, err
-	}
-	return models.Open(path)
+	return path, err
 }
