@@ -52,6 +52,11 @@ func TestOptionsCoverSettingsAndTrace(t *testing.T) {
 				t.Errorf("shares its trace.Options field with %s", other)
 			}
 			layers[l], fields[f] = op.Name, op.Name
+			kinds := map[string]Kind{"**int": KindInt, "**uint64": KindUint, "**float64": KindFloat, "**bool": KindBool,
+				"**string": KindString, "*[]int": KindInts, "*[]string": KindStrings}
+			if k, ok := kinds[reflect.TypeOf(op.layer(&s)).String()]; !ok || k != op.Kind {
+				t.Errorf("kind %d, but its Settings field is a %s", op.Kind, reflect.TypeOf(op.layer(&s)))
+			}
 			if got := jsonName(t, &o, f); got != op.Name {
 				t.Errorf("its trace.Options field is named %q in JSON, want %q", got, op.Name)
 			}
