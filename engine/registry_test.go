@@ -190,3 +190,48 @@ func TestResolveTracerOptions(t *testing.T) {
 		})
 	}
 }
+
+// FuzzOptionParse: any text for any option either is refused, leaving the
+// layer as it was, or sets the option so that its Text parses back to the
+// same layer; resolving the layer never panics.
+func FuzzOptionParse(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"top_k", "50"}, {"T", " 0.7"}, {"eos_token_id", "2, 3"}, {"early_stopping", "never"},
+		{"seed", "18446744073709551615"}, {"use_cache", "off"}, {"record_attention", "all"},
+		{"stop_strings", "a,b"}, {"temperature", "1e400"}, {"force_ids", "1,,2"}, {"padding", "middle"},
+		{"max_new_tokens", "-5"}, {"top_p", "NaN"}, {"do_sample", "maybe"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, name, text string) {
+		op, ok := LookupOption(name)
+		if !ok {
+			return
+		}
+		var s Settings
+		if err := op.Parse(&s, text); err != nil {
+			if !reflect.DeepEqual(s, Settings{}) {
+				t.Fatalf("%s %q: refused (%v) but left %+v", name, text, err, s)
+			}
+			return
+		}
+		if !op.IsSet(&s) {
+			t.Fatalf("%s %q: accepted but not set", name, text)
+		}
+		var again Settings
+		for _, v := range op.Text(&s) {
+			if err := op.Parse(&again, v); err != nil {
+				t.Fatalf("%s %q: its text %q does not parse: %v", name, text, v, err)
+			}
+		}
+		if !reflect.DeepEqual(again, s) {
+			t.Fatalf("%s %q: text %q parses to %+v, want %+v", name, text, op.Text(&s), again, s)
+		}
+		if _, _, err := Resolve(Info{VocabSize: 100, EOS: []int{2}, PAD: -1}, nil, &s); err != nil {
+			var oe *OptionError
+			if !errors.As(err, &oe) {
+				t.Fatalf("%s %q: resolving gave %v, want an option error", name, text, err)
+			}
+		}
+	})
+}
