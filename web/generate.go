@@ -49,9 +49,6 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 		return runSpec{}, fmt.Errorf("max_length %d is more than this server allows: set max_new_tokens (at most %d)", req.Options.MaxLength, s.cfg.MaxNewTokens)
 	}
 	info := m.Model.Info()
-	if err := engine.CheckPrompts(req.Prompts, info); err != nil {
-		return runSpec{}, err
-	}
 	if liveInside(m.Model, &req.Options, req.Prompts) && s.checkRunSize(info, req.Options, req.Prompts) != nil {
 		req.Options.RecordAttention, req.Options.RecordLens = "", 0 // it fits without them (checked below)
 	}
