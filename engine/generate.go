@@ -162,7 +162,7 @@ func newLoop(req Request) (*loop, error) {
 // checkRequest checks what a request holds besides its options: the
 // prompts, the forced tokens, and what beam search cannot do.
 func checkRequest(req Request, info Info) error {
-	if err := CheckPrompts(req.Prompts, info); err != nil {
+	if err := checkPrompts(req.Prompts, info); err != nil {
 		return err
 	}
 	for r, ids := range req.Force {
@@ -181,9 +181,9 @@ func checkRequest(req Request, info Info) error {
 	return nil
 }
 
-// CheckPrompts checks prompts before a run: at least one, none empty, every
+// checkPrompts checks prompts before a run: at least one, none empty, every
 // id in the vocabulary. Prompts are numbered from 1.
-func CheckPrompts(prompts [][]int, info Info) error {
+func checkPrompts(prompts [][]int, info Info) error {
 	if len(prompts) == 0 {
 		return errors.New("engine: no prompt: give at least one prompt")
 	}
