@@ -78,7 +78,7 @@ type Option struct {
 func Options() []Option {
 	return []Option{
 		{Name: "max_new_tokens", Kind: KindInt, Default: -1, Config: true, Generation: true, Lesson: true, Page: "max_new_tokens",
-			Flag: "max-new-tokens", Usage: "at most this many new tokens (unset: the model's max_length, or transformers' default of 20 tokens in all)",
+			Flag: "max-new-tokens", Usage: "at most `N` new tokens (unset: the model's max_length, or transformers' default of 20 tokens in all)",
 			layer: func(s *Settings) any { return &s.MaxNewTokens }, field: func(o *trace.Options) any { return &o.MaxNewTokens },
 			check: func(o *trace.Options, _ Info) string {
 				if o.MaxNewTokens < -1 || o.MaxNewTokens == 0 && o.Sources["max_new_tokens"] != "" {
@@ -87,7 +87,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "max_length", Kind: KindInt, Default: -1, Config: true, Generation: true, Lesson: true,
-			Flag: "max-length", Usage: "at most this many tokens in all, prompt included",
+			Flag: "max-length", Usage: "at most `N` tokens in all, prompt included",
 			layer: func(s *Settings) any { return &s.MaxLength }, field: func(o *trace.Options) any { return &o.MaxLength },
 			check: func(o *trace.Options, _ Info) string {
 				if o.MaxLength < -1 || o.MaxLength == 0 {
@@ -96,7 +96,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "min_new_tokens", Kind: KindInt, Default: 0, Config: true, Generation: true, Lesson: true, ListDefault: true,
-			Flag: "min-new-tokens", Usage: "suppress EOS until this many new tokens",
+			Flag: "min-new-tokens", Usage: "suppress EOS until `N` new tokens",
 			layer: func(s *Settings) any { return &s.MinNewTokens }, field: func(o *trace.Options) any { return &o.MinNewTokens },
 			check: atLeast(func(o *trace.Options) int { return o.MinNewTokens }, 0, "must be 0 or more")},
 		{Name: "do_sample", Kind: KindBool, Default: false, Config: true, Generation: true, Lesson: true, ListDefault: true, Page: "do_sample",
@@ -104,7 +104,7 @@ func Options() []Option {
 			layer: func(s *Settings) any { return &s.DoSample }, field: func(o *trace.Options) any { return &o.DoSample }},
 		{Name: "temperature", Kind: KindFloat, Sampling: true, Default: 1.0, Config: true, Generation: true, Lesson: true, ListDefault: true,
 			Page: "temperature", Aliases: []string{"T"},
-			Flag: "temperature", Usage: "divide logits by this before sampling",
+			Flag: "temperature", Usage: "divide logits by `T` before sampling",
 			layer: func(s *Settings) any { return &s.Temperature }, field: func(o *trace.Options) any { return &o.Temperature },
 			check: func(o *trace.Options, _ Info) string {
 				if !finite(o.Temperature) || o.Temperature < 0 {
@@ -113,11 +113,11 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "top_k", Kind: KindInt, Sampling: true, Default: 50, Config: true, Generation: true, Lesson: true, ListDefault: true, Page: "top_k",
-			Flag: "top-k", Usage: "keep the k most probable tokens when sampling (0: off)",
+			Flag: "top-k", Usage: "keep the `k` most probable tokens when sampling (0: off)",
 			layer: func(s *Settings) any { return &s.TopK }, field: func(o *trace.Options) any { return &o.TopK },
 			check: atLeast(func(o *trace.Options) int { return o.TopK }, 0, "must be 0 (off) or more")},
 		{Name: "top_p", Kind: KindFloat, Sampling: true, Default: 1.0, Config: true, Generation: true, Lesson: true, ListDefault: true, Page: "top_p",
-			Flag: "top-p", Usage: "keep the most probable tokens whose mass exceeds p when sampling",
+			Flag: "top-p", Usage: "keep the most probable tokens whose mass exceeds `p` when sampling",
 			layer: func(s *Settings) any { return &s.TopP }, field: func(o *trace.Options) any { return &o.TopP },
 			check: func(o *trace.Options, _ Info) string {
 				if !finite(o.TopP) || o.TopP <= 0 || o.TopP > 1 {
@@ -126,7 +126,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "min_p", Kind: KindFloat, Sampling: true, Default: 0.0, Config: true, Generation: true, Lesson: true, ListDefault: true, Page: "min_p",
-			Flag: "min-p", Usage: "drop tokens less probable than min-p times the top one (0: off)",
+			Flag: "min-p", Usage: "drop tokens less probable than `p` times the top one (0: off)",
 			layer: func(s *Settings) any { return &s.MinP }, field: func(o *trace.Options) any { return &o.MinP },
 			check: func(o *trace.Options, _ Info) string {
 				if !finite(o.MinP) || o.MinP < 0 || o.MinP > 1 {
@@ -135,7 +135,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "repetition_penalty", Kind: KindFloat, Default: 1.0, Config: true, Generation: true, Lesson: true, ListDefault: true,
-			Page: "repetition_penalty", Flag: "repetition-penalty", Usage: "penalise tokens already in the sequence (1: off)",
+			Page: "repetition_penalty", Flag: "repetition-penalty", Usage: "penalise tokens already in the sequence by this `factor` (1: off)",
 			layer: func(s *Settings) any { return &s.RepetitionPenalty }, field: func(o *trace.Options) any { return &o.RepetitionPenalty },
 			check: func(o *trace.Options, _ Info) string {
 				if !finite(o.RepetitionPenalty) || o.RepetitionPenalty <= 0 {
@@ -144,11 +144,11 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "num_beams", Kind: KindInt, Default: 1, Config: true, Generation: true, Lesson: true, ListDefault: true, Page: "num_beams",
-			Flag: "num-beams", Usage: "beam search with this many beams",
+			Flag: "num-beams", Usage: "beam search with `N` beams",
 			layer: func(s *Settings) any { return &s.NumBeams }, field: func(o *trace.Options) any { return &o.NumBeams },
 			check: atLeast(func(o *trace.Options) int { return o.NumBeams }, 1, "must be at least 1")},
 		{Name: "length_penalty", Kind: KindFloat, Default: 1.0, Config: true, Generation: true, Lesson: true, ListDefault: true,
-			Flag: "length-penalty", Usage: "beam search: score = sum of log-probs / length^penalty",
+			Flag: "length-penalty", Usage: "beam search: score = sum of log-probs / length^`penalty`",
 			layer: func(s *Settings) any { return &s.LengthPenalty }, field: func(o *trace.Options) any { return &o.LengthPenalty },
 			check: func(o *trace.Options, _ Info) string {
 				if !finite(o.LengthPenalty) {
@@ -157,7 +157,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "early_stopping", Kind: KindString, Default: "false", Config: true, Generation: true, Lesson: true, ListDefault: true,
-			Flag: "early-stopping", Usage: "beam search stopping rule: true, false or never", parse: ParseEarlyStopping,
+			Flag: "early-stopping", Usage: "beam search stopping `rule`: true, false or never", parse: ParseEarlyStopping,
 			layer: func(s *Settings) any { return &s.EarlyStopping }, field: func(o *trace.Options) any { return &o.EarlyStopping },
 			check: func(o *trace.Options, _ Info) string {
 				if _, err := ParseEarlyStopping(o.EarlyStopping); err != nil {
@@ -166,15 +166,15 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "num_return_sequences", Kind: KindInt, Default: 1, Config: true, Generation: true, Lesson: true, ListDefault: true,
-			Flag: "num-return-sequences", Usage: "sequences to return per prompt",
+			Flag: "num-return-sequences", Usage: "`N` sequences to return per prompt",
 			layer: func(s *Settings) any { return &s.NumReturnSequences }, field: func(o *trace.Options) any { return &o.NumReturnSequences },
 			check: atLeast(func(o *trace.Options) int { return o.NumReturnSequences }, 1, "must be at least 1")},
 		{Name: "eos_token_id", Kind: KindInts, Config: true, Generation: true, Lesson: true,
-			Flag: "eos-id", Usage: "stop at this token id (repeat for a list; replaces the model's)",
+			Flag: "eos-id", Usage: "stop at token `id` (repeat for a list; replaces the model's)",
 			layer: func(s *Settings) any { return &s.EOSTokenID }, field: func(o *trace.Options) any { return &o.EOSTokenID },
 			check: func(o *trace.Options, info Info) string { return inVocab(o.EOSTokenID, false, info) }},
 		{Name: "pad_token_id", Kind: KindInt, Default: -1, Config: true, Generation: true, Lesson: true,
-			Flag: "pad-id", Usage: "pad token id (default: the model's, else the first EOS)",
+			Flag: "pad-id", Usage: "pad token `id` (default: the model's, else the first EOS)",
 			layer: func(s *Settings) any { return &s.PadTokenID }, field: func(o *trace.Options) any { return &o.PadTokenID },
 			check: func(o *trace.Options, info Info) string {
 				if o.PadTokenID >= info.VocabSize || o.PadTokenID < -1 {
@@ -183,7 +183,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "stop_strings", Kind: KindStrings, Config: true, Generation: true, Lesson: true,
-			Flag: "stop", Usage: "stop when the new text contains this string (repeatable)",
+			Flag: "stop", Usage: "stop when the new text contains `text` (repeatable)",
 			layer: func(s *Settings) any { return &s.StopStrings }, field: func(o *trace.Options) any { return &o.StopStrings },
 			check: func(o *trace.Options, _ Info) string {
 				for _, s := range o.StopStrings {
@@ -194,7 +194,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "seed", Kind: KindUint, Default: uint64(0), Config: true, Generation: true, Lesson: true, Page: "seed",
-			Flag: "seed", Usage: "seed of the random stream",
+			Flag: "seed", Usage: "`seed` of the random stream",
 			layer: func(s *Settings) any { return &s.Seed }, field: func(o *trace.Options) any { return &o.Seed }},
 		{Name: "use_cache", Kind: KindBool, Default: true, Config: true, Generation: true, Lesson: true, ListDefault: true, Page: "use_cache",
 			Flag: "no-cache", Negated: true, Usage: "recompute the whole sequence every step (no KV cache)",
@@ -202,7 +202,7 @@ func Options() []Option {
 
 		// tracer's own: how a batch is padded, what is recorded, what is forced.
 		{Name: "padding", Kind: KindString, Default: "left", Page: "padding", // lessons: Run.Padding
-			Flag: "padding", Usage: "batch padding side: left, or right to show its pitfall",
+			Flag: "padding", Usage: "batch padding `side`: left, or right to show its pitfall",
 			layer: func(s *Settings) any { return &s.Padding }, field: func(o *trace.Options) any { return &o.Padding },
 			check: func(o *trace.Options, _ Info) string {
 				if o.Padding != "" && o.Padding != "left" && o.Padding != "right" {
@@ -211,7 +211,7 @@ func Options() []Option {
 				return ""
 			}},
 		{Name: "record_top", Kind: KindInt, Default: DefaultRecordTop,
-			Flag: "record-top", Usage: "candidates recorded per step",
+			Flag: "record-top", Usage: "`N` candidates recorded per step",
 			layer: func(s *Settings) any { return &s.RecordTop }, field: func(o *trace.Options) any { return &o.RecordTop },
 			check: atLeast(func(o *trace.Options) int { return o.RecordTop }, 0, "must be 0 or more")},
 		{Name: "full_logits", Kind: KindBool, Default: false,
@@ -231,7 +231,7 @@ func Options() []Option {
 			layer: func(s *Settings) any { return &s.RecordLens }, field: func(o *trace.Options) any { return &o.RecordLens },
 			check: atLeast(func(o *trace.Options) int { return o.RecordLens }, 0, "must be 0 (off) or more")},
 		{Name: "force_ids", Kind: KindInts,
-			Flag: "force-ids", Usage: `make step i choose the i-th of these ids ("5,9,2"), still recording the distributions`,
+			Flag: "force-ids", Usage: "make step i choose the i-th of these `ids` (\"5,9,2\"), still recording the distributions",
 			layer: func(s *Settings) any { return &s.ForceIDs }, field: func(o *trace.Options) any { return &o.ForceIDs },
 			check: func(o *trace.Options, info Info) string { return inVocab(o.ForceIDs, true, info) }},
 	}
@@ -488,10 +488,10 @@ func (op Option) Text(s *Settings) []string {
 }
 
 // DefaultText is the option's default as a flag writes it; "" when the
-// default is off, empty or "not set" (-1).
+// default is off, zero, empty or "not set" (-1).
 func (op Option) DefaultText() string {
 	switch op.Default {
-	case nil, false, "", -1:
+	case nil, false, "", -1, 0, 0.0, uint64(0):
 		return ""
 	}
 	return fmt.Sprint(op.Default)

@@ -55,15 +55,23 @@ type optionFlag struct {
 	user *engine.Settings
 }
 
-// String shows the value (the default before the flag is set).
+// String shows the flag's value: the default before the flag is set (a
+// negated flag is off).
 func (f *optionFlag) String() string {
 	if f == nil || f.user == nil {
 		return ""
 	}
-	if v := f.op.Text(f.user); v != nil {
+	switch v := f.op.Text(f.user); {
+	case v == nil && f.op.Negated:
+		return ""
+	case v == nil:
+		return f.op.DefaultText()
+	case f.op.Negated:
+		b, _ := strconv.ParseBool(v[0])
+		return strconv.FormatBool(!b)
+	default:
 		return strings.Join(v, ",")
 	}
-	return f.op.DefaultText()
 }
 
 // IsBoolFlag lets boolean flags, and --record-attention, stand alone.
