@@ -81,38 +81,3 @@ func fillPrompt(p *trace.Prompt, rows [][]int, mask [][]bool, tok tokenizer.Toke
 		p.Rows[i] = trace.Row{IDs: append([]int{}, rows[i]...), AttentionMask: am}
 	}
 }
-
-// output assembles the trace's output: every row as transformers returns
-// it, and for a single prompt the ids, the new ids and their text.
-func (g *loop) output(stop string) trace.Output {
-	out := trace.Output{StopReason: stop}
-	decode := g.decode
-	if len(g.rows) == 1 {
-		out.IDs = append([]int{}, g.rows[0]...)
-		out.NewIDs = append([]int{}, g.rows[0][g.promptLen:]...)
-		out.Text, out.NewText = decode(out.IDs), decode(out.NewIDs)
-		return out
-	}
-	out.RowStops = g.stops
-	for r, row := range g.rows {
-		out.Sequences = append(out.Sequences, append([]int{}, row...))
-		out.NewTexts = append(out.NewTexts, decode(trimPads(g.rows[r][g.promptLen:], g.req.Options.PadTokenID, g.finished[r])))
-	}
-	return out
-}
-
-// trimPads drops the pads a finished row produced after it stopped.
-func trimPads(ids []int, pad int, finished bool) []int {
-	if !finished {
-		return ids
-	}
-	end := len(ids)
-	for end > 0 && ids[end-1] == pad {
-		end--
-	}
-	// Keep the EOS itself when it doubles as the pad token.
-	if end < len(ids) {
-		end++
-	}
-	return ids[:end]
-}

@@ -97,9 +97,11 @@ func (b *nBest) done(best float32, curLen, promptLen, maxLen int) bool {
 }
 
 // beamSearch runs beam search on the loop's rows (num_beams copies of one
-// prompt) and returns the stop reason.
-func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengthStop string) (string, error) {
+// prompt) and returns the stop reason and the finished hypotheses, the
+// best of which beamOutput lays out.
+func (g *loop) beamSearch(ctx context.Context) (string, *nBest, error) {
 	o := &g.req.Options
+	t, maxLen := g.t, g.maxLen
 	nb, vocab := o.NumBeams, g.info.VocabSize
 	nKeep := max(2, 1+len(o.EOSTokenID)) * nb
 	scores := make([]float32, nb) // running score of each beam
@@ -109,7 +111,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 	best := &nBest{size: nb, lengthPenalty: o.LengthPenalty, earlyStopping: o.EarlyStopping, worst: 1e9}
 	next := make([]float32, nb*vocab) // [beams][vocab]: running score + processed log-prob
 	done := false
-	stop := lengthStop
+	stop := g.lengthStop
 	for step := 0; len(g.rows[0]) < maxLen; step++ {
 		if ctx.Err() != nil {
 			stop = trace.StopCancelled
@@ -124,7 +126,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 				stop = se.Reason
 				break
 			}
-			return "", err
+			return "", nil, err
 		}
 		var nan *nanStop
 		if err := g.checkLogits(step, past); err != nil {
@@ -190,7 +192,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 			}
 		}
 		if len(src) < nb {
-			return "", fmt.Errorf("engine: beam search found only %d continuations for %d beams: the vocabulary is too small", len(src), nb)
+			return "", nil, fmt.Errorf("engine: beam search found only %d continuations for %d beams: the vocabulary is too small", len(src), nb)
 		}
 		done = best.done(next[cands[0]], curLen, g.promptLen, maxLen)
 
@@ -231,46 +233,7 @@ func (g *loop) beamSearch(ctx context.Context, t *trace.Trace, maxLen int, lengt
 			best.add(hypothesis{tokens: slices.Clone(g.rows[r][g.promptLen:]), sumLogprobs: scores[r], generatedLen: len(g.rows[r]) - g.promptLen})
 		}
 	}
-	g.beamOutput(t, best)
-	return stop, nil
-}
-
-// beamOutput fills the output with the best num_return_sequences
-// hypotheses, laid out as transformers' finalize does: prompt + tokens, the
-// first EOS id after a hypothesis shorter than the longest, pads after.
-func (g *loop) beamOutput(t *trace.Trace, best *nBest) {
-	o := &g.req.Options
-	hyps := slices.Clone(best.hyps)
-	slices.SortStableFunc(hyps, func(a, b hypothesis) int { return cmpFloat(a.score, b.score) })
-	var chosen []hypothesis
-	for range o.NumReturnSequences {
-		chosen = append(chosen, hyps[len(hyps)-1])
-		hyps = hyps[:len(hyps)-1]
-	}
-	maxLen := 0
-	for _, h := range chosen {
-		maxLen = max(maxLen, g.promptLen+len(h.tokens))
-	}
-	width := maxLen + 1
-	if limit := len(g.rows[0]); width > limit {
-		width = limit
-	}
-	prompt := g.rows[0][:g.promptLen]
-	for _, h := range chosen {
-		seq := append(slices.Clone(prompt), h.tokens...)
-		if len(seq) < width && len(o.EOSTokenID) > 0 {
-			seq = append(seq, o.EOSTokenID[0])
-		}
-		for len(seq) < width {
-			seq = append(seq, o.PadTokenID)
-		}
-		t.Output.Sequences = append(t.Output.Sequences, seq)
-		t.Output.SequencesScores = append(t.Output.SequencesScores, float32(h.score))
-		t.Output.NewTexts = append(t.Output.NewTexts, g.decode(h.tokens))
-	}
-	t.Output.IDs = slices.Clone(t.Output.Sequences[0])
-	t.Output.NewIDs = slices.Clone(t.Output.IDs[g.promptLen:])
-	t.Output.Text, t.Output.NewText = g.decode(t.Output.IDs), g.decode(t.Output.NewIDs)
+	return stop, best, nil
 }
 
 // logSoftmaxCopy returns log_softmax(x) in a new slice.

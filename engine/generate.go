@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -59,203 +60,45 @@ type Resume struct {
 // req.Record is set, and always the output. Cancelling ctx ends the run
 // early with stop reason "cancelled"; the partial trace is returned.
 func Generate(ctx context.Context, req Request) (*trace.Trace, error) {
-	o := req.Options
-	info := req.Model.Info()
-	if len(req.Prompts) == 0 {
-		return nil, errors.New("engine: no prompt: give at least one prompt")
-	}
-	for i, p := range req.Prompts {
-		if len(p) == 0 {
-			return nil, fmt.Errorf("engine: prompt %d is empty: give at least one token (e.g. the BOS id)", i)
-		}
-		for _, id := range p {
-			if id < 0 || id >= info.VocabSize {
-				return nil, fmt.Errorf("engine: prompt %d: token id %d is outside the vocabulary (0..%d)", i, id, info.VocabSize-1)
-			}
-		}
-	}
-	if err := Validate(o, info); err != nil {
-		return nil, err
-	}
-	for r, ids := range req.Force {
-		for i, id := range ids {
-			if id < 0 || id >= info.VocabSize {
-				return nil, &OptionError{fmt.Sprintf("forced token %d (row %d, step %d) is outside the vocabulary (0..%d)", id, r, i, info.VocabSize-1)}
-			}
-		}
-	}
-	prompts := req.Prompts
-	if o.NumBeams > 1 {
-		if len(prompts) > 1 {
-			return nil, errors.New("engine: beam search takes one prompt at a time")
-		}
-		for range o.NumBeams - 1 {
-			prompts = append(prompts, prompts[0])
-		}
-	}
-	rows, mask, err := padPrompts(prompts, o)
+	g, err := newLoop(req)
 	if err != nil {
-		return nil, err
-	}
-	promptLen := len(rows[0])
-	maxLen := o.MaxLength
-	lengthStop := trace.StopMaxLength
-	if o.MaxNewTokens >= 0 {
-		maxLen, lengthStop = promptLen+o.MaxNewTokens, trace.StopMaxNewTokens
-	}
-	if promptLen >= maxLen {
-		return nil, fmt.Errorf("engine: the prompt holds %d tokens but max_length is %d (it counts the prompt): nothing can be generated; set max_new_tokens instead", promptLen, maxLen)
-	}
-	if info.MaxPositions > 0 && maxLen > info.MaxPositions {
-		return nil, fmt.Errorf("engine: prompt plus new tokens (%d) exceed the model's %d positions; lower max_new_tokens", maxLen, info.MaxPositions)
-	}
-
-	t := &trace.Trace{Format: trace.Format, Model: info.TraceModel(), Options: o, Prompt: req.Prompt, Notices: req.Notices, Steps: []trace.Step{}}
-	promptRows := rows
-	if o.NumBeams > 1 {
-		promptRows = rows[:1]
-	}
-	fillPrompt(&t.Prompt, promptRows, mask, req.Tokenizer)
-	// Beams are copies of one prompt and never padded: the pad token matters
-	// to a batch of prompts, and to beam search only where it returns several
-	// sequences (the shorter ones are padded).
-	if len(rows) > 1 && (o.NumBeams <= 1 || o.NumReturnSequences > 1) && o.Sources["pad_token_id"] == SourceDefault {
-		t.Notices = append(t.Notices, fmt.Sprintf("pad_token_id is not set: using eos_token_id %d as the pad token, as transformers does", o.PadTokenID))
-	}
-
-	g := &loop{
-		req: req, info: info, rows: rows, mask: mask, promptLen: promptLen,
-		procs:    Pipeline(o, promptLen),
-		rnd:      req.Rand,
-		finished: make([]bool, len(rows)),
-		stops:    make([]string, len(rows)),
-	}
-	if g.rnd == nil {
-		g.rnd = SeededRand{Seed: o.Seed}
-	}
-	if req.Record {
-		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
-	}
-	if g.inside, g.insideModel, err = newInside(o, req.Model, req.Record, len(rows), promptLen); err != nil {
-		return nil, err
-	}
-	firstStep := 0
-	if rs := req.Resume; rs != nil {
-		if len(rs.Tokens) != len(rows) || rs.Cache == nil || rs.Cache.Rows() != len(rows) {
-			return nil, fmt.Errorf("engine: resume: want a cache and tokens for %d rows", len(rows))
-		}
-		for r := range rows {
-			if len(rs.Tokens[r]) != rs.Step {
-				return nil, fmt.Errorf("engine: resume: row %d has %d tokens, want %d (one per step before step %d)", r, len(rs.Tokens[r]), rs.Step, rs.Step)
-			}
-			for _, id := range rs.Tokens[r] {
-				if id < 0 || id >= info.VocabSize {
-					return nil, fmt.Errorf("engine: resume: token id %d is outside the vocabulary (0..%d)", id, info.VocabSize-1)
-				}
-				g.rows[r] = append(g.rows[r], id)
-				g.mask[r] = append(g.mask[r], true)
-				if !g.finished[r] {
-					g.checkStop(r, id)
-				}
-			}
-		}
-		if rs.Cache.Len() >= len(g.rows[0]) {
-			return nil, fmt.Errorf("engine: resume: the cache holds %d positions, want fewer than the %d tokens so far", rs.Cache.Len(), len(g.rows[0]))
-		}
-		g.cache, firstStep = rs.Cache, rs.Step
-	} else if g.cache, err = req.Model.NewCache(len(rows), maxLen); err != nil {
 		return nil, err
 	}
 	if req.KeepCache != nil {
 		defer func() { req.KeepCache(g.cache) }()
 	}
-	g.pos = make([][]int, len(g.rows))
-	for r := range g.rows { // room for every token, so steps do not allocate
-		g.rows[r] = slices.Grow(g.rows[r], maxLen-len(g.rows[r]))
-		g.mask[r] = slices.Grow(g.mask[r], maxLen-len(g.mask[r]))
-		g.pos[r] = make([]int, 0, maxLen)
-	}
-	g.logits = make([][]float32, len(rows))
-	for i := range g.logits {
-		g.logits[i] = make([]float32, info.VocabSize)
-	}
-	g.scores = make([]float32, info.VocabSize)
-	g.probs = make([]float32, info.VocabSize)
-
-	if o.NumBeams > 1 {
-		if req.Resume != nil {
-			return nil, errors.New("engine: beam search cannot resume from a branch")
-		}
-		stop, err := g.beamSearch(ctx, t, maxLen, lengthStop)
+	if g.req.Options.NumBeams > 1 {
+		stop, best, err := g.beamSearch(ctx)
 		if err != nil {
 			return nil, err
 		}
-		t.Output.StopReason = stop
-		return t, nil
+		g.beamOutput(stop, best)
+		return g.t, nil
 	}
-	stop := lengthStop
-	var nan *trace.NaN
-	for step := firstStep; len(g.rows[0]) < maxLen && slices.Contains(g.finished, false); step++ {
-		if ctx.Err() != nil {
-			stop = trace.StopCancelled
-			break
-		}
-		rec, err := g.step(step)
-		if err != nil {
-			var se *StopError // declared here: taking its address allocates
-			if errors.As(err, &se) {
-				stop = se.Reason
-				t.Notices = append(t.Notices, se.Msg)
-				break
-			}
-			var ns *nanStop
-			if errors.As(err, &ns) {
-				stop, nan = trace.StopNaN, &ns.nan
-				t.Notices = append(t.Notices, ns.Error())
-				break
-			}
-			return nil, err
-		}
-		if rec != nil {
-			t.Steps = append(t.Steps, *rec)
-			if req.OnStep != nil {
-				req.OnStep(*rec)
-			}
-		}
+	if err := g.run(ctx); err != nil {
+		return nil, err
 	}
-	if stop == lengthStop && !slices.Contains(g.finished, false) {
-		// Every row stopped by itself: an EOS, or a stop string.
-		stop = trace.StopEOS
-		for _, s := range g.stops {
-			if s != trace.StopEOS {
-				stop = s
-			}
-		}
-	}
-	for i := range g.stops {
-		if !g.finished[i] {
-			g.stops[i] = stop
-		}
-	}
-	t.Output = g.output(stop)
-	t.Output.NaN = nan
-	return t, nil
+	return g.t, nil
 }
 
 // loop is the state of one Generate call.
 type loop struct {
-	req       Request
-	info      Info
-	rec       *recorder // nil: recording off
-	procs     []Processor
-	rnd       Rand
-	cache     Cache
-	rows      [][]int  // [rows][len]: prompt (padded) and generated ids
-	mask      [][]bool // [rows][len]: false = padding
-	promptLen int
-	finished  []bool   // [rows]
-	stops     []string // [rows]: why each finished row stopped
-	newText   []string // [rows]: decoded new tokens, kept for stop strings
+	req        Request
+	info       Info
+	t          *trace.Trace // the trace being built
+	rec        *recorder    // nil: recording off
+	procs      []Processor
+	rnd        Rand
+	cache      Cache
+	rows       [][]int  // [rows][len]: prompt (padded) and generated ids
+	mask       [][]bool // [rows][len]: false = padding
+	promptLen  int
+	maxLen     int      // the length limit, prompt included
+	lengthStop string   // the stop reason at that limit: max_new_tokens or max_length
+	firstStep  int      // 0, or the step a resumed run continues from
+	finished   []bool   // [rows]
+	stops      []string // [rows]: why each finished row stopped
+	newText    []string // [rows]: decoded new tokens, kept for stop strings
 
 	batch  Batch
 	pos    [][]int     // [rows][len]: position ids of every slot, reused by fillBatch
@@ -267,6 +110,229 @@ type loop struct {
 
 	inside      *Inside     // nil: nothing recorded from inside the model
 	insideModel InsideModel // the model, when inside is set
+}
+
+// newLoop checks a request and prepares its loop: the rows laid out and
+// padded, the length limit, the trace begun, the recorder, the cache (new
+// or resumed) and every buffer a step needs. The options are Resolve's,
+// already validated; newLoop checks what only the request holds.
+func newLoop(req Request) (*loop, error) {
+	info := req.Model.Info()
+	if err := checkRequest(req, info); err != nil {
+		return nil, err
+	}
+	req.Options = paddingInForce(req.Options, len(req.Prompts) > 1)
+	o := req.Options
+	rows, mask, err := layOut(req.Prompts, o)
+	if err != nil {
+		return nil, err
+	}
+	g := &loop{
+		req: req, info: info, rows: rows, mask: mask, promptLen: len(rows[0]),
+		procs:    Pipeline(o, len(rows[0])),
+		rnd:      req.Rand,
+		finished: make([]bool, len(rows)),
+		stops:    make([]string, len(rows)),
+	}
+	if err := g.setLength(); err != nil {
+		return nil, err
+	}
+	g.t = g.newTrace()
+	if g.rnd == nil {
+		g.rnd = SeededRand{Seed: o.Seed}
+	}
+	if req.Record {
+		g.rec = &recorder{tok: req.Tokenizer, top: o.RecordTop, full: o.FullLogits}
+	}
+	if g.inside, g.insideModel, err = newInside(o, req.Model, req.Record, len(rows), g.promptLen); err != nil {
+		return nil, err
+	}
+	if req.Resume != nil {
+		err = g.resume(*req.Resume)
+	} else {
+		g.cache, err = req.Model.NewCache(len(rows), g.maxLen)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.allocate()
+	return g, nil
+}
+
+// checkRequest checks what a request holds besides its options: the
+// prompts, the forced tokens, and what beam search cannot do.
+func checkRequest(req Request, info Info) error {
+	if err := checkPrompts(req.Prompts, info); err != nil {
+		return err
+	}
+	for r, ids := range req.Force {
+		for i, id := range ids {
+			if id < 0 || id >= info.VocabSize {
+				return &OptionError{Msg: fmt.Sprintf("forced token %d (row %d, step %d) is outside the vocabulary (0..%d)", id, r, i, info.VocabSize-1)}
+			}
+		}
+	}
+	switch {
+	case req.Options.NumBeams > 1 && len(req.Prompts) > 1:
+		return errors.New("engine: beam search takes one prompt at a time")
+	case req.Options.NumBeams > 1 && req.Resume != nil:
+		return errors.New("engine: beam search cannot resume from a branch")
+	}
+	return nil
+}
+
+// checkPrompts checks prompts before a run: at least one, none empty, every
+// id in the vocabulary. Prompts are numbered from 1.
+func checkPrompts(prompts [][]int, info Info) error {
+	if len(prompts) == 0 {
+		return errors.New("engine: no prompt: give at least one prompt")
+	}
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return fmt.Errorf("engine: prompt %d is empty: give at least one token (e.g. the BOS id)", i+1)
+		}
+		for _, id := range p {
+			if id < 0 || id >= info.VocabSize {
+				return fmt.Errorf("engine: prompt %d: token id %d is outside the vocabulary (0..%d)", i+1, id, info.VocabSize-1)
+			}
+		}
+	}
+	return nil
+}
+
+// paddingInForce returns the options with the padding side a run uses:
+// a batch pads on the left unless told otherwise; a single prompt (beams
+// included) is not padded, and its trace names no padding.
+func paddingInForce(o trace.Options, batch bool) trace.Options {
+	switch {
+	case batch && o.Padding == "":
+		o.Padding = "left"
+	case !batch && (o.Padding != "" || o.Sources["padding"] != ""):
+		o.Padding = ""
+		o.Sources = maps.Clone(o.Sources)
+		delete(o.Sources, "padding")
+	}
+	return o
+}
+
+// layOut returns the rows a run starts from, padded, with their masks:
+// num_beams copies of the prompt for beam search, else the prompts (each
+// repeated when sampling returns several sequences).
+func layOut(prompts [][]int, o trace.Options) ([][]int, [][]bool, error) {
+	if o.NumBeams > 1 {
+		prompts = slices.Repeat(prompts[:1], o.NumBeams)
+	}
+	return padPrompts(prompts, o)
+}
+
+// setLength sets the length limit and its stop reason, and checks that the
+// prompt leaves room below it and the limit fits the model.
+func (g *loop) setLength() error {
+	o := &g.req.Options
+	g.maxLen, g.lengthStop = o.MaxLength, trace.StopMaxLength
+	if o.MaxNewTokens >= 0 {
+		g.maxLen, g.lengthStop = g.promptLen+o.MaxNewTokens, trace.StopMaxNewTokens
+	}
+	if g.promptLen >= g.maxLen {
+		return fmt.Errorf("engine: the prompt holds %d tokens but max_length is %d (it counts the prompt): nothing can be generated; set max_new_tokens instead", g.promptLen, g.maxLen)
+	}
+	if g.info.MaxPositions > 0 && g.maxLen > g.info.MaxPositions {
+		return fmt.Errorf("engine: prompt plus new tokens (%d) exceed the model's %d positions; lower max_new_tokens", g.maxLen, g.info.MaxPositions)
+	}
+	return nil
+}
+
+// newTrace begins the run's trace: the model, the options, the prompt as
+// fed (one row for beams, which are copies of it) and the notices.
+func (g *loop) newTrace() *trace.Trace {
+	o := g.req.Options
+	t := &trace.Trace{Format: trace.Format, Model: g.info.TraceModel(), Options: o, Prompt: g.req.Prompt, Notices: g.req.Notices, Steps: []trace.Step{}}
+	promptRows := g.rows
+	if o.NumBeams > 1 {
+		promptRows = g.rows[:1]
+	}
+	fillPrompt(&t.Prompt, promptRows, g.mask, g.req.Tokenizer)
+	// Beams are copies of one prompt and never padded: the pad token matters
+	// to a batch of prompts, and to beam search only where it returns several
+	// sequences (the shorter ones are padded).
+	if len(g.rows) > 1 && (o.NumBeams <= 1 || o.NumReturnSequences > 1) && o.Sources["pad_token_id"] == SourceDefault {
+		t.Notices = append(t.Notices, fmt.Sprintf("pad_token_id is not set: using eos_token_id %d as the pad token, as transformers does", o.PadTokenID))
+	}
+	return t
+}
+
+// resume continues an earlier run: the tokens chosen so far are appended
+// to the rows (marking the rows they stopped), and the cache is the
+// earlier run's.
+func (g *loop) resume(rs Resume) error {
+	if len(rs.Tokens) != len(g.rows) || rs.Cache == nil || rs.Cache.Rows() != len(g.rows) {
+		return fmt.Errorf("engine: resume: want a cache and tokens for %d rows", len(g.rows))
+	}
+	for r := range g.rows {
+		if len(rs.Tokens[r]) != rs.Step {
+			return fmt.Errorf("engine: resume: row %d has %d tokens, want %d (one per step before step %d)", r, len(rs.Tokens[r]), rs.Step, rs.Step)
+		}
+		for _, id := range rs.Tokens[r] {
+			if id < 0 || id >= g.info.VocabSize {
+				return fmt.Errorf("engine: resume: token id %d is outside the vocabulary (0..%d)", id, g.info.VocabSize-1)
+			}
+			g.rows[r] = append(g.rows[r], id)
+			g.mask[r] = append(g.mask[r], true)
+			if !g.finished[r] {
+				g.checkStop(r, id)
+			}
+		}
+	}
+	if rs.Cache.Len() >= len(g.rows[0]) {
+		return fmt.Errorf("engine: resume: the cache holds %d positions, want fewer than the %d tokens so far", rs.Cache.Len(), len(g.rows[0]))
+	}
+	g.cache, g.firstStep = rs.Cache, rs.Step
+	return nil
+}
+
+// allocate makes room for every token and every buffer a step uses, so
+// that steps do not allocate.
+func (g *loop) allocate() {
+	g.pos = make([][]int, len(g.rows))
+	for r := range g.rows {
+		g.rows[r] = slices.Grow(g.rows[r], g.maxLen-len(g.rows[r]))
+		g.mask[r] = slices.Grow(g.mask[r], g.maxLen-len(g.mask[r]))
+		g.pos[r] = make([]int, 0, g.maxLen)
+	}
+	g.logits = make([][]float32, len(g.rows))
+	for i := range g.logits {
+		g.logits[i] = make([]float32, g.info.VocabSize)
+	}
+	g.scores = make([]float32, g.info.VocabSize)
+	g.probs = make([]float32, g.info.VocabSize)
+	g.next = make([]int, len(g.rows))
+}
+
+// run is the generation loop, step by step as the lessons draw it: feed the
+// model (forward), turn each row's logits into a distribution (process) and
+// pick a token from it (choose), append the tokens, and stop when every row
+// has met an EOS or a stop string, or at the length limit.
+func (g *loop) run(ctx context.Context) error {
+	for step := g.firstStep; len(g.rows[0]) < g.maxLen && slices.Contains(g.finished, false); step++ {
+		if ctx.Err() != nil {
+			return g.stop(trace.StopCancelled)
+		}
+		start := time.Now()
+		past, phase, err := g.forward(step)
+		if err == nil {
+			err = g.checkLogits(step, past)
+		}
+		rec := g.newStep(step, phase, err)
+		for r := 0; err == nil && r < len(g.rows); r++ { // every row chooses before any grows, so a NaN stop leaves them even
+			g.next[r], err = g.choose(step, r, rec)
+		}
+		if err != nil {
+			return g.stopOn(err)
+		}
+		g.append(rec)
+		g.record(rec, past, start)
+	}
+	return g.stop(g.lengthStop)
 }
 
 // forward feeds the rows to the model for a step: with the cache, the whole
@@ -289,6 +355,155 @@ func (g *loop) forward(step int) (past int, phase string, err error) {
 		return past, phase, g.insideModel.ForwardInside(g.cache, &g.batch, g.logits, g.inside)
 	}
 	return past, phase, g.req.Model.Forward(g.cache, &g.batch, g.logits)
+}
+
+// newStep returns the step to record, or nil when recording is off (or
+// the step failed before choosing).
+func (g *loop) newStep(step int, phase string, err error) *trace.Step {
+	if g.rec == nil || err != nil {
+		return nil
+	}
+	return &trace.Step{Index: step, Phase: phase, Rows: make([]trace.StepRow, len(g.rows))}
+}
+
+// choose processes row r's logits and picks its token, recording the
+// step when recording is on. It returns a *nanStop when the processors
+// leave a NaN or +Inf, or no token with positive probability.
+func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
+	var row *trace.StepRow
+	if rec != nil {
+		// The raw view and each stage are recorded on other goroutines
+		// while this one runs the pipeline and chooses; finish collects
+		// them.
+		row = &rec.Rows[r]
+		g.rec.start(row, g.logits[r], len(g.procs))
+		defer g.rec.finish(row)
+	}
+	if err := g.process(step, r, row); err != nil {
+		return 0, err
+	}
+	return g.pick(step, r, row)
+}
+
+// process runs the processors on row r's logits, leaving the scores in
+// g.scores, and records each stage when row is not nil.
+func (g *loop) process(step, r int, row *trace.StepRow) error {
+	s := g.scores
+	copy(s, g.logits[r])
+	for i, p := range g.procs {
+		p.Apply(s, g.rows[r])
+		if row != nil {
+			g.rec.stageAsync(i, p, s)
+		}
+	}
+	if len(g.procs) > 0 {
+		if bad, empty := scanScores(s); bad >= 0 || empty {
+			return g.processorNaN(step, r)
+		}
+	}
+	return nil
+}
+
+// pick chooses row r's token from the processed scores: the forced one,
+// a sample from their softmax, or the most probable. The uniform number is
+// drawn at every step, so that streams stay aligned.
+func (g *loop) pick(step, r int, row *trace.StepRow) (int, error) {
+	o := &g.req.Options
+	s := g.scores
+	u := g.rnd.Uniform(step, r)
+	var id int
+	by := trace.ByGreedy
+	switch {
+	case r < len(g.req.Force) && step < len(g.req.Force[r]):
+		id, by = g.req.Force[r][step], trace.ByForced
+	case step < len(o.ForceIDs):
+		id, by = o.ForceIDs[step], trace.ByForced
+	case o.DoSample:
+		by = trace.BySample
+	default:
+		id = argmax(s)
+	}
+	if by != trace.BySample && row == nil {
+		return id, nil
+	}
+	kept := Softmax(g.probs, s)
+	if by == trace.BySample {
+		var lo, hi float64
+		var ok bool
+		if id, lo, hi, ok = g.picker.pick(g.probs, u); !ok {
+			return 0, newNaNStop(trace.NaN{Step: step, Row: r, Where: trace.NaNNoMass, Layer: -1}, g.info.Layers)
+		}
+		if row != nil {
+			row.Draw = &trace.Draw{U: u, CumBefore: lo, CumAfter: hi}
+		}
+	}
+	if row != nil {
+		row.Final = g.rec.final(g.probs, kept)
+		row.Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), Prob: float64(g.probs[id]), Rank: rank(g.probs, id), By: by}
+	}
+	return id, nil
+}
+
+// append adds the chosen tokens to the rows: a finished row gets the pad
+// token, by "forced" in the record; the others may stop at what they got.
+func (g *loop) append(rec *trace.Step) {
+	for r, id := range g.next {
+		if g.finished[r] {
+			id = g.req.Options.PadTokenID
+			if rec != nil {
+				rec.Rows[r].Finished = true
+				rec.Rows[r].Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), By: trace.ByForced}
+			}
+		}
+		g.rows[r] = append(g.rows[r], id)
+		g.mask[r] = append(g.mask[r], true)
+		if !g.finished[r] {
+			g.checkStop(r, id)
+		}
+	}
+}
+
+// checkStop marks row r finished when id is an EOS or completes a stop string.
+func (g *loop) checkStop(r, id int) {
+	o := &g.req.Options
+	if slices.Contains(o.EOSTokenID, id) {
+		g.finished[r], g.stops[r] = true, trace.StopEOS
+		return
+	}
+	if len(o.StopStrings) == 0 || g.req.Tokenizer == nil {
+		return
+	}
+	if g.newText == nil {
+		g.newText = make([]string, len(g.rows))
+	}
+	// Decoding the whole new text (not the token alone) lets a stop string
+	// span tokens and a token complete a multi-byte character.
+	text, err := g.req.Tokenizer.Decode(g.rows[r][g.promptLen:], false)
+	if err != nil {
+		return
+	}
+	before := len(g.newText[r])
+	g.newText[r] = text
+	for _, s := range o.StopStrings {
+		// The stop string must end inside the newest token's text.
+		if i := strings.LastIndex(text, s); i >= 0 && i+len(s) > before {
+			g.finished[r], g.stops[r] = true, trace.StopString
+			return
+		}
+	}
+}
+
+// record completes a recorded step and hands it on.
+func (g *loop) record(rec *trace.Step, past int, start time.Time) {
+	if rec == nil {
+		return
+	}
+	g.recordInside(rec)
+	g.finishRecord(rec, past, start)
+	g.t.Steps = append(g.t.Steps, *rec)
+	if g.req.OnStep != nil {
+		g.req.OnStep(*rec)
+	}
 }
 
 // recordInside adds to each row of a recorded step what the forward pass
@@ -324,6 +539,121 @@ func (g *loop) finishRecord(rec *trace.Step, past int, start time.Time) {
 	rec.ElapsedNS = time.Since(start).Nanoseconds()
 }
 
+// stopOn ends the run on a step's error: a StopError or a NaN is a stop,
+// with its notice; anything else fails the run.
+func (g *loop) stopOn(err error) error {
+	var se *StopError // declared here: taking its address allocates
+	if errors.As(err, &se) {
+		g.t.Notices = append(g.t.Notices, se.Msg)
+		return g.stop(se.Reason)
+	}
+	var ns *nanStop
+	if errors.As(err, &ns) {
+		g.t.Notices = append(g.t.Notices, ns.Error())
+		g.t.Output.NaN = &ns.nan
+		return g.stop(trace.StopNaN)
+	}
+	return err
+}
+
+// stop ends the run with a stop reason and fills the output. At the length
+// limit with every row already stopped, the rows' own reasons win: an EOS,
+// or a stop string.
+func (g *loop) stop(reason string) error {
+	if reason == g.lengthStop && !slices.Contains(g.finished, false) {
+		reason = trace.StopEOS
+		for _, s := range g.stops {
+			if s != trace.StopEOS {
+				reason = s
+			}
+		}
+	}
+	for i := range g.stops {
+		if !g.finished[i] {
+			g.stops[i] = reason
+		}
+	}
+	nan := g.t.Output.NaN
+	g.t.Output = g.output(reason)
+	g.t.Output.NaN = nan
+	return nil
+}
+
+// output assembles the trace's output: every row as transformers returns
+// it, and for a single prompt the ids, the new ids and their text.
+func (g *loop) output(stop string) trace.Output {
+	out := trace.Output{StopReason: stop}
+	decode := g.decode
+	if len(g.rows) == 1 {
+		out.IDs = append([]int{}, g.rows[0]...)
+		out.NewIDs = append([]int{}, g.rows[0][g.promptLen:]...)
+		out.Text, out.NewText = decode(out.IDs), decode(out.NewIDs)
+		return out
+	}
+	out.RowStops = g.stops
+	for r, row := range g.rows {
+		out.Sequences = append(out.Sequences, append([]int{}, row...))
+		out.NewTexts = append(out.NewTexts, decode(trimPads(g.rows[r][g.promptLen:], g.req.Options.PadTokenID, g.finished[r])))
+	}
+	return out
+}
+
+// trimPads drops the pads a finished row produced after it stopped.
+func trimPads(ids []int, pad int, finished bool) []int {
+	if !finished {
+		return ids
+	}
+	end := len(ids)
+	for end > 0 && ids[end-1] == pad {
+		end--
+	}
+	// Keep the EOS itself when it doubles as the pad token.
+	if end < len(ids) {
+		end++
+	}
+	return ids[:end]
+}
+
+// beamOutput fills the output with the best num_return_sequences
+// hypotheses, laid out as transformers' finalize does: prompt + tokens, the
+// first EOS id after a hypothesis shorter than the longest, pads after.
+func (g *loop) beamOutput(stop string, best *nBest) {
+	o := &g.req.Options
+	t := g.t
+	t.Output.StopReason = stop
+	hyps := slices.Clone(best.hyps)
+	slices.SortStableFunc(hyps, func(a, b hypothesis) int { return cmpFloat(a.score, b.score) })
+	var chosen []hypothesis
+	for range o.NumReturnSequences {
+		chosen = append(chosen, hyps[len(hyps)-1])
+		hyps = hyps[:len(hyps)-1]
+	}
+	maxLen := 0
+	for _, h := range chosen {
+		maxLen = max(maxLen, g.promptLen+len(h.tokens))
+	}
+	width := maxLen + 1
+	if limit := len(g.rows[0]); width > limit {
+		width = limit
+	}
+	prompt := g.rows[0][:g.promptLen]
+	for _, h := range chosen {
+		seq := append(slices.Clone(prompt), h.tokens...)
+		if len(seq) < width && len(o.EOSTokenID) > 0 {
+			seq = append(seq, o.EOSTokenID[0])
+		}
+		for len(seq) < width {
+			seq = append(seq, o.PadTokenID)
+		}
+		t.Output.Sequences = append(t.Output.Sequences, seq)
+		t.Output.SequencesScores = append(t.Output.SequencesScores, float32(h.score))
+		t.Output.NewTexts = append(t.Output.NewTexts, g.decode(h.tokens))
+	}
+	t.Output.IDs = slices.Clone(t.Output.Sequences[0])
+	t.Output.NewIDs = slices.Clone(t.Output.IDs[g.promptLen:])
+	t.Output.Text, t.Output.NewText = g.decode(t.Output.IDs), g.decode(t.Output.NewIDs)
+}
+
 // decode returns the text of ids without special tokens ("" without a
 // tokenizer).
 func (g *loop) decode(ids []int) string {
@@ -332,50 +662,6 @@ func (g *loop) decode(ids []int) string {
 	}
 	s, _ := g.req.Tokenizer.Decode(ids, true)
 	return s
-}
-
-// step runs one forward pass and appends one token to every row.
-func (g *loop) step(step int) (*trace.Step, error) {
-	start := time.Now()
-	past, phase, err := g.forward(step)
-	if err != nil {
-		return nil, err
-	}
-
-	if err := g.checkLogits(step, past); err != nil {
-		return nil, err
-	}
-	var rec *trace.Step
-	if g.rec != nil {
-		rec = &trace.Step{Index: step, Phase: phase, Rows: make([]trace.StepRow, len(g.rows))}
-	}
-	if len(g.next) != len(g.rows) {
-		g.next = make([]int, len(g.rows))
-	}
-	for r := range g.rows { // every row chooses before any grows, so a NaN stop leaves them even
-		if g.next[r], err = g.choose(step, r, rec); err != nil {
-			return nil, err
-		}
-	}
-	for r, id := range g.next {
-		if g.finished[r] {
-			id = g.req.Options.PadTokenID
-			if rec != nil {
-				rec.Rows[r].Finished = true
-				rec.Rows[r].Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), By: trace.ByForced}
-			}
-		}
-		g.rows[r] = append(g.rows[r], id)
-		g.mask[r] = append(g.mask[r], true)
-		if !g.finished[r] {
-			g.checkStop(r, id)
-		}
-	}
-	if rec != nil {
-		g.recordInside(rec)
-		g.finishRecord(rec, past, start)
-	}
-	return rec, nil
 }
 
 // fillBatch sets the forward input: with the cache, the whole prompt at the
@@ -411,97 +697,6 @@ func positions(dst []int, mask []bool) []int {
 		}
 	}
 	return dst
-}
-
-// choose runs the processors on row r's logits and picks its token,
-// recording the step when recording is on. It returns a *nanStop when the
-// processors leave a NaN or +Inf, or no token with positive probability.
-func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
-	o := &g.req.Options
-	logits := g.logits[r]
-	s := g.scores
-	copy(s, logits)
-	var row *trace.StepRow
-	if rec != nil {
-		// The raw view and each stage are recorded on other goroutines
-		// while this one runs the pipeline and chooses; finish collects
-		// them.
-		row = &rec.Rows[r]
-		g.rec.start(row, logits, len(g.procs))
-		defer g.rec.finish(row)
-	}
-	for i, p := range g.procs {
-		p.Apply(s, g.rows[r])
-		if row != nil {
-			g.rec.stageAsync(i, p, s)
-		}
-	}
-	if len(g.procs) > 0 {
-		if bad, empty := scanScores(s); bad >= 0 || empty {
-			return 0, g.processorNaN(step, r)
-		}
-	}
-	u := g.rnd.Uniform(step, r) // drawn at every step, so streams stay aligned
-	var id int
-	by := trace.ByGreedy
-	switch {
-	case r < len(g.req.Force) && step < len(g.req.Force[r]):
-		id, by = g.req.Force[r][step], trace.ByForced
-	case step < len(o.ForceIDs):
-		id, by = o.ForceIDs[step], trace.ByForced
-	case o.DoSample:
-		by = trace.BySample
-	default:
-		id = argmax(s)
-	}
-	if by == trace.BySample || row != nil {
-		kept := Softmax(g.probs, s)
-		if by == trace.BySample {
-			var lo, hi float64
-			var ok bool
-			if id, lo, hi, ok = g.picker.pick(g.probs, u); !ok {
-				return 0, newNaNStop(trace.NaN{Step: step, Row: r, Where: trace.NaNNoMass, Layer: -1}, g.info.Layers)
-			}
-			if row != nil {
-				row.Draw = &trace.Draw{U: u, CumBefore: lo, CumAfter: hi}
-			}
-		}
-		if row != nil {
-			row.Final = g.rec.final(g.probs, kept)
-			row.Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), Prob: float64(g.probs[id]), Rank: rank(g.probs, id), By: by}
-		}
-	}
-	return id, nil
-}
-
-// checkStop marks row r finished when id is an EOS or completes a stop string.
-func (g *loop) checkStop(r, id int) {
-	o := &g.req.Options
-	if slices.Contains(o.EOSTokenID, id) {
-		g.finished[r], g.stops[r] = true, trace.StopEOS
-		return
-	}
-	if len(o.StopStrings) == 0 || g.req.Tokenizer == nil {
-		return
-	}
-	if g.newText == nil {
-		g.newText = make([]string, len(g.rows))
-	}
-	// Decoding the whole new text (not the token alone) lets a stop string
-	// span tokens and a token complete a multi-byte character.
-	text, err := g.req.Tokenizer.Decode(g.rows[r][g.promptLen:], false)
-	if err != nil {
-		return
-	}
-	before := len(g.newText[r])
-	g.newText[r] = text
-	for _, s := range o.StopStrings {
-		// The stop string must end inside the newest token's text.
-		if i := strings.LastIndex(text, s); i >= 0 && i+len(s) > before {
-			g.finished[r], g.stops[r] = true, trace.StopString
-			return
-		}
-	}
 }
 
 // argmax returns the index of the largest score, the lowest on ties.

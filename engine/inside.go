@@ -48,13 +48,13 @@ func newInside(o trace.Options, m Model, record bool, rows, promptLen int) (*Ins
 	info := m.Info()
 	im, ok := m.(InsideModel)
 	if !ok {
-		return nil, nil, &OptionError{fmt.Sprintf("model %q (%s) has no attention or layers to look inside: record_attention and record_lens need a transformer (a Hugging Face folder or a llama2.c .bin)",
+		return nil, nil, &OptionError{Msg: fmt.Sprintf("model %q (%s) has no attention or layers to look inside: record_attention and record_lens need a transformer (a Hugging Face folder or a llama2.c .bin)",
 			info.Name, info.Architecture)}
 	}
 	if o.RecordAttention == trace.RecordAttentionAll {
 		n := int64(rows) * int64(info.Layers) * int64(info.Heads) * int64(promptLen) * int64(promptLen)
 		if n > MaxPromptAttention {
-			return nil, nil, &OptionError{fmt.Sprintf("record_attention all would record %d prompt weights (%d rows × %d layers × %d heads × %d² prompt positions), over the limit of %d: record each step's attention only (record_attention step) or give a shorter prompt",
+			return nil, nil, &OptionError{Msg: fmt.Sprintf("record_attention all would record %d prompt weights (%d rows × %d layers × %d heads × %d² prompt positions), over the limit of %d: record each step's attention only (record_attention step) or give a shorter prompt",
 				n, rows, info.Layers, info.Heads, promptLen, MaxPromptAttention)}
 		}
 	}

@@ -3,6 +3,8 @@ package lessons
 import (
 	"fmt"
 	"strings"
+
+	"tracer/engine"
 )
 
 // Need is what a highlight needs from a step's runs to have something to
@@ -121,7 +123,7 @@ func checkSuffix(prefix, suffix string) error {
 		}
 		return fmt.Errorf("no processor is called %q", suffix)
 	case "option":
-		if _, ok := settingFlag(suffix); ok {
+		if op, ok := engine.LookupOption(suffix); ok && op.Name == suffix {
 			return nil
 		}
 		return fmt.Errorf("%q is not a generation option", suffix)

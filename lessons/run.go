@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"tracer/engine"
@@ -78,34 +79,44 @@ func (s Options) Get(name string) string {
 	return ""
 }
 
-// Settings parses the options into the layer engine.Resolve takes: only
-// what the run sets is non-nil. Unknown names and ill-typed values are
-// errors (Load has already rejected them in the embedded lessons).
+// Settings parses the options, and the padding side, into the layer
+// engine.Resolve takes: only what the run sets is non-nil. A lesson may
+// set every option engine.Options marks Lesson, by its GenerationConfig
+// name; unknown names and ill-typed values are errors (Load has already
+// rejected them in the embedded lessons).
 func (r *Run) Settings() (*engine.Settings, error) {
-	return r.Options.engine()
+	s, err := r.Options.engine()
+	if err != nil {
+		return nil, err
+	}
+	if r.Padding != "" {
+		op, _ := engine.LookupOption("padding")
+		if err := op.Parse(s, r.Padding); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 func (s Options) engine() (*engine.Settings, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, o := range s {
-		if _, ok := settingFlag(o.Name); !ok {
+	var es engine.Settings
+	for _, o := range s {
+		op, ok := lessonOption(o.Name)
+		if !ok {
 			return nil, fmt.Errorf("setting %q is not a generation option tracer knows (want a GenerationConfig name such as max_new_tokens)", o.Name)
 		}
-		if i > 0 {
-			b.WriteByte(',')
+		if err := op.SetJSON(&es, json.RawMessage(o.Value)); err != nil {
+			return nil, fmt.Errorf("setting %w", err)
 		}
-		name, _ := json.Marshal(o.Name)
-		b.Write(name)
-		b.WriteByte(':')
-		b.WriteString(o.Value)
-	}
-	b.WriteByte('}')
-	var es engine.Settings
-	if err := json.Unmarshal(b.Bytes(), &es); err != nil {
-		return nil, fmt.Errorf("settings %s: %w", b.Bytes(), err)
 	}
 	return &es, nil
+}
+
+// lessonOption returns the option a lesson's setting names, by its
+// GenerationConfig name, when a lesson may set it.
+func lessonOption(name string) (engine.Option, bool) {
+	op, ok := engine.LookupOption(name)
+	return op, ok && op.Name == name && op.Lesson
 }
 
 // MarshalJSON writes the settings as one JSON object, in order.
@@ -192,8 +203,8 @@ func (r *Run) Input() models.Input {
 }
 
 // Request turns the run into a generation request on an opened model:
-// the model's settings under the run's, the prompt encoded, the padding
-// side set, recording on. Hand it to engine.Generate.
+// the model's settings under the run's (the padding side among them), the
+// prompt encoded, recording on. Hand it to engine.Generate.
 func (r *Run) Request(l *models.Loaded) (engine.Request, error) {
 	if l == nil {
 		return engine.Request{}, fmt.Errorf("lessons: run %q: no model", r.ID)
@@ -208,9 +219,6 @@ func (r *Run) Request(l *models.Loaded) (engine.Request, error) {
 	req, err := l.Request(r.Input(), user)
 	if err != nil {
 		return engine.Request{}, fmt.Errorf("lessons: run %q: %w", r.ID, err)
-	}
-	if len(req.Prompts) > 1 {
-		req.Options.Padding = r.padding()
 	}
 	req.Record = true
 	return req, nil
@@ -249,52 +257,30 @@ func (r *Run) Command(model string) string {
 	return strings.Join(args, " ")
 }
 
-// settingFlag returns the `tracer run` flag of a generation option, and
-// whether a lesson may set the option at all.
-func settingFlag(name string) (string, bool) {
-	switch name {
-	case "max_new_tokens", "max_length", "min_new_tokens", "do_sample", "temperature",
-		"top_k", "top_p", "min_p", "repetition_penalty", "num_beams", "length_penalty",
-		"early_stopping", "num_return_sequences", "seed":
-		return "--" + strings.ReplaceAll(name, "_", "-"), true
-	case "eos_token_id":
-		return "--eos-id", true
-	case "pad_token_id":
-		return "--pad-id", true
-	case "stop_strings":
-		return "--stop", true
-	case "use_cache":
-		return "--no-cache", true
-	}
-	return "", false
-}
-
-// flagArgs writes one setting as `tracer run` flags.
+// flagArgs writes one setting as `tracer run` flags: a boolean flag alone
+// when it says true, a list as one flag per value.
 func flagArgs(o Setting) []string {
-	flag, _ := settingFlag(o.Name)
-	switch o.Name {
-	case "use_cache": // the flag says the opposite
-		if o.Value == "false" {
-			return []string{flag}
-		}
-		return []string{flag + "=false"}
-	case "do_sample":
-		if o.Value == "true" {
-			return []string{flag}
-		}
-		return []string{flag + "=" + o.Value}
-	case "eos_token_id", "stop_strings": // repeated, one value each
-		var list []json.RawMessage
-		if json.Unmarshal([]byte(o.Value), &list) != nil {
-			list = []json.RawMessage{json.RawMessage(o.Value)}
-		}
-		var out []string
-		for _, v := range list {
-			out = append(out, flag, shellQuote(unquote(v)))
-		}
-		return out
+	op, ok := lessonOption(o.Name)
+	if !ok || op.Flag == "" {
+		return nil // Load rejects such a setting
 	}
-	return []string{flag, shellQuote(unquote(json.RawMessage(o.Value)))}
+	var s engine.Settings
+	if op.SetJSON(&s, json.RawMessage(o.Value)) != nil {
+		return []string{"--" + op.Flag, shellQuote(unquote(json.RawMessage(o.Value)))}
+	}
+	flag := "--" + op.Flag
+	var out []string
+	for _, v := range op.Text(&s) {
+		switch {
+		case op.Kind == engine.KindBool && v == strconv.FormatBool(!op.Negated):
+			out = append(out, flag)
+		case op.Kind == engine.KindBool:
+			out = append(out, flag+"="+strconv.FormatBool(op.Negated))
+		default:
+			out = append(out, flag, shellQuote(v))
+		}
+	}
+	return out
 }
 
 // unquote returns a JSON string's text, or any other JSON value as written.

@@ -378,11 +378,76 @@ func (t *Trace) validateOutput(name string, o Output, inVocab idCheck, bad badFu
 	return nil
 }
 
-// Write writes t as indented JSON.
+// Write writes t as JSON laid out for reading and for size: the members of
+// the top level and of its objects one per line, each step (and each
+// branch) compact on a line of its own, and a newline at the end.
 func Write(w io.Writer, t *Trace) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", " ")
-	return enc.Encode(t)
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, len(data)+len(data)/32+1)
+	b = append(indentShallow(b, data, 2), '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// indentShallow appends compact JSON src to dst, breaking the lines of
+// objects and arrays nested at most depth deep (the top level is 1) after
+// each member and element, indented by one space per level; deeper
+// values stay compact.
+func indentShallow(dst, src []byte, depth int) []byte {
+	level, inString, escaped := 0, false, false
+	newline := func(n int) {
+		dst = append(dst, '\n')
+		for range n {
+			dst = append(dst, ' ')
+		}
+	}
+	for i, c := range src {
+		if inString {
+			dst = append(dst, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+			dst = append(dst, c)
+		case '{', '[':
+			dst = append(dst, c)
+			level++
+			if level <= depth && i+1 < len(src) && src[i+1] != '}' && src[i+1] != ']' {
+				newline(level)
+			}
+		case '}', ']':
+			if level <= depth && i > 0 && src[i-1] != '{' && src[i-1] != '[' {
+				newline(level - 1)
+			}
+			level--
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			if level <= depth {
+				newline(level)
+			}
+		case ':':
+			dst = append(dst, c)
+			if level <= depth {
+				dst = append(dst, ' ')
+			}
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // HTMLMarker opens the element in which an exported HTML file (tracer

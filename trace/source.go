@@ -59,22 +59,23 @@ type ServerStep struct {
 	Filled  bool   `json:"filled,omitempty"`  // the candidates came from a second request (step mode)
 }
 
-// MarshalJSON writes a Candidate, with a NaN or infinite logit (unknown, as
-// for a server's candidates) as null.
+// MarshalJSON writes a Candidate, its logit as a float32 and its
+// probability at its precision (float.go), a NaN or infinite logit
+// (unknown, as for a server's candidates) as null.
 // The fields keep Candidate's order; TestCandidateJSONHasEveryField checks
 // that none is left out.
 func (c Candidate) MarshalJSON() ([]byte, error) {
-	v := struct {
-		ID    int      `json:"id"`
-		Token string   `json:"token"`
-		Logit *float32 `json:"logit"`
-		Prob  float64  `json:"prob"`
-		Bytes []int    `json:"bytes,omitempty"`
-	}{ID: c.ID, Token: c.Token, Prob: c.Prob, Bytes: c.Bytes}
-	if !math.IsNaN(float64(c.Logit)) && !math.IsInf(float64(c.Logit), 0) {
-		v.Logit = &c.Logit
+	p, err := appendProb(nil, c.Prob)
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(v)
+	return json.Marshal(struct {
+		ID    int             `json:"id"`
+		Token string          `json:"token"`
+		Logit json.RawMessage `json:"logit"`
+		Prob  json.RawMessage `json:"prob"`
+		Bytes []int           `json:"bytes,omitempty"`
+	}{c.ID, c.Token, appendFloat32(nil, c.Logit), p, c.Bytes})
 }
 
 // UnmarshalJSON reads a Candidate; a null logit reads as NaN (unknown).

@@ -9,10 +9,7 @@
 package trace
 
 import (
-	"encoding/json"
 	"math"
-	"slices"
-	"strconv"
 )
 
 // Format is the value of the "format" field of every version 1 trace.
@@ -376,40 +373,4 @@ func (l Logits) MarshalJSON() ([]byte, error) { return appendFloat32s(nil, l), n
 // UnmarshalJSON reads null as -inf.
 func (l *Logits) UnmarshalJSON(data []byte) error {
 	return readFloat32s(data, (*[]float32)(l), float32(math.Inf(-1)))
-}
-
-// appendFloat32s appends a JSON array of float32s, each as the shortest
-// decimal that reads back to the same float32, non-finite ones as null.
-func appendFloat32s(b []byte, xs []float32) []byte {
-	b = slices.Grow(b, 10*len(xs)+2)
-	b = append(b, '[')
-	for i, v := range xs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
-			b = append(b, "null"...)
-			continue
-		}
-		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
-	}
-	return append(b, ']')
-}
-
-// readFloat32s reads a JSON array of numbers and nulls into *dst, a null
-// as null.
-func readFloat32s(data []byte, dst *[]float32, null float32) error {
-	var raw []*float32
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	*dst = make([]float32, len(raw))
-	for i, v := range raw {
-		if v == nil {
-			(*dst)[i] = null
-		} else {
-			(*dst)[i] = *v
-		}
-	}
-	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,71 +84,46 @@ func (f *runForm) input() (models.Input, error) {
 	return models.Input{}, fmt.Errorf("input %q: want text, ids or chat", f.Input)
 }
 
-// settings parses the option fields. maxNew caps max_new_tokens.
-func (f *runForm) settings(maxNew int) (*engine.Settings, error) {
-	s := &engine.Settings{}
-	var err error
-	if s.DoSample, err = optBool("do_sample", f.DoSample); err != nil {
-		return nil, err
-	}
-	if s.UseCache, err = optBool("use_cache", f.UseCache); err != nil {
-		return nil, err
-	}
-	for _, o := range []struct {
-		name string
-		text string
-		dst  **float64
-	}{
-		{"temperature", f.Temperature, &s.Temperature}, {"top_p", f.TopP, &s.TopP},
-		{"min_p", f.MinP, &s.MinP}, {"repetition_penalty", f.RepetitionPenalty, &s.RepetitionPenalty},
-	} {
-		if *o.dst, err = optFloat(o.name, o.text); err != nil {
-			return nil, err
+// pageOwn are the run form's fields that are not generation options: the
+// model, the prompt and the compare box. Every other field is the Page
+// field of an option of engine.Options.
+var pageOwn = []string{"model", "input", "prompt", "system", "variants"}
+
+// optionFields returns the form's option fields by name (the JSON name, as
+// engine.Option.Page names it).
+func (f *runForm) optionFields() map[string]*string {
+	out := map[string]*string{}
+	v := reflect.ValueOf(f).Elem()
+	for _, sf := range reflect.VisibleFields(v.Type()) {
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if !slices.Contains(pageOwn, name) {
+			out[name] = v.FieldByIndex(sf.Index).Addr().Interface().(*string)
 		}
 	}
-	for _, o := range []struct {
-		name string
-		text string
-		dst  **int
-	}{
-		{"top_k", f.TopK, &s.TopK}, {"max_new_tokens", f.MaxNewTokens, &s.MaxNewTokens}, {"num_beams", f.NumBeams, &s.NumBeams},
-	} {
-		if *o.dst, err = optInt(o.name, o.text); err != nil {
-			return nil, err
+	return out
+}
+
+// settings parses the option fields, every option engine.Options gives a
+// page field, into the user's settings layer; "" leaves an option unset.
+// maxNew caps max_new_tokens.
+func (f *runForm) settings(maxNew int) (*engine.Settings, error) {
+	s := &engine.Settings{}
+	fields := f.optionFields()
+	for _, op := range engine.Options() {
+		if p := fields[op.Page]; op.Page != "" && p != nil && strings.TrimSpace(*p) != "" {
+			if err := op.Parse(s, *p); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if s.MaxNewTokens != nil && *s.MaxNewTokens > maxNew {
 		return nil, fmt.Errorf("max_new_tokens %d is more than this server allows (%d)", *s.MaxNewTokens, maxNew)
 	}
-	if t := strings.TrimSpace(f.Seed); t != "" {
-		seed, err := strconv.ParseUint(t, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("seed: %q is not a whole number from 0 to 2^64-1", t)
-		}
-		s.Seed = &seed
-	}
-	switch f.Padding {
-	case "", "left", "right":
-	default:
-		return nil, fmt.Errorf("padding %q: want left or right", f.Padding)
-	}
 	return s, nil
 }
 
-func optBool(name, text string) (*bool, error) {
-	switch strings.TrimSpace(text) {
-	case "":
-		return nil, nil
-	case "true", "on", "1":
-		v := true
-		return &v, nil
-	case "false", "off", "0":
-		v := false
-		return &v, nil
-	}
-	return nil, fmt.Errorf("%s: %q is not true or false", name, text)
-}
-
+// optFloat parses an optional number field of another form (the
+// breakpoints'): "" is nil.
 func optFloat(name, text string) (*float64, error) {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -159,6 +136,7 @@ func optFloat(name, text string) (*float64, error) {
 	return &v, nil
 }
 
+// optInt parses an optional whole-number field of another form: "" is nil.
 func optInt(name, text string) (*int, error) {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -200,15 +178,15 @@ func (f *runForm) variants() ([]variant, error) {
 			if !ok {
 				return nil, fmt.Errorf("compare line %q: %q is not name=value (or \"greedy\")", l, w)
 			}
-			dst := v.form.field(name)
+			dst, op := v.form.field(name)
 			if dst == nil {
-				return nil, fmt.Errorf("compare line %q: unknown option %q (use temperature or T, top_k, top_p, min_p, repetition_penalty, do_sample, max_new_tokens, use_cache)", l, name)
+				return nil, fmt.Errorf("compare line %q: unknown option %q (use %s)", l, name, compareNames())
 			}
 			*dst = val
-			switch name {
-			case "do_sample":
+			switch {
+			case op.Name == "do_sample":
 				doSampleSet = true
-			case "T", "temperature", "top_k", "top_p", "min_p":
+			case op.Sampling:
 				sampleKnob = true
 			}
 		}
@@ -226,27 +204,26 @@ func (f *runForm) variants() ([]variant, error) {
 	return out, nil
 }
 
-// field returns the form field a compare line may set, or nil.
-func (f *runForm) field(name string) *string {
-	switch name {
-	case "T", "temperature":
-		return &f.Temperature
-	case "top_k":
-		return &f.TopK
-	case "top_p":
-		return &f.TopP
-	case "min_p":
-		return &f.MinP
-	case "repetition_penalty":
-		return &f.RepetitionPenalty
-	case "do_sample":
-		return &f.DoSample
-	case "max_new_tokens":
-		return &f.MaxNewTokens
-	case "use_cache":
-		return &f.UseCache
+// field returns the form field a compare line may set, by an option's
+// name or alias, and its option; nil when it may not set it. The seed is
+// the base form's for every run.
+func (f *runForm) field(name string) (*string, engine.Option) {
+	op, ok := engine.LookupOption(name)
+	if !ok || op.Page == "" || op.Name == "seed" {
+		return nil, op
 	}
-	return nil
+	return f.optionFields()[op.Page], op
+}
+
+// compareNames lists the names a compare line may set.
+func compareNames() string {
+	var names []string
+	for _, op := range engine.Options() {
+		if op.Page != "" && op.Name != "seed" {
+			names = append(names, strings.Join(append([]string{op.Name}, op.Aliases...), " or "))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // describe labels a lone run by its decoding: "greedy", "sampled, seed 7".

@@ -60,19 +60,6 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 		return runSpec{}, fmt.Errorf("max_length %d is more than this server allows: set max_new_tokens (at most %d)", req.Options.MaxLength, s.cfg.MaxNewTokens)
 	}
 	info := m.Model.Info()
-	for i, p := range req.Prompts {
-		if len(p) == 0 {
-			return runSpec{}, fmt.Errorf("prompt %d is empty: give at least one token", i+1)
-		}
-		for _, id := range p {
-			if id < 0 || id >= info.VocabSize {
-				return runSpec{}, fmt.Errorf("prompt %d: token id %d is outside the vocabulary (0..%d)", i+1, id, info.VocabSize-1)
-			}
-		}
-	}
-	if err := engine.Validate(req.Options, info); err != nil {
-		return runSpec{}, err
-	}
 	if liveInside(m.Model, &req.Options, req.Prompts) && s.checkRunSize(info, req.Options, req.Prompts) != nil {
 		req.Options.RecordAttention, req.Options.RecordLens = "", 0 // it fits without them (checked below)
 	}
@@ -81,12 +68,6 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 		return runSpec{}, err
 	}
 	req.Record = true
-	if len(req.Prompts) > 1 {
-		req.Options.Padding = "left"
-		if f.Padding == "right" {
-			req.Options.Padding = "right"
-		}
-	}
 	if label == "" {
 		label = describe(req.Options)
 	}

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"tracer/engine"
 	"tracer/engine/arch"
 	"tracer/engine/bench"
+	"tracer/engine/models"
 	"tracer/engine/tensor"
 )
 
@@ -77,7 +79,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		defer rm.Close()
 		m = rm
 	} else {
-		l, err := openModel(ctx, *model, stderr)
+		l, err := openWeights(ctx, *model, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
 			return exitError
@@ -162,4 +164,23 @@ func after(r *bench.Report, threads int) float64 {
 		}
 	}
 	return 0
+}
+
+// openWeights opens the model bench measures. bench never tokenizes: a
+// Hugging Face folder is opened for its weights alone, so that a folder
+// without a tokenizer (or with an incomplete one) benches; other models
+// open as every command opens them.
+func openWeights(ctx context.Context, spec string, stderr io.Writer) (*models.Loaded, error) {
+	path, err := locateModel(ctx, spec, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return models.Open(path)
+	}
+	m, err := arch.OpenHF(path)
+	if err != nil {
+		return nil, err
+	}
+	return &models.Loaded{Spec: path, Model: m}, nil
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"tracer/engine/refdata"
 
 	"tracer/engine/bench"
+	"tracer/engine/refdata"
 )
 
 func TestBenchUsageErrors(t *testing.T) {
@@ -62,5 +64,47 @@ func TestBenchModelJSON(t *testing.T) {
 	}
 	if r.AllocsPerToken != 0 {
 		t.Errorf("%v allocations per decoded token, want 0", r.AllocsPerToken)
+	}
+}
+
+// TestBenchModelWithoutTokenizer benches Hugging Face folders that hold
+// the weights and config.json but no usable tokenizer: bench never
+// tokenizes, so it must not ask for one.
+func TestBenchModelWithoutTokenizer(t *testing.T) {
+	golden := refdata.Need(t, "golden/tiny-llama")
+	for _, tc := range []struct {
+		name  string
+		extra map[string]string // more files in the folder
+	}{
+		{"weights and config only", nil},
+		{"vocab.json without merges.txt", map[string]string{"vocab.json": `{"a": 0}`}},
+		{"a broken tokenizer.json", map[string]string{"tokenizer.json": `{"model":`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, name := range []string{"config.json", "model.safetensors"} {
+				data, err := os.ReadFile(filepath.Join(golden, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, text := range tc.extra {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, errOut, code := tracer(t, "", "bench", "--model", dir, "--threads", "1", "--prompt-len", "4",
+				"--new-tokens", "3", "--reps", "1", "--probe-mib", "8", "--json")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var r bench.Report
+			if err := json.Unmarshal([]byte(out), &r); err != nil || r.NewTokens != 3 || r.DecodeTokensPerSec.Median <= 0 {
+				t.Errorf("report %+v, %v; want 3 new tokens measured", r, err)
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"tracer/engine"
 )
 
 // stringList is a repeatable string flag.
@@ -11,19 +13,6 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ", ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-// intList is a repeatable integer flag.
-type intList []int
-
-func (l *intList) String() string { return fmt.Sprint([]int(*l)) }
-func (l *intList) Set(v string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return fmt.Errorf("want an integer, got %q", v)
-	}
-	*l = append(*l, n)
-	return nil
-}
 
 // parseIDs reads "1,2,3" (one prompt) or "1,2,3;4,5" (a batch).
 func parseIDs(s string) ([][]int, error) {
@@ -46,8 +35,10 @@ func parseIDs(s string) ([][]int, error) {
 	return rows, nil
 }
 
-// attentionFlag is --record-attention: given alone it records each step's
-// new query ("step"); --record-attention=all also the prompt's matrices.
+// attentionFlag is --record-attention for commands that take it alone
+// (bench): given alone it records each step's new query ("step");
+// --record-attention=all also the prompt's matrices. It reads its value as
+// the option's own flag does.
 type attentionFlag string
 
 func (a *attentionFlag) String() string { return string(*a) }
@@ -56,15 +47,11 @@ func (a *attentionFlag) String() string { return string(*a) }
 func (a *attentionFlag) IsBoolFlag() bool { return true }
 
 func (a *attentionFlag) Set(v string) error {
-	switch v {
-	case "true", "step":
-		*a = "step"
-	case "all":
-		*a = "all"
-	case "false":
-		*a = ""
-	default:
-		return fmt.Errorf("want --record-attention (each step's new query) or --record-attention=all (also the prompt's matrices), got %q", v)
+	op, _ := engine.LookupOption("record_attention")
+	var s engine.Settings
+	if err := op.Parse(&s, v); err != nil {
+		return err
 	}
+	*a = attentionFlag(*s.RecordAttention)
 	return nil
 }

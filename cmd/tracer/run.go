@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"tracer/engine"
@@ -15,94 +16,87 @@ import (
 	"tracer/trace"
 )
 
-// genFlags are the generation flags, named as in transformers'
-// GenerationConfig. Only flags given on the command line override the
-// model's generation_config.json.
+// genFlags are the flags of generation options, one per option of
+// engine.Options that has a flag, named as in transformers'
+// GenerationConfig. Each parses into a Settings layer, so only flags given
+// on the command line override the model's generation_config.json.
 type genFlags struct {
-	fs                                       *flag.FlagSet
-	maxNew, maxLen, minNew, topK, beams, nrs int
-	doSample, noCache                        bool
-	temp, topP, minP, rep, lenPen            float64
-	seed                                     uint64
-	earlyStopping                            string
-	eos                                      intList
-	pad                                      int
-	stops                                    stringList
+	user engine.Settings
 }
 
+// addGenFlags adds the flags of GenerationConfig's own options (those a
+// serving engine may also be asked for).
 func addGenFlags(fs *flag.FlagSet) *genFlags {
-	g := &genFlags{fs: fs}
-	fs.IntVar(&g.maxNew, "max-new-tokens", 0, "at most this many new tokens (unset: the model's max_length, or transformers' default of 20 tokens in all)")
-	fs.IntVar(&g.maxLen, "max-length", 0, "at most this many tokens in all, prompt included")
-	fs.IntVar(&g.minNew, "min-new-tokens", 0, "suppress EOS until this many new tokens")
-	fs.BoolVar(&g.doSample, "do-sample", false, "sample instead of greedy decoding")
-	fs.Float64Var(&g.temp, "temperature", 1, "divide logits by this before sampling")
-	fs.IntVar(&g.topK, "top-k", 50, "keep the k most probable tokens when sampling (0: off)")
-	fs.Float64Var(&g.topP, "top-p", 1, "keep the most probable tokens whose mass exceeds p when sampling")
-	fs.Float64Var(&g.minP, "min-p", 0, "drop tokens less probable than min-p times the top one (0: off)")
-	fs.Float64Var(&g.rep, "repetition-penalty", 1, "penalise tokens already in the sequence (1: off)")
-	fs.IntVar(&g.beams, "num-beams", 1, "beam search with this many beams")
-	fs.Float64Var(&g.lenPen, "length-penalty", 1, "beam search: score = sum of log-probs / length^penalty")
-	fs.StringVar(&g.earlyStopping, "early-stopping", "false", "beam search stopping rule: true, false or never")
-	fs.IntVar(&g.nrs, "num-return-sequences", 1, "sequences to return per prompt")
-	fs.Var(&g.eos, "eos-id", "stop at this token id (repeat for a list; replaces the model's)")
-	fs.IntVar(&g.pad, "pad-id", 0, "pad token id (default: the model's, else the first EOS)")
-	fs.Var(&g.stops, "stop", "stop when the new text contains this string (repeatable)")
-	fs.Uint64Var(&g.seed, "seed", 0, "seed of the random stream")
-	fs.BoolVar(&g.noCache, "no-cache", false, "recompute the whole sequence every step (no KV cache)")
+	return addOptionFlags(fs, func(op engine.Option) bool { return op.Generation })
+}
+
+// addOptionFlags adds the flag of every option that has one and that
+// keep accepts.
+func addOptionFlags(fs *flag.FlagSet, keep func(engine.Option) bool) *genFlags {
+	g := &genFlags{}
+	for _, op := range engine.Options() {
+		if op.Flag != "" && keep(op) {
+			fs.Var(&optionFlag{op: op, user: &g.user}, op.Flag, op.Usage)
+		}
+	}
 	return g
 }
 
 // settings returns the flags the user set, as a Settings layer.
 func (g *genFlags) settings() (*engine.Settings, error) {
-	s := &engine.Settings{}
-	var err error
-	g.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "max-new-tokens":
-			s.MaxNewTokens = &g.maxNew
-		case "max-length":
-			s.MaxLength = &g.maxLen
-		case "min-new-tokens":
-			s.MinNewTokens = &g.minNew
-		case "do-sample":
-			s.DoSample = &g.doSample
-		case "temperature":
-			s.Temperature = &g.temp
-		case "top-k":
-			s.TopK = &g.topK
-		case "top-p":
-			s.TopP = &g.topP
-		case "min-p":
-			s.MinP = &g.minP
-		case "repetition-penalty":
-			s.RepetitionPenalty = &g.rep
-		case "num-beams":
-			s.NumBeams = &g.beams
-		case "length-penalty":
-			s.LengthPenalty = &g.lenPen
-		case "early-stopping":
-			v, e := engine.ParseEarlyStopping(g.earlyStopping)
-			if e != nil {
-				err = e
-			}
-			s.EarlyStopping = &v
-		case "num-return-sequences":
-			s.NumReturnSequences = &g.nrs
-		case "eos-id":
-			s.EOSTokenID = []int(g.eos)
-		case "pad-id":
-			s.PadTokenID = &g.pad
-		case "stop":
-			s.StopStrings = []string(g.stops)
-		case "seed":
-			s.Seed = &g.seed
-		case "no-cache":
-			useCache := !g.noCache
-			s.UseCache = &useCache
+	s := g.user
+	return &s, nil
+}
+
+// optionFlag is the flag of one option: it parses its text into the
+// user's settings layer.
+type optionFlag struct {
+	op   engine.Option
+	user *engine.Settings
+}
+
+// String shows the flag's value: the default before the flag is set (a
+// negated flag is off).
+func (f *optionFlag) String() string {
+	if f == nil || f.user == nil {
+		return ""
+	}
+	switch v := f.op.Text(f.user); {
+	case v == nil && f.op.Negated:
+		return ""
+	case v == nil:
+		return f.op.DefaultText()
+	case f.op.Negated:
+		b, _ := strconv.ParseBool(v[0])
+		return strconv.FormatBool(!b)
+	default:
+		return strings.Join(v, ",")
+	}
+}
+
+// IsBoolFlag lets boolean flags, and --record-attention, stand alone.
+func (f *optionFlag) IsBoolFlag() bool {
+	return f.op.Kind == engine.KindBool || f.op.FlagAlone
+}
+
+func (f *optionFlag) Set(text string) error {
+	if f.op.Negated {
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", text)
 		}
-	})
-	return s, err
+		text = strconv.FormatBool(!b)
+	}
+	return f.op.Parse(f.user, text)
+}
+
+// optionMessage writes an invalid option as the command line names it:
+// "--top-p must be in (0, 1], got 1.5".
+func optionMessage(e *engine.OptionError) string {
+	if op, ok := engine.LookupOption(e.Option); ok && op.Flag != "" && !op.Negated {
+		return "--" + op.Flag + " " + e.Msg
+	}
+	return e.Error()
 }
 
 func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -113,16 +107,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	promptIDs := fs.String("prompt-ids", "", `prompt token ids: "1,2,3", or "1,2,3;4,5" for a batch`)
 	chatMsg := fs.String("chat", "", "a chat message, formatted with the model's chat template")
 	system := fs.String("system", "", "with --chat: a system message before it")
-	padding := fs.String("padding", "left", "batch padding side: left, or right to show its pitfall")
-	forceIDs := fs.String("force-ids", "", `make step i choose the i-th of these ids ("5,9,2"), still recording the distributions`)
-	recordTop := fs.Int("record-top", engine.DefaultRecordTop, "candidates recorded per step")
-	fullLogits := fs.Bool("full-logits", false, "record every logit of every step")
-	var recordAttention attentionFlag
-	fs.Var(&recordAttention, "record-attention", "record each step's attention per layer and head (=all: also the prompt's matrices at step 0)")
-	recordLens := fs.Int("record-lens", 0, "record the top `K` tokens of every layer's logit lens at each step (0: off)")
 	asJSON := fs.Bool("json", false, "print the trace as JSON instead of the new text")
 	out := fs.String("out", "", "also write the trace to this file")
-	gen := addGenFlags(fs)
+	gen := addOptionFlags(fs, func(engine.Option) bool { return true })
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
 	}
@@ -130,7 +117,12 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "tracer run: "+format+"\n", a...)
 		return exitUsage
 	}
-	if fs.NArg() > 0 && fs.Arg(0) == "all" && recordAttention != "" {
+	user, err := gen.settings()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	recordsInside := user.RecordAttention != nil && *user.RecordAttention != "" || user.RecordLens != nil && *user.RecordLens != 0
+	if fs.NArg() > 0 && fs.Arg(0) == "all" && user.RecordAttention != nil && *user.RecordAttention != "" {
 		return usageErr("unexpected argument \"all\": write --record-attention=all (with =) to record the prompt's matrices too")
 	}
 	if fs.NArg() > 0 {
@@ -148,18 +140,8 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if *system != "" && *chatMsg == "" {
 		return usageErr("--system goes with --chat")
 	}
-	if *padding != "left" && *padding != "right" {
-		return usageErr("--padding must be left or right, got %q", *padding)
-	}
-	if *recordLens < 0 {
-		return usageErr("--record-lens must be 0 (off) or more, got %d", *recordLens)
-	}
-	if (recordAttention != "" || *recordLens > 0) && !*asJSON && *out == "" {
+	if recordsInside && !*asJSON && *out == "" {
 		return usageErr("--record-attention and --record-lens go into the trace: add --json or --out FILE")
-	}
-	user, err := gen.settings()
-	if err != nil {
-		return usageErr("%v", err)
 	}
 	in := models.Input{Texts: prompts}
 	if *chatMsg != "" {
@@ -173,12 +155,6 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			return usageErr("--prompt-ids: %v", err)
 		}
 	}
-	var force [][]int
-	if *forceIDs != "" {
-		if force, err = parseIDs(*forceIDs); err != nil || len(force) != 1 {
-			return usageErr("--force-ids: want ids separated by commas, got %q", *forceIDs)
-		}
-	}
 
 	m, err := openModel(ctx, *model, stderr)
 	if err != nil {
@@ -189,24 +165,16 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	req, err := m.Request(in, user)
 	var optErr *engine.OptionError
 	if errors.As(err, &optErr) {
-		return usageErr("%v", err)
+		return usageErr("%s", optionMessage(optErr))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer run: %v\n", err)
 		return exitError
 	}
-	req.Options.RecordTop, req.Options.FullLogits = *recordTop, *fullLogits
-	req.Options.RecordAttention, req.Options.RecordLens = string(recordAttention), *recordLens
-	if len(req.Prompts) > 1 {
-		req.Options.Padding = *padding
-	}
-	if force != nil {
-		req.Options.ForceIDs = force[0]
-	}
 	req.Record = *asJSON || *out != ""
 	t, err := engine.Generate(ctx, req)
 	if errors.As(err, &optErr) {
-		return usageErr("%v", err)
+		return usageErr("%s", optionMessage(optErr))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer run: %v\n", err)
@@ -311,16 +279,23 @@ func dirOf(path string) string {
 // Face name (ORG/NAME[@REVISION]) resolved through the Hugging Face cache,
 // downloaded when missing unless HF_HUB_OFFLINE=1.
 func openModel(ctx context.Context, spec string, stderr io.Writer) (*models.Loaded, error) {
-	opts, err := hub.FromEnv(os.Getenv)
+	path, err := locateModel(ctx, spec, stderr)
 	if err != nil {
 		return nil, err
+	}
+	return models.Open(path)
+}
+
+// locateModel turns a model name into what models.Open takes, resolving a
+// Hugging Face name through the cache with a progress bar on stderr.
+func locateModel(ctx context.Context, spec string, stderr io.Writer) (string, error) {
+	opts, err := hub.FromEnv(os.Getenv)
+	if err != nil {
+		return "", err
 	}
 	bar := newProgress(stderr)
 	opts.Progress = bar.update
 	path, err := models.Locate(ctx, spec, opts)
 	bar.flush()
-	if err != nil {
-		return nil, err
-	}
-	return models.Open(path)
+	return path, err
 }

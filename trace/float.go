@@ -1,0 +1,116 @@
+package trace
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Floats in a trace are written as the shortest decimal that reads back to
+// the same value at the precision the engine computed it in: float32
+// values (logits, attention weights, beam scores, and the probabilities of
+// the final distribution and of the chosen token, which come from a
+// float32 softmax) as the shortest decimal that reads back to the same
+// float32; float64 values (the candidates' probabilities, exp(logit - lse)
+// in float64, entropy, the draw, scores) as the shortest that reads back to
+// the same float64. Non-finite float32 values are written as null.
+
+// appendFloat32 appends v as the shortest decimal that reads back to the
+// same float32, or null when it is not finite.
+func appendFloat32(b []byte, v float32) []byte {
+	if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+}
+
+// appendProb appends a probability held in a float64: as a float32 when it
+// is one (it came from a float32 softmax), else as a float64. JSON has no
+// NaN or infinity: such a probability is an error, as encoding/json makes
+// it.
+func appendProb(b []byte, p float64) ([]byte, error) {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return b, fmt.Errorf("trace: probability %v cannot be written: it is not a number", p)
+	}
+	if p32 := float32(p); float64(p32) == p {
+		return appendFloat32(b, p32), nil
+	}
+	return strconv.AppendFloat(b, p, 'g', -1, 64), nil
+}
+
+// appendFloat32s appends a JSON array of float32s (see appendFloat32).
+func appendFloat32s(b []byte, xs []float32) []byte {
+	b = slices.Grow(b, 10*len(xs)+2)
+	b = append(b, '[')
+	for i, v := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendFloat32(b, v)
+	}
+	return append(b, ']')
+}
+
+// appendProbs appends a JSON array of probabilities (see appendProb).
+func appendProbs(b []byte, ps []float64) ([]byte, error) {
+	b = append(b, '[')
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendProb(b, p); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// readFloat32s reads a JSON array of numbers and nulls into *dst, a null
+// as null.
+func readFloat32s(data []byte, dst *[]float32, null float32) error {
+	var raw []*float32
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*dst = make([]float32, len(raw))
+	for i, v := range raw {
+		if v == nil {
+			(*dst)[i] = null
+		} else {
+			(*dst)[i] = *v
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the probabilities at their precision (appendProb).
+func (f Final) MarshalJSON() ([]byte, error) {
+	type plain Final
+	ps, err := appendProbs(make([]byte, 0, 12*len(f.Probs)+2), f.Probs)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		plain
+		Probs json.RawMessage `json:"probs"`
+	}{plain(f), ps})
+}
+
+// MarshalJSON writes the probability at its precision (appendProb), the
+// fields in Chosen's order.
+func (c Chosen) MarshalJSON() ([]byte, error) {
+	p, err := appendProb(nil, c.Prob)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		ID    int             `json:"id"`
+		Token string          `json:"token"`
+		Prob  json.RawMessage `json:"prob"`
+		Rank  int             `json:"rank"`
+		By    string          `json:"by"`
+	}{c.ID, c.Token, p, c.Rank, c.By})
+}

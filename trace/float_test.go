@@ -1,0 +1,116 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestFloatsAtTheirPrecision checks that a probability is written as the
+// shortest decimal of the precision it holds: a float32 value (the final
+// distribution, the chosen token) in at most 9 digits, a float64 value (the
+// candidates' exp(logit - lse)) in full, and that both read back.
+func TestFloatsAtTheirPrecision(t *testing.T) {
+	p32 := float64(float32(0.7033182))
+	const p64 = 0.12345678901234568
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"final, float32 and float64", Final{KeptCount: 2, IDs: []int{1, 2}, Probs: []float64{p32, p64}}, `{"kept_count":2,"ids":[1,2],"probs":[0.7033182,0.12345678901234568]}`},
+		{"chosen, float32", Chosen{ID: 1, Token: "a", Prob: p32, Rank: 1, By: ByGreedy}, `{"id":1,"token":"a","prob":0.7033182,"rank":1,"by":"greedy"}`},
+		{"candidate, float64", Candidate{ID: 1, Token: "a", Logit: 19.0805, Prob: p64}, `{"id":1,"token":"a","logit":19.0805,"prob":0.12345678901234568}`},
+		{"candidate, float32 and a tiny one", Candidate{ID: 1, Token: "a", Logit: -3, Prob: float64(float32(3.4921957e-06))}, `{"id":1,"token":"a","logit":-3,"prob":3.4921957e-06}`},
+		{"candidate, unknown logit", Candidate{ID: 1, Token: "a", Logit: float32(math.NaN()), Prob: 1}, `{"id":1,"token":"a","logit":null,"prob":1}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := json.Marshal(tc.v)
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("got %s, %v; want %s", got, err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		v    any
+	}{
+		{"final", Final{IDs: []int{1}, Probs: []float64{math.NaN()}}},
+		{"chosen", Chosen{Prob: math.Inf(1)}},
+		{"candidate", Candidate{Prob: math.NaN()}},
+	} {
+		t.Run("non-finite "+tc.name, func(t *testing.T) {
+			if got, err := json.Marshal(tc.v); err == nil || !strings.Contains(err.Error(), "not a number") {
+				t.Errorf("got %s, %v; want an error saying the probability is not a number", got, err)
+			}
+		})
+	}
+	var back Final
+	if err := json.Unmarshal([]byte(`{"kept_count":2,"ids":[1,2],"probs":[0.7033182,0.12345678901234568]}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if float32(back.Probs[0]) != float32(p32) || back.Probs[1] != p64 {
+		t.Errorf("read back %v, want float32 %v and float64 %v", back.Probs, float32(p32), p64)
+	}
+}
+
+// TestIndentShallow checks Write's layout: members of the top two levels
+// one per line, deeper values compact, strings untouched.
+func TestIndentShallow(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty containers", `{"a":[],"b":{}}`, "{\n \"a\": [],\n \"b\": {}\n}"},
+		{"two levels", `{"steps":[{"i":0,"r":[1,2]},{"i":1,"r":[]}],"n":1}`, "{\n \"steps\": [\n  {\"i\":0,\"r\":[1,2]},\n  {\"i\":1,\"r\":[]}\n ],\n \"n\": 1\n}"},
+		{"strings with JSON inside", `{"t":"a,{\"[:\\"}`, "{\n \"t\": \"a,{\\\"[:\\\\\"\n}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(indentShallow(nil, []byte(tc.in), 2)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzIndentShallow: for any JSON value the layout stays valid JSON that
+// compacts back to the input, without a panic; output grows by at most the
+// indentation of each line.
+func FuzzIndentShallow(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"c,d"}],"e":{}}`, `[]`, `"x"`, `{"s":"\"{[,:]}\\"}`, `[[[[1]]],{"a":{"b":{"c":[]}}}]`, `{"steps":[{"index":0,"rows":[]}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var compact bytes.Buffer
+		if json.Compact(&compact, in) != nil {
+			return
+		}
+		out := indentShallow(nil, compact.Bytes(), 2)
+		if !json.Valid(out) {
+			t.Fatalf("%q laid out as invalid JSON %q", compact.Bytes(), out)
+		}
+		var again bytes.Buffer
+		if err := json.Compact(&again, out); err != nil || !bytes.Equal(again.Bytes(), compact.Bytes()) {
+			t.Fatalf("%q laid out as %q, which compacts to %q", compact.Bytes(), out, again.Bytes())
+		}
+		if len(out) > 4*len(compact.Bytes())+8 {
+			t.Fatalf("%d bytes laid out as %d", compact.Len(), len(out))
+		}
+	})
+}
+
+// TestChosenJSONHasEveryField: Chosen.MarshalJSON lists the fields itself,
+// so a field added to Chosen must be added there too.
+func TestChosenJSONHasEveryField(t *testing.T) {
+	data, err := json.Marshal(Chosen{ID: 1, Token: "a", Prob: 0.5, Rank: 1, By: ByGreedy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if n := reflect.TypeFor[Chosen]().NumField(); len(got) != n {
+		t.Errorf("got %d fields in %s, want Chosen's %d", len(got), data, n)
+	}
+}
