@@ -292,7 +292,7 @@ func loadGGUFLlama(f *gguf.File, ld *ggufLoader, a string) (*llama, error) {
 		return nil, fmt.Errorf("arch: %s: tensor \"token_embd.weight\" is missing or not (%d, vocab) with vocab ≤ %d", f.Name, d.hidden, maxWidth)
 	}
 	d.vocab = int(emb.Dims[1])
-	n := &llama{d: d, eps: eps, pairs: a == "llama", layers: make([]llamaLayer, d.layers)}
+	n := &llama{d: d, eps: eps, pairs: a == "llama", layers: make([]llamaLayer, d.layers), ggml: true}
 	if n.embedW, err = ld.matrix("token_embd.weight", d.vocab, d.hidden); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ type llama struct {
 	layers  []llamaLayer
 	normW   []float32     // (hidden): final RMSNorm weight
 	lmHead  tensor.Matrix // (vocab, hidden); embedW when tied
+	ggml    bool          // a GGUF file: norms and SiLU in llama.cpp's float order (gguf_ggml.go)
 }
 
 // llamaLayer is one block. Bias fields are nil when the model has none.
@@ -131,7 +132,16 @@ func (n *llama) cost() costModel {
 
 func (n *llama) head() tensor.Matrix { return n.lmHead }
 
-func (n *llama) norm(dst, x []float32) { tensor.RMSNorm(dst, x, n.normW, n.eps) }
+func (n *llama) norm(dst, x []float32) { n.rmsNorm(dst, x, n.normW) }
+
+// rmsNorm is the RMSNorm of the model's kind: ggml's for a GGUF file.
+func (n *llama) rmsNorm(dst, x, w []float32) {
+	if n.ggml {
+		rmsNormGGML(dst, x, w, n.eps)
+		return
+	}
+	tensor.RMSNorm(dst, x, w, n.eps)
+}
 
 // embed looks up each token's row and the rotary angles of its position.
 func (n *llama) embed(p *pass) {
@@ -202,16 +212,20 @@ func (j *tokenJob) Run(lo, hi int) {
 		x, xn := p.s.x[t*h:(t+1)*h], p.s.xn[t*h:(t+1)*h]
 		switch j.op {
 		case tokAttnNorm:
-			tensor.RMSNorm(xn, x, L.attnNorm, n.eps)
+			n.rmsNorm(xn, x, L.attnNorm)
 		case tokRotate:
 			n.rotate(p, t, p.s.q[t*d.qDim():(t+1)*d.qDim()], d.heads)
 			n.rotate(p, t, p.s.k[t*d.kvDim():(t+1)*d.kvDim()], d.kvHeads)
 		case tokAddMLPNorm:
 			tensor.Add(x, x, p.s.proj[t*h:(t+1)*h])
-			tensor.RMSNorm(xn, x, L.mlpNorm, n.eps)
+			n.rmsNorm(xn, x, L.mlpNorm)
 		case tokSwiGLU:
 			g := p.s.gate[t*f : (t+1)*f]
-			tensor.SwiGLU(g, g, p.s.up[t*f:(t+1)*f])
+			if n.ggml {
+				swiGLUGGML(g, g, p.s.up[t*f:(t+1)*f])
+			} else {
+				tensor.SwiGLU(g, g, p.s.up[t*f:(t+1)*f])
+			}
 		}
 	}
 }

@@ -144,8 +144,8 @@ func TestFMA32(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := fma32(c.a, c.b, c.c); !sameBits(got, c.want) {
-				t.Errorf("fma32(%v, %v, %v): got %v, want %v", c.a, c.b, c.c, got, c.want)
+			if got := FMA32(c.a, c.b, c.c); !sameBits(got, c.want) {
+				t.Errorf("FMA32(%v, %v, %v): got %v, want %v", c.a, c.b, c.c, got, c.want)
 			}
 		})
 	}

@@ -276,7 +276,7 @@ func quantizeQ8K(q []int8, bsums []int32, x []float32) float32 {
 //
 //	for each block b:
 //		for m := range 8:
-//			acc[m] = fma32(d_w[b]·xd[b], Σ_{j=4m}^{4m+3} w[b][j]·xq[b][j], acc[m])
+//			acc[m] = FMA32(d_w[b]·xd[b], Σ_{j=4m}^{4m+3} w[b][j]·xq[b][j], acc[m])
 func dotQ8_0(w []byte, xd []float32, xq []int8) float32 {
 	var acc [8]float32
 	for b, dx := range xd {
@@ -287,7 +287,7 @@ func dotQ8_0(w []byte, xd []float32, xq []int8) float32 {
 			for j := 4 * m; j < 4*m+4; j++ {
 				sum += int32(int8(blk[2+j])) * int32(q[j])
 			}
-			acc[m] = fma32(d, float32(sum), acc[m])
+			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
 	}
 	return sumLanes8(&acc)
@@ -309,7 +309,7 @@ func dotQ4_0(w []byte, xd []float32, xq []int8) float32 {
 				}
 				sum += int32(int(v&15)-8) * int32(q[j])
 			}
-			acc[m] = fma32(d, float32(sum), acc[m])
+			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
 	}
 	return sumLanes8(&acc)
@@ -322,11 +322,12 @@ func sumLanes8(a *[8]float32) float32 {
 	return (b0 + b1) + (b2 + b3)
 }
 
-// fma32 is a·b + c rounded once to float32, as VFMADD231PS computes it.
+// FMA32 is a·b + c rounded once to float32, as a float32 fused
+// multiply-add instruction (VFMADD231PS) computes it.
 // The product is exact in float64; the sum is rounded to float64 "to odd"
 // (an inexact result keeps an odd last bit), which makes the final
 // rounding to float32 the single correct one.
-func fma32(a, b, c float32) float32 {
+func FMA32(a, b, c float32) float32 {
 	p, z := float64(a)*float64(b), float64(c)
 	s := p + z
 	if math.IsInf(s, 0) || math.IsNaN(s) {
