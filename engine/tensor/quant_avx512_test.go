@@ -185,7 +185,7 @@ func TestQuantMatMulSameBits(t *testing.T) {
 	pool := NewPool(2)
 	defer pool.Close()
 	for _, dt := range []DType{Q8_0, Q4_0} {
-		for _, sh := range []struct{ rows, cols, n int }{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}} {
+		for _, sh := range []struct{ rows, cols, n int }{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}} {
 			t.Run(fmt.Sprintf("%s/%dx%d/n=%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
 				m, err := NewQuantMatrix(randomBlocks(r, dt, sh.rows, sh.cols), dt, sh.rows, sh.cols)
 				if err != nil {
