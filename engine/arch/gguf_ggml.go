@@ -45,7 +45,20 @@ func rmsNormGGML(dst, x, w []float32, eps float32) {
 // dst may be gate or up.
 func swiGLUGGML(dst, gate, up []float32) {
 	full := len(dst) / 16 * 16
-	for i, g := range gate[:len(dst)] {
+	start := 0
+	if useSiLUZ && full > 0 {
+		swiGLUGGMLZ(&dst[0], &gate[0], &up[0], full)
+		start = full
+	}
+	swiGLUGGMLGo(dst, gate, up, start)
+}
+
+// swiGLUGGMLGo is swiGLUGGML from index start on, in Go: the twin of
+// swiGLUGGMLZ, and the tail of fewer than 16.
+func swiGLUGGMLGo(dst, gate, up []float32, start int) {
+	full := len(dst) / 16 * 16
+	for i := start; i < len(dst); i++ {
+		g := gate[i]
 		var e float32
 		if i < full {
 			e = expGGML(0 - g)
@@ -79,6 +92,9 @@ func expGGML(x float32) float32 {
 			return n
 		}
 		return 0
+	}
+	if n >= -125 && n <= 126 { // j·2^n is a normal float32: the scaling is exact
+		return j * math.Float32frombits(uint32(int32(n)+127)<<23)
 	}
 	return float32(math.Ldexp(float64(j), int(n))) // VSCALEFPS: j·2^n rounded once
 }

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"tracer/engine/tensor"
@@ -77,4 +78,72 @@ func TestRMSNormGGML(t *testing.T) {
 	if differ == 0 {
 		t.Error("tensor.RMSNorm gives the same bits: the test input does not tell the two orders apart")
 	}
+}
+
+// checkSwiGLUTwins fails unless swiGLUGGML (AVX-512 where it runs) gives
+// the Go twin's bits for gate and up.
+func checkSwiGLUTwins(t *testing.T, gate, up []float32) {
+	t.Helper()
+	got, want := make([]float32, len(gate)), make([]float32, len(gate))
+	swiGLUGGML(got, gate, up)
+	swiGLUGGMLGo(want, gate, up, 0)
+	for i := range got {
+		if got[i] != want[i] && !(got[i] != got[i] && want[i] != want[i]) || math.Signbit(float64(got[i])) != math.Signbit(float64(want[i])) && got[i] == got[i] {
+			t.Errorf("gate %v, up %v: got %v, want %v, the Go twin's bits", gate[i], up[i], got[i], want[i])
+		}
+	}
+}
+
+// TestSwiGLUGGMLTwins: the AVX-512 SiLU (llama.cpp's instructions) and
+// its Go twin agree bit for bit: ordinary values, the edges of exp's range
+// (n = ±126, ±192: the scaling's subnormal and overflow results, the +Inf
+// and 0 lanes), signed zeros, infinities and NaN, and a length that leaves
+// a tail.
+func TestSwiGLUGGMLTwins(t *testing.T) {
+	if !useSiLUZ {
+		t.Log("no AVX-512 here: only the Go twin runs")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	cases := map[string][]float32{
+		"ordinary":    nil,
+		"exp's edges": {87.3, 88.7, 89, -87.3, -88.7, -89, -103, -104, 133, -133, 150, -150, 200, -200, 1e30, -1e30},
+		"specials":    {0, float32(math.Copysign(0, -1)), inf, -inf, nan, 1e-40, -1e-40, 1, -1, 0.5, -0.5, 20, -20, 3e38, -3e38, 7},
+		"with a tail": nil,
+	}
+	for i := 0; i < 64; i++ {
+		cases["ordinary"] = append(cases["ordinary"], float32(r.NormFloat64()*8))
+	}
+	for i := 0; i < 37; i++ {
+		cases["with a tail"] = append(cases["with a tail"], float32(r.NormFloat64()*3))
+	}
+	for name, gate := range cases {
+		t.Run(name, func(t *testing.T) {
+			up := make([]float32, len(gate))
+			for i := range up {
+				up[i] = float32(r.NormFloat64())
+			}
+			checkSwiGLUTwins(t, gate, up)
+		})
+	}
+}
+
+// FuzzSwiGLUGGML: any 16 gate values (any bits) and one up value.
+// Property: no panic, and the AVX-512 SiLU gives its Go twin's bits.
+func FuzzSwiGLUGGML(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f}, uint32(0x3f800000))
+	f.Add([]byte{0xff, 0xff, 0x7f, 0x7f, 0x00, 0x00, 0xc0, 0x7f}, uint32(0xbf000000))
+	f.Fuzz(func(t *testing.T, raw []byte, upBits uint32) {
+		gate := make([]float32, 16)
+		for i := range gate {
+			var b [4]byte
+			copy(b[:], raw[min(len(raw), 4*i):min(len(raw), 4*i+4)])
+			gate[i] = math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+		}
+		up := make([]float32, 16)
+		for i := range up {
+			up[i] = math.Float32frombits(upBits)
+		}
+		checkSwiGLUTwins(t, gate, up)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 )
@@ -220,5 +221,59 @@ func TestQuantMatMulSameBits(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// FuzzFMA32: for any three float32s, FMA32 is the exact a·b + c rounded
+// once to float32 (math/big's rounding to nearest even), NaN where the
+// result is undefined.
+func FuzzFMA32(f *testing.F) {
+	f.Add(uint32(0x3f800800), uint32(0x3f800800), uint32(0x17800000)) // (1+2^-12)², + 2^-80
+	f.Add(uint32(0x00800000), uint32(0x3f000000), uint32(0x80000001)) // into the subnormals
+	f.Add(uint32(0x7f7fffff), uint32(0x40000000), uint32(0xff7fffff))
+	f.Fuzz(func(t *testing.T, ab, bb, cb uint32) {
+		a, b, c := math.Float32frombits(ab), math.Float32frombits(bb), math.Float32frombits(cb)
+		got := FMA32(a, b, c)
+		for _, v := range []float32{a, b, c} {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return // the float64 rules are IEEE's; the exact reference needs finite inputs
+			}
+		}
+		x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetFloat64(float64(c)))
+		want, _ := x.Float32()
+		if !sameBits(got, want) && !(got == 0 && want == 0) {
+			t.Errorf("FMA32(%v, %v, %v): got %v (%08x), want %v (%08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	})
+}
+
+// TestQuantizeQ8_0Rounding: the block rounding gives math.RoundToEven's
+// values, ties included (x·127/amax exactly halfway, both parities).
+func TestQuantizeQ8_0Rounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	cases := map[string][]float32{"random": nil, "ties": nil}
+	for i := 0; i < 32; i++ {
+		cases["random"] = append(cases["random"], float32(r.NormFloat64()))
+		// amax 127: x·id = x, so halves are ties: -0.5, 0.5, 1.5, 2.5, ...
+		cases["ties"] = append(cases["ties"], float32(i)-15.5)
+	}
+	cases["ties"][31] = 127
+	for name, x := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := make([]int8, 32)
+			quantizeQ8_0(q, x)
+			var amax float32
+			for _, v := range x {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			id := 127 / amax
+			for j, v := range x {
+				if want := int8(math.RoundToEven(float64(v * id))); q[j] != want {
+					t.Errorf("x[%d] = %v: got %d, want %d", j, v, q[j], want)
+				}
+			}
+		})
 	}
 }

@@ -242,8 +242,12 @@ func quantizeQ8_0(q []int8, x []float32) float32 {
 	if amax != 0 {
 		id = 127 / amax
 	}
+	const shift = 0x1.8p23 // float32 sums with it are whole numbers, rounded ties to even
+	q = q[:32]
 	for j, v := range x[:32] {
-		q[j] = int8(math.RoundToEven(float64(v * id)))
+		// |v·id| ≤ 127: adding and taking away 1.5·2^23 in float32 is
+		// math.RoundToEven of it, without the call.
+		q[j] = int8(float32(float32(v*id)+shift) - shift)
 	}
 	return F16ToF32(F32ToF16(d))
 }
@@ -333,16 +337,20 @@ func sumLanes8(a *[8]float32) float32 {
 }
 
 // FMA32 is a·b + c rounded once to float32, as a float32 fused
-// multiply-add instruction (VFMADD231PS) computes it.
-// The product is exact in float64; the sum is rounded to float64 "to odd"
-// (an inexact result keeps an odd last bit), which makes the final
-// rounding to float32 the single correct one.
+// multiply-add instruction (VFMADD231PS) computes it. It rounds the float64
+// fused multiply-add, which is the single correct rounding unless that
+// result lies exactly halfway between two float32s (or in float32's
+// subnormal range); then the product, exact in float64, is added with
+// the sum rounded "to odd" (an inexact result keeps an odd last bit),
+// which makes the final rounding to float32 the correct one.
 func FMA32(a, b, c float32) float32 {
+	r := math.FMA(float64(a), float64(b), float64(c))
+	const low = 1<<29 - 1 // the float64 bits below float32's precision
+	if bits := math.Float64bits(r); bits&low != 1<<28 && math.Abs(r) >= 0x1p-126 || r != r || math.IsInf(r, 0) {
+		return float32(r)
+	}
 	p, z := float64(a)*float64(b), float64(c)
 	s := p + z
-	if math.IsInf(s, 0) || math.IsNaN(s) {
-		return float32(s)
-	}
 	bv := s - p
 	if e := (p - (s - bv)) + (z - bv); e != 0 { // s's rounding error
 		bits := math.Float64bits(s)

@@ -1,0 +1,15 @@
+//go:build amd64 && !purego
+
+package arch
+
+import "golang.org/x/sys/cpu"
+
+// useSiLUZ reports whether swiGLUGGMLZ runs here (AVX-512 F with the OS
+// saving zmm registers, as x/sys/cpu checks).
+var useSiLUZ = cpu.X86.HasAVX512F
+
+// swiGLUGGMLZ is swiGLUGGML's blocks of 16 in AVX-512, llama.cpp's own
+// instructions (gguf_ggml_amd64.s); n a positive multiple of 16.
+//
+//go:noescape
+func swiGLUGGMLZ(dst, gate, up *float32, n int)
