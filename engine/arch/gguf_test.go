@@ -163,7 +163,7 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 			if float64(over) > 0.05*float64(steps) {
 				t.Errorf("%d of %d steps differ by more than %g, want at most 5 %%", over, steps, tol)
 			}
-			if w, ok := ggmlOrderWorst[name]; ok && worst > w {
+			if w, ok := ggmlOrderWorst[name]; ok && tensor.KernelName() != "go" && worst > w {
 				t.Errorf("worst top-10 |Δp| %.3g, want ≤ %g (norms and SiLU in ggml's order)", worst, w)
 			}
 			t.Logf("%s: worst top-10 |Δp| %.3g over %d steps, %d over %g", name, worst, steps, over, tol)
@@ -174,7 +174,8 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 // ggmlOrderWorst bounds the worst top-10 difference of an F32 file whose
 // products do not round their inputs, so that only float order separates
 // tracer from llama.cpp: with RMSNorm and SiLU in ggml's order
-// (gguf_ggml.go) k256's is 6.1e-6, with tracer's own 1.2e-5.
+// (gguf_ggml.go) k256's is 6.1e-6, with tracer's own 1.2e-5 (with the
+// assembly kernels; the pure-Go ones sum the products in another order).
 var ggmlOrderWorst = map[string]float64{"k256-random-llama-f32": 8e-6}
 
 // wantRounding is how each file's products round their inputs.
