@@ -151,9 +151,13 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 					}
 					steps++
 					worst = max(worst, d)
-					flip := q6kFlips[name+"/"+c.Prompt][i]
+					flips, listed := q6kFlips[name]
+					flip := flips[c.Prompt][i]
 					if d > tol && !flip {
 						over++
+						if listed {
+							t.Errorf("%q step %d: top-10 probabilities differ by %.3g, want ≤ %g: only the listed steps of this file may flip", c.Prompt, i, d, tol)
+						}
 					}
 					if d > loose && !(flip && d <= 0.07) {
 						t.Errorf("%q step %d: top-10 probabilities differ by %.3g, want ≤ %g", c.Prompt, i, d, loose)
@@ -184,18 +188,19 @@ var wantRounding = map[string][]string{
 	"k256-random-llama-q4_k_s": {"q8_k"},
 }
 
-// q6kFlips are the steps of model-q6_k.gguf where one Q8_K activation
-// sits within a few ulps of a rounding boundary and tracer and llama.cpp
-// round it differently (the flip then stays in the KV cache). "x y z"
-// steps 13 and 14 are the ones shared/models/SOURCE.md found with
-// llama.cpp's own rounding in numpy (2.1e-2, 9.1e-4); "ab cd ba dc"
-// steps 10-14 come from an input 12 ulps from the boundary (34.500046 in
-// layer 1), which llama.cpp computes a few ulps differently (its SiLU and
-// softmax use their own exp). Greedy ids agree there too; the
-// probabilities move by up to 6.1e-2.
-var q6kFlips = map[string]map[int]bool{
-	"k256-random-llama-q6_k/x y z":       {13: true, 14: true},
-	"k256-random-llama-q6_k/ab cd ba dc": {10: true, 11: true, 12: true, 13: true, 14: true},
+// q6kFlips are the steps of model-q6_k.gguf, by prompt, where one Q8_K
+// activation sits within a few ulps of a rounding boundary and tracer and
+// llama.cpp round it differently (the flip then stays in the KV cache);
+// every other step of the file must be within 5e-3. "ab cd ba dc" step 10:
+// layer 0's attention output (the input of attn_output) holds a value 8
+// ulps from a boundary (34.5000305 after Q8_K scaling); tracer's
+// attention (RoPE, the score and value sums, softmax's exp) is not in
+// ggml's float order, so it lands on the other side. Greedy ids agree; the
+// probabilities move by up to 6.1e-2. ("x y z" steps 13 and 14, which
+// SOURCE.md found with numpy, flipped too until the Q6_K products took
+// ggml's AVX2 lane order.)
+var q6kFlips = map[string]map[string]map[int]bool{
+	"k256-random-llama-q6_k": {"ab cd ba dc": {10: true, 11: true, 13: true}},
 }
 
 func softmax64(logits []float32) []float64 {

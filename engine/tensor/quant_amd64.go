@@ -19,8 +19,9 @@ func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 //go:noescape
 func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
 
-// dotQ6KInts writes out[b] = Σ_sub sc[16b+sub]·Σ q·x for n Q6_K blocks
-// at w (q the 6-bit values without the -32 offset), in AVX2.
+// dotQ6KAVX2 is dotQ6K in AVX2 (ggml's own AVX2 order, the same bits):
+// n Q6_K blocks at w with their scales unpacked to sc (16 a block), the
+// Q8_K activations' scales xd and values xq.
 //
 //go:noescape
-func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32

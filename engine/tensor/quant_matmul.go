@@ -123,7 +123,7 @@ func (j *quantJob) Run(lo, hi int) {
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
 				if useAsm {
-					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq)
 				} else {
 					s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
 				}
@@ -417,31 +417,42 @@ func dotQ5K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 	return s
 }
 
-// dotQ6K is the Q6_K row w against Q8_K activations: per block,
-// d·dx·Σ_sub scale·Σ (q-32)·x.
+// dotQ6K is the Q6_K row w against Q8_K activations in the order of
+// llama.cpp's AVX2 ggml_vec_dot_q6_K_q8_K (GGUF users compare against it;
+// one flipped rounding of a later Q8_K input can move a probability by
+// 1e-2): per block eight int32 lanes, lane m the sum over the block's
+// eight chunks of 32 values (chunk c = 32 weights of one half: ql low
+// nibbles 0..31, 32..63, high nibbles 0..31, 32..63) of the chunk's
+// sub-block scale times Σ (q-32)·x over the chunk's values 4m..4m+3;
+// acc[m] = fma32(d_x·d_w, lane m, acc[m]); the result
+// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 func dotQ6K(w []byte, xd []float32, xq []int8) float32 {
-	var s float32
+	var acc [8]float32
 	for b, dx := range xd {
 		blk, q8 := w[210*b:210*b+210], xq[256*b:256*b+256]
 		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-		var sumi int32
+		var lanes [8]int32
 		for h := range 2 {
-			l6, h6, s6, x := ql[64*h:], qh[32*h:], sc[8*h:], q8[128*h:]
-			var sub [8]int32
-			for l := range 32 {
-				is := l / 16
-				sub[is] += int32(int(l6[l]&15|(h6[l]&3)<<4)-32) * int32(x[l])
-				sub[is+2] += int32(int(l6[l+32]&15|(h6[l]>>2&3)<<4)-32) * int32(x[l+32])
-				sub[is+4] += int32(int(l6[l]>>4|(h6[l]>>4&3)<<4)-32) * int32(x[l+64])
-				sub[is+6] += int32(int(l6[l+32]>>4|(h6[l]>>6&3)<<4)-32) * int32(x[l+96])
-			}
-			for k, v := range sub {
-				sumi += int32(int8(s6[k])) * v
+			l6, h6, x := ql[64*h:], qh[32*h:], q8[128*h:]
+			for c := range 4 { // chunks: values 32c..32c+31 of the half
+				for i := range 32 {
+					lo := l6[32*(c%2)+i]
+					if c >= 2 {
+						lo >>= 4
+					}
+					q := int32(lo&15|(h6[i]>>(2*c)&3)<<4) - 32
+					s := int32(int8(sc[8*h+2*c+i/16]))
+					lanes[i/4] += s * q * int32(x[32*c+i])
+				}
 			}
 		}
-		s += f16At(blk[208:]) * dx * float32(sumi)
+		d := dx * f16At(blk[208:])
+		for m, v := range lanes {
+			acc[m] = FMA32(d, float32(v), acc[m])
+		}
 	}
-	return s
+	r0, r1, r2, r3 := acc[0]+acc[4], acc[1]+acc[5], acc[2]+acc[6], acc[3]+acc[7]
+	return (r0 + r2) + (r1 + r3)
 }
 
 func growF(buf *[]float32, n int) {
@@ -490,27 +501,21 @@ func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 	return s
 }
 
-// dotQ6KAsm is dotQ6K with the integer sums in AVX2: Σ scale·Σ (q-32)·x
-// as Σ scale·Σ q·x - 32·Σ scale·(sum of x's sub-block), the same integers.
-func dotQ6KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var sc [16 * kChunk]int16
-	var ints, corr [kChunk]int32
-	var s float32
-	for b0 := 0; b0 < len(xd); b0 += kChunk {
-		nb := min(kChunk, len(xd)-b0)
-		for b := 0; b < nb; b++ {
-			scales, bs := w[210*(b0+b)+192:210*(b0+b)+208], bsums[16*(b0+b):16*(b0+b)+16]
-			corr[b] = 0
-			for j, v := range scales {
-				sc[16*b+j] = int16(int8(v))
-				corr[b] += int32(int8(v)) * bs[j]
-			}
-		}
-		q := xq[256*b0 : 256*(b0+nb)]
-		dotQ6KInts(&w[210*b0], &sc[0], &q[0], &ints[0], nb)
-		for b := 0; b < nb; b++ {
-			s += f16At(w[210*(b0+b)+208:]) * xd[b0+b] * float32(ints[b]-32*corr[b])
+// q6kMaxBlocks is the longest Q6_K row dotQ6KAsm takes (32768 weights):
+// the row's unpacked scales live on the stack. Longer rows go to dotQ6K,
+// which gives the same bits.
+const q6kMaxBlocks = 128
+
+// dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks.
+func dotQ6KAsm(w []byte, xd []float32, xq []int8) float32 {
+	if len(xd) > q6kMaxBlocks {
+		return dotQ6K(w, xd, xq)
+	}
+	var sc [16 * q6kMaxBlocks]int16
+	for b := range xd {
+		for j, v := range w[210*b+192 : 210*b+208] {
+			sc[16*b+j] = int16(int8(v))
 		}
 	}
-	return s
+	return dotQ6KAVX2(&w[0], &sc[0], &xd[0], &xq[0], len(xd))
 }

@@ -8,4 +8,6 @@ package tensor
 func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32  { panic("no asm") }
 func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32  { panic("no asm") }
 func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int) { panic("no asm") }
-func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int) { panic("no asm") }
+func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32 {
+	panic("no asm")
+}
