@@ -9,13 +9,16 @@ import (
 // A GGUF file's products round their inputs to 8-bit blocks, so one input
 // an ulp from a rounding boundary can round the other way and move a
 // probability by a few 1e-2 (shared/models/SOURCE.md, k256 "Sensitivity").
-// The llama architecture of a GGUF file therefore computes the inputs of
-// its products as llama.cpp's CPU backend (build b4748, the reference's)
-// computes them, operation by operation in float32: RMSNorm as
-// ggml_compute_forward_rms_norm_f32 then ggml_mul, SiLU as
-// ggml_vec_silu_f32 with the AVX-512 ggml_v_silu (its own expf) then
-// ggml_mul. Hugging Face and llama2.c checkpoints keep tensor.RMSNorm and
-// tensor.SwiGLU, which their golden files were made with.
+// The llama architecture of a GGUF file whose products round their inputs
+// (quantized or F16 weights) therefore computes those inputs as llama.cpp's
+// CPU backend (build b4748, the reference's) computes them, operation by
+// operation in float32: RMSNorm as ggml_compute_forward_rms_norm_f32 then
+// ggml_mul; SiLU as ggml_vec_silu_f32 with the AVX-512 ggml_v_silu (its
+// own expf) then ggml_mul; RoPE from ggml_rope_cache_init's angles; a
+// decode step's attention as tinyBLAS and ggml_soft_max_f32 sum it
+// (gguf_attention.go). F32 GGUF files, Hugging Face and llama2.c
+// checkpoints keep tensor.RMSNorm, tensor.SwiGLU and the engine's
+// attention, which their golden files were made with.
 
 // rmsNormGGML is ggml's RMSNorm times the weight:
 //
