@@ -109,16 +109,28 @@ q4done:
 // and x the Q8_K activations. Scales come unpacked as int16: Q4_K 8 per
 // block (sub-blocks of 32), Q6_K 16 per block (sub-blocks of 16).
 
-// func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
-TEXT ·dotQ4KInts(SB), NOSPLIT, $0-40
+// dotQ4KAVX2 is ggml_vec_dot_q4_K_q8_K's AVX2 path: per block, eight
+// int32 lanes, lane m = Σ over the four 32-byte runs of qs of sc[2p]·Σ
+// (low nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes 4m..4m+3, then
+// acc[m] += float(lane m)·(d_x·d_w); and four min lanes (ml, prepared by
+// the caller: m[2k]·S[2k] + m[2k+1]·S[2k+1], S the sub-block sums of x)
+// accumulated as accm[k] += float(ml[k])·(-d_x·dmin_w). The result is
+// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
+// func dotQ4KAVX2(w *byte, sc *int16, ml *int32, xd *float32, xq *int8, n int) float32
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-52
 	MOVQ w+0(FP), SI
 	MOVQ sc+8(FP), R8
-	MOVQ xq+16(FP), DI
-	MOVQ out+24(FP), DX
-	MOVQ n+32(FP), CX
+	MOVQ ml+16(FP), R12
+	MOVQ xd+24(FP), DX
+	MOVQ xq+32(FP), DI
+	MOVQ n+40(FP), CX
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X6
 	VPBROADCASTD X6, Y6
+	MOVL $0x80000000, AX
+	VMOVD AX, X15                // the sign bit
+	VXORPS Y4, Y4, Y4            // acc
+	VXORPS X5, X5, X5            // accm
 	TESTQ CX, CX
 	JEQ q4kdone
 q4kblock:
@@ -138,23 +150,46 @@ q4kpair:
 	VPBROADCASTW 2(R8), Y9
 	VPMADDWD Y8, Y0, Y0
 	VPMADDWD Y9, Y1, Y1
+	VPADDD Y1, Y0, Y0
 	VPADDD Y0, Y10, Y10
-	VPADDD Y1, Y10, Y10
 	ADDQ $32, R9
 	ADDQ $64, DI
 	ADDQ $4, R8
 	DECQ R10
 	JNE q4kpair
-	VEXTRACTI128 $1, Y10, X11
-	VPADDD X11, X10, X10
-	VPHADDD X10, X10, X10
-	VPHADDD X10, X10, X10
-	VMOVD X10, (DX)
+	VCVTDQ2PS Y10, Y10
+	MOVWLZX (SI), AX
+	VMOVD AX, X11
+	VCVTPH2PS X11, X11
+	VMULSS (DX), X11, X11        // d = d_x·d_w
+	VBROADCASTSS X11, Y11
+	VFMADD231PS Y10, Y11, Y4
+	VCVTDQ2PS (R12), X12         // the four min lanes
+	MOVWLZX 2(SI), AX
+	VMOVD AX, X13
+	VCVTPH2PS X13, X13
+	VMULSS (DX), X13, X13
+	VXORPS X15, X13, X13         // dmin = -d_x·dmin_w
+	VBROADCASTSS X13, X13
+	VFMADD231PS X12, X13, X5
 	ADDQ $144, SI
 	ADDQ $4, DX
+	ADDQ $16, R12
 	DECQ CX
 	JNE q4kblock
 q4kdone:
+	VEXTRACTF128 $1, Y4, X7
+	VADDPS X7, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X7
+	VADDPS X7, X4, X4
+	VMOVSHDUP X4, X7
+	VADDSS X7, X4, X4            // hsum_float_8(acc)
+	VMOVHLPS X5, X5, X7
+	VADDPS X7, X5, X5
+	VMOVSHDUP X5, X7
+	VADDSS X7, X5, X5            // (m0+m2) + (m1+m3)
+	VADDSS X5, X4, X4
+	VMOVSS X4, ret+48(FP)
 	VZEROUPPER
 	RET
 

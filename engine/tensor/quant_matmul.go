@@ -366,29 +366,61 @@ func FMA32(a, b, c float32) float32 {
 	return float32(s)
 }
 
-// dotQ4K is the Q4_K row w against Q8_K activations: per block,
-// d·dx·Σ_sub sc·Σ q·x - dmin·dx·Σ_sub m·(sum of x's sub-block).
+// dotQ4K is the Q4_K row w against Q8_K activations in the order of
+// llama.cpp's AVX2 ggml_vec_dot_q4_K_q8_K: per block eight int32 lanes,
+// lane m the sum over the four 32-byte runs p of qs of sc[2p]·Σ (low
+// nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes 4m..4m+3 (x the
+// activations of sub-blocks 2p and 2p+1), and four min lanes (q4KMins);
+//
+//	acc[m] = fma32(d_x·d_w, lane m, acc[m])
+//	accm[k] = fma32(-d_x·dmin_w, min lane k, accm[k])
+//
+// the result hsum8(acc) + ((accm0+accm2) + (accm1+accm3)).
 func dotQ4K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var s float32
+	var acc [8]float32
+	var accm [4]float32
 	for b, dx := range xd {
-		blk, q8, bs := w[144*b:144*b+144], xq[256*b:256*b+256], bsums[16*b:16*b+16]
+		blk, q8 := w[144*b:144*b+144], xq[256*b:256*b+256]
 		scales, qs := blk[4:16], blk[16:144]
-		var sumi, mins int32
+		var lanes [8]int32
 		for p := range 4 {
-			sc1, m1 := scaleMinK4(2*p, scales)
-			sc2, m2 := scaleMinK4(2*p+1, scales)
+			sc1, _ := scaleMinK4(2*p, scales)
+			sc2, _ := scaleMinK4(2*p+1, scales)
 			q := qs[32*p : 32*p+32]
-			var s1, s2 int32
-			for l := range 32 {
-				s1 += int32(q[l]&15) * int32(q8[64*p+l])
-				s2 += int32(q[l]>>4) * int32(q8[64*p+32+l])
+			for i, v := range q {
+				lanes[i/4] += int32(sc1)*int32(v&15)*int32(q8[64*p+i]) + int32(sc2)*int32(v>>4)*int32(q8[64*p+32+i])
 			}
-			sumi += int32(sc1)*s1 + int32(sc2)*s2
-			mins += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
 		}
-		s += f16At(blk)*dx*float32(sumi) - f16At(blk[2:])*dx*float32(mins)
+		ml := q4KMins(scales, bsums[16*b:16*b+16])
+		d, dmin := dx*f16At(blk), -dx*f16At(blk[2:])
+		for m, v := range lanes {
+			acc[m] = FMA32(d, float32(v), acc[m])
+		}
+		for k, v := range ml {
+			accm[k] = FMA32(dmin, float32(v), accm[k])
+		}
 	}
-	return s
+	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
+}
+
+// q4KMins are a Q4_K block's four min lanes as ggml forms them: lane k =
+// m[2k]·S[2k] + m[2k+1]·S[2k+1], m the 6-bit mins and S[j] the sum of the
+// activations of sub-block j (bs: the block's sums of 16).
+func q4KMins(scales []byte, bs []int32) [4]int32 {
+	var ml [4]int32
+	for k := range ml {
+		_, mA := scaleMinK4(2*k, scales)
+		_, mB := scaleMinK4(2*k+1, scales)
+		ml[k] = int32(mA)*(bs[4*k]+bs[4*k+1]) + int32(mB)*(bs[4*k+2]+bs[4*k+3])
+	}
+	return ml
+}
+
+// hsum8 adds eight lanes as ggml's hsum_float_8:
+// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
+func hsum8(a *[8]float32) float32 {
+	r0, r1, r2, r3 := a[0]+a[4], a[1]+a[5], a[2]+a[6], a[3]+a[7]
+	return (r0 + r2) + (r1 + r3)
 }
 
 // dotQ5K is the Q5_K row w against Q8_K activations (dotQ4K with 5-bit q).
@@ -451,8 +483,7 @@ func dotQ6K(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(v), acc[m])
 		}
 	}
-	r0, r1, r2, r3 := acc[0]+acc[4], acc[1]+acc[5], acc[2]+acc[6], acc[3]+acc[7]
-	return (r0 + r2) + (r1 + r3)
+	return hsum8(&acc)
 }
 
 func growF(buf *[]float32, n int) {
@@ -469,41 +500,29 @@ func growI8(buf *[]int8, n int) {
 	*buf = (*buf)[:n]
 }
 
-// kChunk is how many K-quant blocks one assembly call takes: their
-// unpacked scales live on the stack.
-const kChunk = 16
-
-// dotQ4KAsm is dotQ4K with the integer sums in AVX2: the same integers,
-// combined with the scales in the same float32 order, so the same bits.
+// dotQ4KAsm is dotQ4K in AVX2 for rows of at most q6kMaxBlocks blocks
+// (longer rows go to dotQ4K, the same bits).
 func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var sc [8 * kChunk]int16
-	var ints, mins [kChunk]int32
-	var s float32
-	for b0 := 0; b0 < len(xd); b0 += kChunk {
-		nb := min(kChunk, len(xd)-b0)
-		for b := 0; b < nb; b++ {
-			scales, bs := w[144*(b0+b)+4:144*(b0+b)+16], bsums[16*(b0+b):16*(b0+b)+16]
-			mins[b] = 0
-			for p := range 4 {
-				sc1, m1 := scaleMinK4(2*p, scales)
-				sc2, m2 := scaleMinK4(2*p+1, scales)
-				sc[8*b+2*p], sc[8*b+2*p+1] = int16(sc1), int16(sc2)
-				mins[b] += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
-			}
-		}
-		q := xq[256*b0 : 256*(b0+nb)]
-		dotQ4KInts(&w[144*b0], &sc[0], &q[0], &ints[0], nb)
-		for b := 0; b < nb; b++ {
-			blk, dx := w[144*(b0+b):], xd[b0+b]
-			s += f16At(blk)*dx*float32(ints[b]) - f16At(blk[2:])*dx*float32(mins[b])
-		}
+	if len(xd) > q6kMaxBlocks {
+		return dotQ4K(w, xd, xq, bsums)
 	}
-	return s
+	var sc [8 * q6kMaxBlocks]int16
+	var ml [4 * q6kMaxBlocks]int32
+	for b := range xd {
+		scales := w[144*b+4 : 144*b+16]
+		for j := range 8 {
+			v, _ := scaleMinK4(j, scales)
+			sc[8*b+j] = int16(v)
+		}
+		m := q4KMins(scales, bsums[16*b:16*b+16])
+		copy(ml[4*b:], m[:])
+	}
+	return dotQ4KAVX2(&w[0], &sc[0], &ml[0], &xd[0], &xq[0], len(xd))
 }
 
-// q6kMaxBlocks is the longest Q6_K row dotQ6KAsm takes (32768 weights):
-// the row's unpacked scales live on the stack. Longer rows go to dotQ6K,
-// which gives the same bits.
+// q6kMaxBlocks is the longest K-quant row dotQ4KAsm and dotQ6KAsm take
+// (32768 weights): the row's unpacked scales live on the stack. Longer rows
+// go to dotQ4K and dotQ6K, which give the same bits.
 const q6kMaxBlocks = 128
 
 // dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks.
