@@ -170,10 +170,11 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 	}
 }
 
-// ggmlOrderWorst bounds the worst top-10 difference of the K-quant files,
+// ggmlOrderWorst bounds the worst top-10 difference of the quantized files,
 // whose every product input tracer computes in llama.cpp's float order
-// (gguf_ggml.go, gguf_attention.go, Q4_K and Q6_K in ggml's AVX2 lanes):
-// 2.4e-6 or less. Before, one Q8_K input an ulp or a few from a rounding
+// (gguf_ggml.go, gguf_attention.go; Q8_0, Q4_0, Q4_K and Q6_K sums in
+// ggml's AVX2 lanes and hsum_float_8): 2.4e-6 or less (Q4_0 4.0e-4
+// before). Before, one Q8_K input an ulp or a few from a rounding
 // boundary rounded the other way than llama.cpp's here and there: Q6_K
 // 6.1e-2 (layer 0's attention output at "ab cd ba dc" step 10, 8 ulps
 // off, and two steps of "x y z"), Q4_K_S 2.8e-3 ("x y z" step 4). With
@@ -181,6 +182,7 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 // another order.
 var ggmlOrderWorst = map[string]float64{
 	"k256-random-llama-q6_k": 1e-4, "k256-random-llama-q4_k_s": 1e-4, "k256-random-llama-q4_k_m": 1e-4,
+	"tiny-random-llama-q8_0": 1e-4, "tiny-random-llama-q4_0": 1e-4,
 }
 
 // wantRounding is how each file's products round their inputs.

@@ -7,7 +7,8 @@
 // them: per block of 32, the integer products summed exactly
 // (VPMADDUBSW takes |w| unsigned and y·sign(w) signed, VPMADDWD adds the
 // pairs), converted to 8 float lanes and accumulated by one FMA with the
-// block's scale d_w·d_x; the 8 lanes are added at the end.
+// block's scale d_w·d_x; the 8 lanes are added at the end as ggml's
+// hsum_float_8 adds them, ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b;
 // VPSIGNB s, a, dst computes dst = a·sign(s).
@@ -45,9 +46,11 @@ q8loop:
 	JNE q8loop
 q8done:
 	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X5
 	VADDPS X5, X4, X4
-	VHADDPS X4, X4, X4
-	VHADDPS X4, X4, X4
+	VMOVSHDUP X4, X5
+	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3), ggml's hsum_float_8
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET
@@ -96,9 +99,11 @@ q4loop:
 	JNE q4loop
 q4done:
 	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X5
 	VADDPS X5, X4, X4
-	VHADDPS X4, X4, X4
-	VHADDPS X4, X4, X4
+	VMOVSHDUP X4, X5
+	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3), ggml's hsum_float_8
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET

@@ -70,12 +70,15 @@ GLOBL q4Shift<>(SB), RODATA|NOPTR, $64
 	VFMADD231PS Z1, Z2, Z4
 
 // SUM8 leaves the sum of acc's eight lanes in xacc, added as the AVX2
-// kernels add them: ((a0+a4)+(a1+a5)) + ((a2+a6)+(a3+a7)).
+// kernels and ggml's hsum_float_8 add them: ((a0+a4)+(a2+a6)) +
+// ((a1+a5)+(a3+a7)).
 #define SUM8(acc, xacc, xt) \
 	VEXTRACTF128 $1, acc, xt \
 	VADDPS xt, xacc, xacc \
-	VHADDPS xacc, xacc, xacc \
-	VHADDPS xacc, xacc, xacc
+	VMOVHLPS xacc, xacc, xt \
+	VADDPS xt, xacc, xacc \
+	VMOVSHDUP xacc, xt \
+	VADDSS xt, xacc, xacc
 
 // DOTPAIRS body: for p < pairs, dst[p] and dst[p+h] are the rows at
 // w+p·rb and w+(p+h)·rb against the activations: xd the blocks' scales,

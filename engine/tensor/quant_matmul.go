@@ -286,7 +286,8 @@ func quantizeQ8K(q []int8, bsums []int32, x []float32) float32 {
 // xq), summed in the order of the AVX2 and VNNI kernels: eight lanes, lane
 // m holding the exact integer sum of the products of values 4m..4m+3 of
 // each block, accumulated by one fused multiply-add per block, then the
-// lanes added as ((a0+a4)+(a1+a5)) + ((a2+a6)+(a3+a7)):
+// lanes added as ggml's hsum_float_8, ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7))
+// (llama.cpp's ggml_vec_dot_q8_0_q8_0 and tinyBLAS compute these sums so):
 //
 //	for each block b:
 //		for m := range 8:
@@ -304,7 +305,7 @@ func dotQ8_0(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
 	}
-	return sumLanes8(&acc)
+	return hsum8(&acc)
 }
 
 // dotQ4_0 is the Q4_0 row w against Q8_0 activations, in dotQ8_0's order
@@ -326,14 +327,7 @@ func dotQ4_0(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
 	}
-	return sumLanes8(&acc)
-}
-
-// sumLanes8 adds eight lanes as the AVX2 kernels do (high half onto the
-// low, then two horizontal adds).
-func sumLanes8(a *[8]float32) float32 {
-	b0, b1, b2, b3 := a[0]+a[4], a[1]+a[5], a[2]+a[6], a[3]+a[7]
-	return (b0 + b1) + (b2 + b3)
+	return hsum8(&acc)
 }
 
 // FMA32 is a·b + c rounded once to float32, as a float32 fused
