@@ -160,12 +160,19 @@ func softmaxGGML(w []float32, mask []bool, scale float32) {
 			mx = w[j]
 		}
 	}
+	full := 0
+	if useSiLUZ && len(w) >= 16 {
+		full = len(w) / 16 * 16
+		expSubZ(&w[0], &w[0], mx, full)
+	}
 	var sum float64
 	for c := 0; c < len(w); c += 16 {
 		var lanes [16]float32
 		for ln := 0; ln < 16 && c+ln < len(w); ln++ {
-			e := expGGML(w[c+ln] - mx)
-			w[c+ln], lanes[ln] = e, e
+			if c+ln >= full {
+				w[c+ln] = expGGML(w[c+ln] - mx)
+			}
+			lanes[ln] = w[c+ln]
 		}
 		sum += float64(reduce16(&lanes))
 	}

@@ -13,3 +13,9 @@ var useSiLUZ = cpu.X86.HasAVX512F
 //
 //go:noescape
 func swiGLUGGMLZ(dst, gate, up *float32, n int)
+
+// expSubZ writes dst[i] = expGGML(src[i] - sub) for i < n (a positive
+// multiple of 16) with llama.cpp's AVX-512 ggml_v_expf.
+//
+//go:noescape
+func expSubZ(dst, src *float32, sub float32, n int)

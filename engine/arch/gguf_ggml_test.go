@@ -147,3 +147,26 @@ func FuzzSwiGLUGGML(f *testing.F) {
 		checkSwiGLUTwins(t, gate, up)
 	})
 }
+
+// TestExpSubZ: the AVX-512 exponentials of the softmax give expGGML's
+// bits, the edges of its range and -Inf (a masked score) included.
+func TestExpSubZ(t *testing.T) {
+	if !useSiLUZ {
+		t.Skip("no AVX-512 here")
+	}
+	r := rand.New(rand.NewPCG(61, 62))
+	src := []float32{0, -1e-30, -87.3, -88.7, -103, -104, -150, -200, float32(math.Inf(-1)), 1, 88, 89, 200, float32(math.NaN()), -0.5, 3}
+	for i := 0; i < 48; i++ {
+		src = append(src, float32(r.NormFloat64()*20))
+	}
+	for _, sub := range []float32{0, 2.5, -7} {
+		got := make([]float32, len(src))
+		expSubZ(&got[0], &src[0], sub, len(src))
+		for i, x := range src {
+			want := expGGML(x - sub)
+			if got[i] != want && !(got[i] != got[i] && want != want) {
+				t.Errorf("exp(%v - %v): got %v, want %v, the Go twin's bits", x, sub, got[i], want)
+			}
+		}
+	}
+}
