@@ -75,7 +75,7 @@ const maxTinyHead = 256
 // maxTinyHead dims, or a row with every key masked: p.attend does those.
 func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 	d := p.m.d
-	hd, kvd, qd := d.headDim, d.kvDim(), d.qDim()
+	hd, kvd := d.headDim, d.kvDim()
 	keys := p.past + 1
 	if p.n != 1 || hd%16 != 0 || hd > maxTinyHead {
 		return false
@@ -93,38 +93,54 @@ func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 			copy(V[dst:dst+hd], v[src:src+hd])
 		}
 	}
-	rep := d.heads / d.kvHeads
+	p.s.ggml = ggmlAttnJob{p: p, l: l, q: q, out: out}
+	work := keys * hd * 2 * (d.heads / d.kvHeads) // multiply-adds per unit
+	p.pool.Parallel(p.rows*d.kvHeads, max(1, (16<<10)/max(work, 1)), &p.s.ggml)
+	p.s.ggml = ggmlAttnJob{}
+	return true
+}
+
+// ggmlAttnJob is attendGGML's work for a range of units (row, kv head),
+// split over the pool.
+type ggmlAttnJob struct {
+	p      *pass
+	l      int
+	q, out []float32 // (rows, heads·headDim)
+}
+
+func (j *ggmlAttnJob) Run(lo, hi int) {
+	p, d := j.p, j.p.m.d
+	hd, qd := d.headDim, d.qDim()
+	keys, rep := p.past+1, d.heads/d.kvHeads
 	scale := 1 / float32(math.Sqrt(float64(hd)))
 	var acc [16 * maxTinyHead]float32 // kqvTinyZ's lanes
-	for r := 0; r < p.rows; r++ {
+	for u := lo; u < hi; u++ {
+		r, g := u/d.kvHeads, u%d.kvHeads
 		mask := p.b.Mask[r]
-		for g := 0; g < d.kvHeads; g++ {
-			base := g * p.c.capacity * hd
-			K, V := p.c.k[l][r][base:base+keys*hd], p.c.v[l][r][base:base+keys*hd]
-			w := p.s.scores[:rep*keys] // (rep, keys)
-			for h := 0; h < rep; h++ {
-				off := r*qd + (g*rep+h)*hd
-				wh, qh, o := w[h*keys:(h+1)*keys], q[off:off+hd], out[off:off+hd]
-				if useSiLUZ {
-					scoresTinyZ(&wh[0], &K[0], &qh[0], hd, keys)
-				} else {
-					for j := range wh {
-						wh[j] = dotTiny(K[j*hd:(j+1)*hd], qh)
-					}
-				}
-				softmaxGGML(wh, mask, scale)
-				if useSiLUZ {
-					kqvTinyZ(&o[0], &V[0], &wh[0], &acc[0], hd, keys)
-				} else {
-					kqvTinyGo(o, V, wh, hd, keys)
+		base := g * p.c.capacity * hd
+		K, V := p.c.k[j.l][r][base:base+keys*hd], p.c.v[j.l][r][base:base+keys*hd]
+		w := p.s.scores[u*rep*p.c.capacity : u*rep*p.c.capacity+rep*keys] // (rep, keys)
+		for h := 0; h < rep; h++ {
+			off := r*qd + (g*rep+h)*hd
+			wh, qh, o := w[h*keys:(h+1)*keys], j.q[off:off+hd], j.out[off:off+hd]
+			if useSiLUZ {
+				scoresTinyZ(&wh[0], &K[0], &qh[0], hd, keys)
+			} else {
+				for i := range wh {
+					wh[i] = dotTiny(K[i*hd:(i+1)*hd], qh)
 				}
 			}
-			if p.inside != nil {
-				p.keepAttention(l, r, g*rep, 0, w, keys)
+			softmaxGGML(wh, mask, scale)
+			if useSiLUZ {
+				kqvTinyZ(&o[0], &V[0], &wh[0], &acc[0], hd, keys)
+			} else {
+				kqvTinyGo(o, V, wh, hd, keys)
 			}
 		}
+		if p.inside != nil {
+			p.keepAttention(j.l, r, g*rep, 0, w, keys)
+		}
 	}
-	return true
 }
 
 // kqvTinyGo writes out[d] = Σ_j v[j·hd + d]·w[j] (j < keys) as tinyBLAS

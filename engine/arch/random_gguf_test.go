@@ -129,3 +129,53 @@ func TestRandomGGUFErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestGGUFDecodeRowsAlone: a GGUF decode step of two rows (attention in
+// ggml's order, split over a pool by row and kv head) gives each row the
+// logits it gets alone, bit for bit.
+func TestGGUFDecodeRowsAlone(t *testing.T) {
+	m, err := NewRandomGGUF("tiny", ggufTinyShape, tensor.Q8_0, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.SetThreads(2)
+	prompts := [][]int{{5, 17, 33}, {40, 2, 71}}
+	next := []int{8, 90}
+	run := func(rows []int) [][]float32 {
+		c, err := m.NewCache(len(rows), 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits := make([][]float32, len(rows))
+		b := &engine.Batch{}
+		for _, r := range rows {
+			logits[len(b.Tokens)] = make([]float32, ggufTinyShape.VocabSize)
+			b.Tokens = append(b.Tokens, prompts[r])
+			b.Positions = append(b.Positions, []int{0, 1, 2})
+			b.Mask = append(b.Mask, []bool{true, true, true})
+		}
+		if err := m.Forward(c, b, logits); err != nil {
+			t.Fatal(err)
+		}
+		b = &engine.Batch{}
+		for _, r := range rows {
+			b.Tokens = append(b.Tokens, []int{next[r]})
+			b.Positions = append(b.Positions, []int{3})
+			b.Mask = append(b.Mask, []bool{true, true, true, true})
+		}
+		if err := m.Forward(c, b, logits); err != nil {
+			t.Fatal(err)
+		}
+		return logits
+	}
+	both := run([]int{0, 1})
+	for r := range prompts {
+		alone := run([]int{r})[0]
+		for i := range alone {
+			if both[r][i] != alone[i] {
+				t.Fatalf("row %d, logit %d: got %v in a batch of two, want %v as alone", r, i, both[r][i], alone[i])
+			}
+		}
+	}
+}
