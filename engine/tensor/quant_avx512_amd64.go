@@ -23,3 +23,10 @@ func dotPairsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byt
 //
 //go:noescape
 func dotPairsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int)
+
+// quantQ8_0Z is quantizeQ8_0 and qActs.vnni for blocks of 32 values in
+// AVX-512 (quant_avx512_amd64.s), shift 7 for Q8_0 weights, 3 for Q4_0:
+// the same bits for finite x.
+//
+//go:noescape
+func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)

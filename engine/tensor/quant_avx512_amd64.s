@@ -148,3 +148,77 @@ TEXT ·dotPairsQ4_0VNNI(SB), NOSPLIT, $0-64
 	VPBROADCASTD AX, Z6
 	VMOVDQU64 q4Shift<>(SB), Z8
 	DOTPAIRS(WQ4, 18)
+
+// func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
+// quantizeQ8_0 of blocks of 32 values at x, in AVX-512: qs the rounded
+// values, d the scales (widened from binary16), and xv the VNNI layout
+// (qActs.vnni, lane offsets shifted by shift: 7 for Q8_0 weights, 3 for
+// Q4_0). The same bits as quantizeQ8_0 and vnni for finite x: |x| by
+// masking the sign, the block maximum, d = amax/127 and id = 127/amax (0
+// for an all-zero block) in float32, x·id rounded to nearest even
+// (VCVTPS2DQ), d rounded to binary16 and back (VCVTPS2PH, nearest even).
+TEXT ·quantQ8_0Z(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ qs+8(FP), DI
+	MOVQ d+16(FP), DX
+	MOVQ xv+24(FP), R8
+	MOVQ shift+32(FP), CX
+	MOVQ blocks+40(FP), BX
+	VMOVQ CX, X9                     // the shift count
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z7              // |·| mask
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Y6              // ones, unsigned bytes
+	MOVL $0x42fe0000, AX
+	VMOVD AX, X8                     // 127
+	VXORPS X11, X11, X11             // 0
+	TESTQ BX, BX
+	JEQ qdone
+qloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VANDPS Z7, Z0, Z2
+	VANDPS Z7, Z1, Z3
+	VMAXPS Z3, Z2, Z2
+	VEXTRACTF64X4 $1, Z2, Y3
+	VMAXPS Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0x4e, X2, X3
+	VMAXPS X3, X2, X2
+	VMOVSHDUP X2, X3
+	VMAXPS X3, X2, X2                // amax in lane 0
+	VDIVSS X8, X2, X4                // d = amax / 127
+	VDIVSS X2, X8, X10               // 127 / amax
+	VCMPSS $4, X11, X2, X12          // amax != 0
+	VANDPS X12, X10, X10             // id, 0 for an all-zero block
+	VBROADCASTSS X10, Z10
+	VMULPS Z10, Z0, Z0
+	VMULPS Z10, Z1, Z1
+	VCVTPS2DQ Z0, Z0
+	VCVTPS2DQ Z1, Z1
+	VPMOVSDB Z0, X0
+	VPMOVSDB Z1, X1
+	VINSERTI128 $1, X1, Y0, Y0       // the 32 rounded values
+	VMOVDQU Y0, (DI)
+	VCVTPS2PH $0, X4, X4
+	VCVTPH2PS X4, X4
+	VMOVSS X4, (DX)
+	VMOVDQU Y0, (R8)
+	VMOVDQU Y0, 32(R8)
+	VPXOR Y12, Y12, Y12
+	VPDPBUSD Y0, Y6, Y12             // the sums of each four values
+	VPSLLD X9, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	VPSUBD Y12, Y13, Y12             // minus them, shifted
+	VMOVDQU Y12, 64(R8)
+	VMOVDQU Y12, 96(R8)
+	ADDQ $128, SI
+	ADDQ $32, DI
+	ADDQ $4, DX
+	ADDQ $128, R8
+	DECQ BX
+	JNE qloop
+qdone:
+	VZEROUPPER
+	RET

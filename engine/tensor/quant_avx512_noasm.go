@@ -14,3 +14,7 @@ func dotPairsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byt
 func dotPairsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int) {
 	panic("no asm")
 }
+
+func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int) {
+	panic("no asm")
+}

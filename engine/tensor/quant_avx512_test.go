@@ -277,3 +277,94 @@ func TestQuantizeQ8_0Rounding(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantQ8_0Z: the AVX-512 activation rounding gives quantizeQ8_0's
+// values and scales and vnni's layout, bit for bit: ordinary blocks, an
+// all-zero block, ties (x·127/amax halfway), scales that overflow binary16
+// or fall into its subnormals or to zero, subnormal inputs and -0.
+func TestQuantQ8_0Z(t *testing.T) {
+	if !useVNNI {
+		t.Skip("no AVX-512 VNNI here")
+	}
+	r := rand.New(rand.NewPCG(71, 72))
+	blocks := map[string]func(j int) float32{
+		"normal":         func(int) float32 { return float32(r.NormFloat64()) },
+		"zero":           func(int) float32 { return 0 },
+		"ties":           func(j int) float32 { return []float32{127, float32(j) - 15.5}[min(j, 1)] },
+		"f16 overflow":   func(int) float32 { return float32(r.NormFloat64() * 1e9) },
+		"f16 subnormal":  func(int) float32 { return float32(r.NormFloat64() * 1e-5) },
+		"f16 zero":       func(int) float32 { return float32(r.NormFloat64() * 1e-12) },
+		"subnormal x":    func(int) float32 { return float32(r.NormFloat64() * 1e-40) },
+		"negative zeros": func(j int) float32 { return float32(math.Copysign(0, -1)) * float32(j%2) },
+	}
+	for name, f := range blocks {
+		for _, dt := range []DType{Q8_0, Q4_0} {
+			t.Run(name+"/"+dt.String(), func(t *testing.T) {
+				x := make([]float32, 64)
+				for j := range x {
+					x[j] = f(j % 32)
+				}
+				var want qActs
+				want.qs = make([]int8, len(x))
+				want.d = make([]float32, 2)
+				for b := range 2 {
+					want.d[b] = quantizeQ8_0(want.qs[32*b:], x[32*b:])
+				}
+				want.vnni(dt)
+				var got qActs
+				got.quantize(dt, x, 1, len(x))
+				for i := range want.qs {
+					if got.qs[i] != want.qs[i] {
+						t.Fatalf("value %d (x %v): got %d, want %d", i, x[i], got.qs[i], want.qs[i])
+					}
+				}
+				for b := range want.d {
+					if math.Float32bits(got.d[b]) != math.Float32bits(want.d[b]) {
+						t.Errorf("scale %d: got %v, want %v", b, got.d[b], want.d[b])
+					}
+				}
+				for i := range want.xv {
+					if got.xv[i] != want.xv[i] {
+						t.Fatalf("VNNI layout byte %d: got %d, want %d", i, got.xv[i], want.xv[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// FuzzQuantQ8_0Z: any finite float32s (from their bits) as a block of
+// activations. Property: no panic, and the AVX-512 rounding gives the Go
+// twin's values, scale and VNNI layout.
+func FuzzQuantQ8_0Z(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xfe, 0x42}, false)
+	f.Add([]byte{1, 0, 0, 0, 0xff, 0xff, 0x7f, 0x7f}, true)
+	f.Fuzz(func(t *testing.T, raw []byte, q4 bool) {
+		if !useVNNI {
+			t.Skip("no AVX-512 VNNI here")
+		}
+		dt := Q8_0
+		if q4 {
+			dt = Q4_0
+		}
+		x := make([]float32, 32)
+		for i := range x {
+			var b [4]byte
+			copy(b[:], raw[min(len(raw), 4*i):min(len(raw), 4*i+4)])
+			v := math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+			if v != v || math.IsInf(float64(v), 0) {
+				v = 1 // finite activations: NaN means the model already failed
+			}
+			x[i] = v
+		}
+		var want qActs
+		want.qs, want.d = make([]int8, 32), make([]float32, 1)
+		want.d[0] = quantizeQ8_0(want.qs, x)
+		want.vnni(dt)
+		var got qActs
+		got.quantize(dt, x, 1, 32)
+		if math.Float32bits(got.d[0]) != math.Float32bits(want.d[0]) || string(got.xv) != string(want.xv) {
+			t.Errorf("x %v: got scale %v, layout %v; want %v, %v", x, got.d[0], got.xv, want.d[0], want.xv)
+		}
+	})
+}

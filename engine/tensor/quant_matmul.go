@@ -183,6 +183,15 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	growI8(&a.qs, len(x))
 	if dtype == Q8_0 || dtype == Q4_0 {
 		growF(&a.d, len(x)/32)
+		if useVNNI && len(x) >= 32 {
+			growXV(&a.xv, 4*len(x))
+			shift := 7
+			if dtype == Q4_0 {
+				shift = 3
+			}
+			quantQ8_0Z(&x[0], &a.qs[0], &a.d[0], &a.xv[0], shift, len(x)/32)
+			return
+		}
 		for b := 0; b < len(x)/32; b++ {
 			a.d[b] = quantizeQ8_0(a.qs[32*b:32*b+32], x[32*b:32*b+32])
 		}
@@ -212,10 +221,7 @@ func (a *qActs) vnni(dtype DType) {
 		shift = 3
 	}
 	blocks := len(a.qs) / 32
-	if cap(a.xv) < 128*blocks {
-		a.xv = make([]byte, 128*blocks)
-	}
-	a.xv = a.xv[:128*blocks]
+	growXV(&a.xv, 128*blocks)
 	for b := range blocks {
 		q, v := a.qs[32*b:32*b+32], a.xv[128*b:128*b+128]
 		for j, x := range q {
@@ -229,9 +235,10 @@ func (a *qActs) vnni(dtype DType) {
 	}
 }
 
-// quantizeQ8_0 rounds a block of 32 values as ggml's quantize_row_q8_0:
-// amax = max |x|, q = round-to-even(x·(127/amax)), scale amax/127 stored
-// as binary16. It returns the scale as widened from binary16.
+// quantizeQ8_0 rounds a block of 32 values as ggml's quantize_row_q8_0
+// (its AVX2 form): amax = max |x|, q = round-to-even(x·(127/amax)), scale
+// amax/127 stored as binary16. It returns the scale as widened from
+// binary16.
 func quantizeQ8_0(q []int8, x []float32) float32 {
 	var amax float32
 	for _, v := range x[:32] {
@@ -246,8 +253,14 @@ func quantizeQ8_0(q []int8, x []float32) float32 {
 	q = q[:32]
 	for j, v := range x[:32] {
 		// |v·id| ≤ 127: adding and taking away 1.5·2^23 in float32 is
-		// math.RoundToEven of it, without the call.
-		q[j] = int8(float32(float32(v*id)+shift) - shift)
+		// math.RoundToEven of it, without the call. Where id overflowed
+		// (subnormal x) the value is ±Inf, which becomes -128 as in
+		// ggml's AVX2 code (VCVTPS2DQ's "integer indefinite", saturated).
+		r := float32(float32(v*id)+shift) - shift
+		if !(r >= -128 && r <= 127) {
+			r = -128
+		}
+		q[j] = int8(r)
 	}
 	return F16ToF32(F32ToF16(d))
 }
@@ -483,6 +496,13 @@ func dotQ6K(w []byte, xd []float32, xq []int8) float32 {
 func growF(buf *[]float32, n int) {
 	if cap(*buf) < n {
 		*buf = make([]float32, n)
+	}
+	*buf = (*buf)[:n]
+}
+
+func growXV(buf *[]byte, n int) {
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
 	}
 	*buf = (*buf)[:n]
 }
