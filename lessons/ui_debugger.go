@@ -35,6 +35,8 @@ const (
 	KeyDbgStopTitle         = "dbg-stop-title"
 	KeyDbgCompareRuns       = "dbg-compare-runs"
 	KeyDbgCompare           = "dbg-compare"
+	KeyDbgCompareModel      = "dbg-compare-model"
+	KeyDbgCompareModelNone  = "dbg-compare-model-none"
 	KeyDbgFirst             = "dbg-first"
 	KeyDbgFirstTitle        = "dbg-first-title"
 	KeyDbgPrev              = "dbg-prev"
@@ -350,6 +352,8 @@ func debuggerKeys() []string {
 		KeyDbgStopTitle,
 		KeyDbgCompareRuns,
 		KeyDbgCompare,
+		KeyDbgCompareModel,
+		KeyDbgCompareModelNone,
 		KeyDbgFirst,
 		KeyDbgFirstTitle,
 		KeyDbgPrev,

@@ -90,22 +90,14 @@ func (s *Server) apply(sess *session, m inbound) error {
 		s.startRuns(sess, []runSpec{sp}, false, fmt.Sprintf("run of %s, %s", sp.name, sp.label))
 		return nil
 	case msgCompare:
-		vs, err := m.Form.variants()
+		specs, source, err := s.compareSpecs(*m.Form)
 		if err != nil {
 			return err
-		}
-		var specs []runSpec
-		for _, v := range vs {
-			sp, err := s.prepare(v.form, v.label)
-			if err != nil {
-				return fmt.Errorf("%s: %w", v.label, err)
-			}
-			specs = append(specs, sp)
 		}
 		if err := s.reserveRun(sess); err != nil {
 			return err
 		}
-		s.startRuns(sess, specs, true, fmt.Sprintf("comparison of %d runs of %s", len(specs), specs[0].name))
+		s.startRuns(sess, specs, true, source)
 		return nil
 	}
 	sess.mu.Lock()

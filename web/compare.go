@@ -1,14 +1,119 @@
 package web
 
 import (
+	"fmt"
 	"math"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
 
+	"tracer/engine/models"
 	"tracer/lessons"
 	"tracer/trace"
 )
+
+// compareSpecs prepares the runs of a comparison and names it. Without a
+// second model each line of the form's variants is one run of the form's
+// model. With one (f.CompareModel: another file of the same model, say
+// its F16 and Q4_0 files) every line runs on both models, side by side,
+// and no line means the form's own settings on both. Every run takes the
+// form's seed, so sampled runs draw from one random stream and differ
+// only where the weights changed the distribution. The runs are labelled
+// by file and weight type.
+func (s *Server) compareSpecs(f runForm) ([]runSpec, string, error) {
+	if f.CompareModel == "" {
+		vs, err := f.variants()
+		if err != nil {
+			return nil, "", err
+		}
+		var specs []runSpec
+		for _, v := range vs {
+			sp, err := s.prepare(v.form, v.label)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s: %w", v.label, err)
+			}
+			specs = append(specs, sp)
+		}
+		return specs, fmt.Sprintf("comparison of %d runs of %s", len(specs), specs[0].name), nil
+	}
+	vs, err := f.variantLines()
+	if err != nil {
+		return nil, "", err
+	}
+	if len(vs) == 0 {
+		vs = []variant{{form: f}}
+		vs[0].form.Variants, vs[0].form.CompareModel = "", ""
+	}
+	if 2*len(vs) > maxVariants {
+		return nil, "", fmt.Errorf("compare takes at most %d runs: with a second model, at most %d lines of settings (each runs on both models), got %d", maxVariants, maxVariants/2, len(vs))
+	}
+	var specs []runSpec
+	for _, v := range vs {
+		for _, name := range []string{f.Model, f.CompareModel} {
+			form := v.form
+			form.Model = name
+			sp, err := s.prepare(form, v.label)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s: %w", cmpLabel(v.label, name), err)
+			}
+			sp.label = fileLabel(v.label, name, sp.model)
+			specs = append(specs, sp)
+		}
+	}
+	if err := sameVocabulary(specs[0], specs[1]); err != nil {
+		return nil, "", err
+	}
+	return specs, fmt.Sprintf("comparison of %s and %s", specs[0].name, specs[1].name), nil
+}
+
+// fileLabel names a run of a two-model comparison by its file and weight
+// type, after its line of settings if any: "greedy · model-q4_0.gguf (q4_0)".
+func fileLabel(line, name string, m *models.Loaded) string {
+	info := m.Model.Info()
+	return cmpLabel(line, path.Base(name)+" ("+info.DType+")")
+}
+
+// cmpLabel joins a line of settings (may be empty) and a model.
+func cmpLabel(line, model string) string {
+	if line == "" {
+		return model
+	}
+	return line + " · " + model
+}
+
+// sameVocabulary checks that two runs' models can be compared token by
+// token: the same architecture, vocabulary size and tokenizer (every
+// token and the special ids alike), as two files of one model are.
+func sameVocabulary(a, b runSpec) error {
+	ia, ib := a.model.Model.Info(), b.model.Model.Info()
+	fail := func(what string) error {
+		return fmt.Errorf("compare: %s and %s are not files of one model (%s): choose as the second model another file of %s, e.g. its F16 or Q4_0 version",
+			a.name, b.name, what, a.name)
+	}
+	if ia.Architecture != ib.Architecture {
+		return fail(fmt.Sprintf("architecture %s vs %s", ia.Architecture, ib.Architecture))
+	}
+	if ia.VocabSize != ib.VocabSize {
+		return fail(fmt.Sprintf("vocabulary of %d vs %d tokens", ia.VocabSize, ib.VocabSize))
+	}
+	ta, tb := a.model.Tokenizer, b.model.Tokenizer
+	if (ta == nil) != (tb == nil) {
+		return fail("one has a tokenizer, the other none")
+	}
+	if ta == nil {
+		return nil
+	}
+	if ta.Specials() != tb.Specials() {
+		return fail(fmt.Sprintf("special tokens %+v vs %+v", ta.Specials(), tb.Specials()))
+	}
+	for id := range ia.VocabSize {
+		if x, y := ta.Token(id), tb.Token(id); x != y {
+			return fail(fmt.Sprintf("token %d is %q vs %q", id, x, y))
+		}
+	}
+	return nil
+}
 
 // compareStepper is a position of a comparison: every run's step at the
 // same index, the table of their choices with the first divergence, and

@@ -38,9 +38,10 @@ type runForm struct {
 	Seed              string `json:"seed"`
 	MaxNewTokens      string `json:"max_new_tokens"`
 	NumBeams          string `json:"num_beams"`
-	UseCache          string `json:"use_cache"` // "", "true" or "false"
-	Padding           string `json:"padding"`   // "left" (default) or "right"
-	Variants          string `json:"variants"`  // compare: one line of overrides per run, "greedy" or "T=0.7 top_k=5"
+	UseCache          string `json:"use_cache"`     // "", "true" or "false"
+	Padding           string `json:"padding"`       // "left" (default) or "right"
+	Variants          string `json:"variants"`      // compare: one line of overrides per run, "greedy" or "T=0.7 top_k=5"
+	CompareModel      string `json:"compare_model"` // compare: a second file of the same model; every line then runs on both (compare.go)
 }
 
 // input turns the prompt fields into the model's input.
@@ -160,6 +161,21 @@ type variant struct {
 // short for temperature; setting a sampling knob turns sampling on unless
 // the line says do_sample. Every run shares the base form's seed.
 func (f *runForm) variants() ([]variant, error) {
+	out, err := f.variantLines()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(out) < 2:
+		return nil, errors.New("compare needs at least two lines of settings, e.g. greedy, T=0.7 and T=1.2")
+	case len(out) > maxVariants:
+		return nil, fmt.Errorf("compare takes at most %d runs, got %d", maxVariants, len(out))
+	}
+	return out, nil
+}
+
+// variantLines is variants without the limits on their number.
+func (f *runForm) variantLines() ([]variant, error) {
 	var out []variant
 	for l := range strings.Lines(f.Variants) {
 		l = strings.TrimSpace(l)
@@ -167,7 +183,7 @@ func (f *runForm) variants() ([]variant, error) {
 			continue
 		}
 		v := variant{label: l, form: *f}
-		v.form.Variants = ""
+		v.form.Variants, v.form.CompareModel = "", ""
 		sampleKnob, doSampleSet := false, false
 		for _, w := range strings.Fields(l) {
 			if w == "greedy" {
@@ -194,12 +210,6 @@ func (f *runForm) variants() ([]variant, error) {
 			v.form.DoSample = "true"
 		}
 		out = append(out, v)
-	}
-	switch {
-	case len(out) < 2:
-		return nil, errors.New("compare needs at least two lines of settings, e.g. greedy, T=0.7 and T=1.2")
-	case len(out) > maxVariants:
-		return nil, fmt.Errorf("compare takes at most %d runs, got %d", maxVariants, len(out))
 	}
 	return out, nil
 }

@@ -19,9 +19,10 @@ import (
 
 func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("bench", "--model MODEL | --shape "+strings.Join(arch.ShapeNames(), "|")+" [flags]", stderr)
-	model := fs.String("model", "", "a Hugging Face model folder or a llama2.c .bin to measure")
+	model := fs.String("model", "", "a Hugging Face model folder, a llama2.c .bin or a .gguf file to measure")
 	shape := fs.String("shape", "", "measure random weights generated in memory at a real model's shape: "+strings.Join(arch.ShapeNames(), ", "))
-	dtype := fs.String("dtype", "f32", "with --shape: weight dtype, f32, bf16 or f16")
+	dtype := fs.String("dtype", "f32", "with --shape: weight dtype, f32, bf16 or f16 (a Hugging Face layout), q8_0 or q4_0 (a GGUF file's, built in memory)")
+	writeGGUF := fs.String("write-gguf", "", "with --shape: write the random weights as a GGUF `FILE` (dtype f32, f16, q8_0 or q4_0) and exit, to measure it with --model FILE")
 	threads := fs.Int("threads", 0, "goroutines for the kernels (0: one per CPU)")
 	promptLen := fs.Int("prompt-len", 64, "prompt tokens, fed in one prefill step")
 	newTokens := fs.Int("new-tokens", 128, "tokens to generate per repetition")
@@ -49,6 +50,8 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return usageErr("give exactly one of --model and --shape")
 	case *model != "" && set["dtype"]:
 		return usageErr("--dtype goes with --shape: a checkpoint has its own dtype")
+	case *model != "" && *writeGGUF != "":
+		return usageErr("--write-gguf goes with --shape: it writes random weights")
 	case *threads < 0 || *promptLen < 1 || *newTokens < 2 || *reps < 1 || *probeMiB < 0:
 		return usageErr("--threads must be at least 0, --prompt-len and --reps at least 1, --new-tokens at least 2")
 	case *recordLens < 0:
@@ -66,12 +69,21 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if !ok {
 			return usageErr("unknown --shape %q (want one of %s)", *shape, strings.Join(arch.ShapeNames(), ", "))
 		}
-		dt, ok := map[string]tensor.DType{"f32": tensor.F32, "bf16": tensor.BF16, "f16": tensor.F16}[*dtype]
+		dt, ok := map[string]tensor.DType{"f32": tensor.F32, "bf16": tensor.BF16, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q4_0": tensor.Q4_0}[*dtype]
 		if !ok {
-			return usageErr("unknown --dtype %q (want f32, bf16 or f16)", *dtype)
+			return usageErr("unknown --dtype %q (want f32, bf16, f16, q8_0 or q4_0)", *dtype)
+		}
+		if *writeGGUF != "" {
+			return writeRandomGGUF(*writeGGUF, *shape, s, dt, *seed, stderr)
 		}
 		fmt.Fprintf(stderr, "generating random %s weights at %s's shape\n", dt, *shape)
-		rm, err := arch.NewRandom(*shape, s, dt, *seed)
+		var rm *arch.Model
+		var err error
+		if dt.Quantized() {
+			rm, err = arch.NewRandomGGUF(*shape, s, dt, *seed)
+		} else {
+			rm, err = arch.NewRandom(*shape, s, dt, *seed)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
 			return exitError
@@ -106,6 +118,27 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitOK
 	}
 	printBench(stdout, r)
+	return exitOK
+}
+
+// writeRandomGGUF writes the random model of shape s as the GGUF file
+// path, removing a partial file on failure.
+func writeRandomGGUF(path, name string, s arch.Shape, dt tensor.DType, seed uint64, stderr io.Writer) int {
+	f, err := os.Create(path)
+	if err == nil {
+		err = arch.WriteRandomGGUF(f, name, s, dt, seed)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracer bench: --write-gguf %s: %v\n", path, err)
+		return exitError
+	}
+	fmt.Fprintf(stderr, "wrote random %s weights at %s's shape to %s\n", dt, name, path)
 	return exitOK
 }
 

@@ -22,6 +22,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"unknown shape", []string{"bench", "--shape", "llama-70b"}, `unknown --shape "llama-70b"`},
 		{"unknown dtype", []string{"bench", "--shape", "gpt2", "--dtype", "int4"}, `unknown --dtype "int4"`},
 		{"dtype with model", []string{"bench", "--model", "x", "--dtype", "bf16"}, "--dtype goes with --shape"},
+		{"write-gguf with model", []string{"bench", "--model", "x", "--write-gguf", "y.gguf"}, "--write-gguf goes with --shape"},
 		{"few tokens", []string{"bench", "--shape", "gpt2", "--new-tokens", "1"}, "--new-tokens at least 2"},
 		{"bad flag", []string{"bench", "--bogus"}, "flag provided but not defined"},
 		{"argument", []string{"bench", "--shape", "gpt2", "extra"}, `unexpected argument "extra"`},
@@ -104,6 +105,52 @@ func TestBenchModelWithoutTokenizer(t *testing.T) {
 			var r bench.Report
 			if err := json.Unmarshal([]byte(out), &r); err != nil || r.NewTokens != 3 || r.DecodeTokensPerSec.Median <= 0 {
 				t.Errorf("report %+v, %v; want 3 new tokens measured", r, err)
+			}
+		})
+	}
+}
+
+// TestBenchQuantizedGGUF writes SmolLM2-135M-shaped random GGUF files and
+// measures them briefly, from the file (--model) and built in memory
+// (--shape --dtype): the report counts the real bytes of the weights (Q4_0
+// 18 bytes per 32 weights, its embedding Q8_0), not a float32 copy.
+func TestBenchQuantizedGGUF(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "smol-q4_0.gguf")
+	if _, errOut, code := tracer(t, "", "bench", "--shape", "smollm2-135m", "--dtype", "q4_0", "--write-gguf", file); code != exitOK {
+		t.Fatalf("--write-gguf: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := tracer(t, "", "bench", "--shape", "gpt2", "--dtype", "q8_0", "--write-gguf", filepath.Join(dir, "gpt2.gguf")); code != exitError || !strings.Contains(errOut, "want llama") {
+		t.Errorf("gpt2 shape as GGUF: exit %d, stderr %q; want exit %d and an error naming the architecture", code, errOut, exitError)
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		dtype string
+		bytes int64 // of the weights
+	}{
+		{"q4_0 file", []string{"--model", file}, "q4_0", 89_941_248},
+		{"q8_0 in memory", []string{"--shape", "smollm2-135m", "--dtype", "q8_0"}, "q8_0", 143_025_408},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"bench"}, c.args...)
+			args = append(args, "--threads", "1", "--prompt-len", "2", "--new-tokens", "3", "--reps", "1", "--probe-mib", "8", "--json")
+			out, errOut, code := tracer(t, "", args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var r bench.Report
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("%v in %q", err, out)
+			}
+			if r.DType != c.dtype || r.WeightBytes != c.bytes {
+				t.Errorf("got dtype %s, %d weight bytes; want %s, %d", r.DType, r.WeightBytes, c.dtype, c.bytes)
+			}
+			// A step reads every weight once (the tied head too) and a
+			// little KV cache.
+			if r.BytesPerToken < c.bytes || r.BytesPerToken > c.bytes+c.bytes/100 || r.BandwidthFraction <= 0 {
+				t.Errorf("got %d bytes per token, fraction %v; want about %d and above 0", r.BytesPerToken, r.BandwidthFraction, c.bytes)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -310,8 +311,14 @@ func loadGGUFLlama(f *gguf.File, ld *ggufLoader, a string) (*llama, error) {
 			return nil, err
 		}
 	}
+	// Products that round their inputs (quantized or F16 weights) flip a
+	// rounding where an input differs from llama.cpp's by an ulp, so
+	// those files compute the inputs in ggml's float order; F32 files keep
+	// tracer's, which their Hugging Face and llama2.c forms share.
+	n.ggml = len(activationRounding(n)) > 0
 	n.invFreq = make([]float32, d.headDim/2)
 	tensor.RopeInvFreq(n.invFreq, d.headDim, theta)
+	n.thetaScale = float32(math.Pow(float64(float32(theta)), float64(float32(-2)/float32(d.headDim))))
 	return n, nil
 }
 

@@ -18,14 +18,16 @@ import (
 //	           x += Wdown (silu(Wgate h) * Wup h)
 //	logits = head · rmsnorm(x)·norm
 type llama struct {
-	d       dims
-	eps     float32       // RMSNorm epsilon, inside the square root
-	pairs   bool          // rotary pairs (2i, 2i+1) as llama2.c, not rotate-half (i, i+headDim/2)
-	invFreq []float32     // (headDim/2): rotary inverse frequencies
-	embedW  tensor.Matrix // (vocab, hidden)
-	layers  []llamaLayer
-	normW   []float32     // (hidden): final RMSNorm weight
-	lmHead  tensor.Matrix // (vocab, hidden); embedW when tied
+	d          dims
+	eps        float32       // RMSNorm epsilon, inside the square root
+	pairs      bool          // rotary pairs (2i, 2i+1) as llama2.c, not rotate-half (i, i+headDim/2)
+	invFreq    []float32     // (headDim/2): rotary inverse frequencies
+	embedW     tensor.Matrix // (vocab, hidden)
+	layers     []llamaLayer
+	normW      []float32     // (hidden): final RMSNorm weight
+	lmHead     tensor.Matrix // (vocab, hidden); embedW when tied
+	ggml       bool          // a GGUF file: norms and SiLU in llama.cpp's float order (gguf_ggml.go)
+	thetaScale float32       // GGUF: powf(rope base, -2/headDim), ggml's rotary step
 }
 
 // llamaLayer is one block. Bias fields are nil when the model has none.
@@ -131,7 +133,16 @@ func (n *llama) cost() costModel {
 
 func (n *llama) head() tensor.Matrix { return n.lmHead }
 
-func (n *llama) norm(dst, x []float32) { tensor.RMSNorm(dst, x, n.normW, n.eps) }
+func (n *llama) norm(dst, x []float32) { n.rmsNorm(dst, x, n.normW) }
+
+// rmsNorm is the RMSNorm of the model's kind: ggml's for a GGUF file.
+func (n *llama) rmsNorm(dst, x, w []float32) {
+	if n.ggml {
+		rmsNormGGML(dst, x, w, n.eps)
+		return
+	}
+	tensor.RMSNorm(dst, x, w, n.eps)
+}
 
 // embed looks up each token's row and the rotary angles of its position.
 func (n *llama) embed(p *pass) {
@@ -140,7 +151,11 @@ func (n *llama) embed(p *pass) {
 		for i := 0; i < p.n; i++ {
 			t := r*p.n + i
 			n.embedW.Row(p.s.x[t*h:(t+1)*h], p.b.Tokens[r][i])
-			tensor.RopeCosSin(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.invFreq, p.b.Positions[r][i])
+			if n.ggml {
+				ropeCosSinGGML(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.thetaScale, p.b.Positions[r][i])
+			} else {
+				tensor.RopeCosSin(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.invFreq, p.b.Positions[r][i])
+			}
 		}
 	}
 }
@@ -160,7 +175,9 @@ func (n *llama) block(p *pass, l int) {
 	linear(p, k, L.wk, L.bk, xn)
 	linear(p, v, L.wv, L.bv, xn)
 	n.perToken(p, L, tokRotate)
-	p.attend(l, q, k, v, att)
+	if !n.ggml || !p.attendGGML(l, q, k, v, att) {
+		p.attend(l, q, k, v, att)
+	}
 	linear(p, proj, L.wo, L.bo, att)
 	n.perToken(p, L, tokAddMLPNorm)
 	linear(p, gate, L.gate, L.bGate, xn)
@@ -202,16 +219,20 @@ func (j *tokenJob) Run(lo, hi int) {
 		x, xn := p.s.x[t*h:(t+1)*h], p.s.xn[t*h:(t+1)*h]
 		switch j.op {
 		case tokAttnNorm:
-			tensor.RMSNorm(xn, x, L.attnNorm, n.eps)
+			n.rmsNorm(xn, x, L.attnNorm)
 		case tokRotate:
 			n.rotate(p, t, p.s.q[t*d.qDim():(t+1)*d.qDim()], d.heads)
 			n.rotate(p, t, p.s.k[t*d.kvDim():(t+1)*d.kvDim()], d.kvHeads)
 		case tokAddMLPNorm:
 			tensor.Add(x, x, p.s.proj[t*h:(t+1)*h])
-			tensor.RMSNorm(xn, x, L.mlpNorm, n.eps)
+			n.rmsNorm(xn, x, L.mlpNorm)
 		case tokSwiGLU:
 			g := p.s.gate[t*f : (t+1)*f]
-			tensor.SwiGLU(g, g, p.s.up[t*f:(t+1)*f])
+			if n.ggml {
+				swiGLUGGML(g, g, p.s.up[t*f:(t+1)*f])
+			} else {
+				tensor.SwiGLU(g, g, p.s.up[t*f:(t+1)*f])
+			}
 		}
 	}
 }
@@ -223,7 +244,9 @@ func (n *llama) rotate(p *pass, t int, x []float32, heads int) {
 	cos, sin := p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half]
 	for hh := 0; hh < heads; hh++ {
 		v := x[hh*hd : (hh+1)*hd]
-		if n.pairs {
+		if n.ggml && n.pairs {
+			rotatePairsGGML(v, cos, sin)
+		} else if n.pairs {
 			tensor.RotatePairs(v, cos, sin)
 		} else {
 			tensor.RotateHalf(v, cos, sin)

@@ -22,8 +22,9 @@ type scratch struct {
 	lensX  []float32 // (rows, layers, hidden): each layer's output at each row's last token, when the lens is asked
 	lensN  []float32 // (rows, layers, hidden): lensX after the final norm
 
-	attn attnJob  // the attention job handed to the pool
-	tok  tokenJob // the per-token job of a llama block
+	attn attnJob     // the attention job handed to the pool
+	tok  tokenJob    // the per-token job of a llama block
+	ggml ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
 }
 
 // size makes every buffer big enough for rows·n tokens over kvLen cache

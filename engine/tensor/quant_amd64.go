@@ -13,14 +13,17 @@ func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 //go:noescape
 func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 
-// dotQ4KInts writes out[b] = Σ_sub sc[8b+sub]·Σ q·x for n Q4_K blocks at
-// w (q the 4-bit values, x the Q8_K activations), in AVX2.
+// dotQ4KAVX2 is dotQ4K in AVX2 (ggml's own AVX2 order, the same bits):
+// n Q4_K blocks at w with their scales unpacked to sc (8 a block) and
+// their min lanes to ml (4 a block, see dotQ4K), the Q8_K activations'
+// scales xd and values xq.
 //
 //go:noescape
-func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+func dotQ4KAVX2(w *byte, sc *int16, ml *int32, xd *float32, xq *int8, n int) float32
 
-// dotQ6KInts writes out[b] = Σ_sub sc[16b+sub]·Σ q·x for n Q6_K blocks
-// at w (q the 6-bit values without the -32 offset), in AVX2.
+// dotQ6KAVX2 is dotQ6K in AVX2 (ggml's own AVX2 order, the same bits):
+// n Q6_K blocks at w with their scales unpacked to sc (16 a block), the
+// Q8_K activations' scales xd and values xq.
 //
 //go:noescape
-func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
+func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32

@@ -7,7 +7,8 @@
 // them: per block of 32, the integer products summed exactly
 // (VPMADDUBSW takes |w| unsigned and y·sign(w) signed, VPMADDWD adds the
 // pairs), converted to 8 float lanes and accumulated by one FMA with the
-// block's scale d_w·d_x; the 8 lanes are added at the end.
+// block's scale d_w·d_x; the 8 lanes are added at the end as ggml's
+// hsum_float_8 adds them, ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b;
 // VPSIGNB s, a, dst computes dst = a·sign(s).
@@ -45,9 +46,11 @@ q8loop:
 	JNE q8loop
 q8done:
 	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X5
 	VADDPS X5, X4, X4
-	VHADDPS X4, X4, X4
-	VHADDPS X4, X4, X4
+	VMOVSHDUP X4, X5
+	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3), ggml's hsum_float_8
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET
@@ -96,9 +99,11 @@ q4loop:
 	JNE q4loop
 q4done:
 	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X5
 	VADDPS X5, X4, X4
-	VHADDPS X4, X4, X4
-	VHADDPS X4, X4, X4
+	VMOVSHDUP X4, X5
+	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3), ggml's hsum_float_8
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET
@@ -109,16 +114,28 @@ q4done:
 // and x the Q8_K activations. Scales come unpacked as int16: Q4_K 8 per
 // block (sub-blocks of 32), Q6_K 16 per block (sub-blocks of 16).
 
-// func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
-TEXT ·dotQ4KInts(SB), NOSPLIT, $0-40
+// dotQ4KAVX2 is ggml_vec_dot_q4_K_q8_K's AVX2 path: per block, eight
+// int32 lanes, lane m = Σ over the four 32-byte runs of qs of sc[2p]·Σ
+// (low nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes 4m..4m+3, then
+// acc[m] += float(lane m)·(d_x·d_w); and four min lanes (ml, prepared by
+// the caller: m[2k]·S[2k] + m[2k+1]·S[2k+1], S the sub-block sums of x)
+// accumulated as accm[k] += float(ml[k])·(-d_x·dmin_w). The result is
+// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
+// func dotQ4KAVX2(w *byte, sc *int16, ml *int32, xd *float32, xq *int8, n int) float32
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-52
 	MOVQ w+0(FP), SI
 	MOVQ sc+8(FP), R8
-	MOVQ xq+16(FP), DI
-	MOVQ out+24(FP), DX
-	MOVQ n+32(FP), CX
+	MOVQ ml+16(FP), R12
+	MOVQ xd+24(FP), DX
+	MOVQ xq+32(FP), DI
+	MOVQ n+40(FP), CX
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X6
 	VPBROADCASTD X6, Y6
+	MOVL $0x80000000, AX
+	VMOVD AX, X15                // the sign bit
+	VXORPS Y4, Y4, Y4            // acc
+	VXORPS X5, X5, X5            // accm
 	TESTQ CX, CX
 	JEQ q4kdone
 q4kblock:
@@ -138,32 +155,62 @@ q4kpair:
 	VPBROADCASTW 2(R8), Y9
 	VPMADDWD Y8, Y0, Y0
 	VPMADDWD Y9, Y1, Y1
+	VPADDD Y1, Y0, Y0
 	VPADDD Y0, Y10, Y10
-	VPADDD Y1, Y10, Y10
 	ADDQ $32, R9
 	ADDQ $64, DI
 	ADDQ $4, R8
 	DECQ R10
 	JNE q4kpair
-	VEXTRACTI128 $1, Y10, X11
-	VPADDD X11, X10, X10
-	VPHADDD X10, X10, X10
-	VPHADDD X10, X10, X10
-	VMOVD X10, (DX)
+	VCVTDQ2PS Y10, Y10
+	MOVWLZX (SI), AX
+	VMOVD AX, X11
+	VCVTPH2PS X11, X11
+	VMULSS (DX), X11, X11        // d = d_x·d_w
+	VBROADCASTSS X11, Y11
+	VFMADD231PS Y10, Y11, Y4
+	VCVTDQ2PS (R12), X12         // the four min lanes
+	MOVWLZX 2(SI), AX
+	VMOVD AX, X13
+	VCVTPH2PS X13, X13
+	VMULSS (DX), X13, X13
+	VXORPS X15, X13, X13         // dmin = -d_x·dmin_w
+	VBROADCASTSS X13, X13
+	VFMADD231PS X12, X13, X5
 	ADDQ $144, SI
 	ADDQ $4, DX
+	ADDQ $16, R12
 	DECQ CX
 	JNE q4kblock
 q4kdone:
+	VEXTRACTF128 $1, Y4, X7
+	VADDPS X7, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X7
+	VADDPS X7, X4, X4
+	VMOVSHDUP X4, X7
+	VADDSS X7, X4, X4            // hsum_float_8(acc)
+	VMOVHLPS X5, X5, X7
+	VADDPS X7, X5, X5
+	VMOVSHDUP X5, X7
+	VADDSS X7, X5, X5            // (m0+m2) + (m1+m3)
+	VADDSS X5, X4, X4
+	VMOVSS X4, ret+48(FP)
 	VZEROUPPER
 	RET
 
-// func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int)
-TEXT ·dotQ6KInts(SB), NOSPLIT, $0-40
+// dotQ6KAVX2 is ggml_vec_dot_q6_K_q8_K's AVX2 path: per block, eight
+// int32 lanes, lane m = Σ over the block's eight 32-value chunks of the
+// chunk's sub-block scale · Σ (q-32)·x over its values 4m..4m+3 (the -32
+// as ggml applies it, by a second VPMADDUBSW with 32s); then acc[m] +=
+// float(lane m)·(d_x·d_w), one FMA per block; the lanes added as ggml's
+// hsum_float_8: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)). Scales come
+// unpacked as int16, 16 per block.
+// func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ sc+8(FP), R8
-	MOVQ xq+16(FP), DI
-	MOVQ out+24(FP), DX
+	MOVQ xd+16(FP), DX
+	MOVQ xq+24(FP), DI
 	MOVQ n+32(FP), CX
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X6
@@ -171,6 +218,10 @@ TEXT ·dotQ6KInts(SB), NOSPLIT, $0-40
 	MOVL $0x30303030, AX
 	VMOVD AX, X7
 	VPBROADCASTD X7, Y7          // 0x30
+	MOVL $0x20202020, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15        // 32 in every byte
+	VXORPS Y4, Y4, Y4            // acc
 	TESTQ CX, CX
 	JEQ q6kdone
 q6kblock:
@@ -203,15 +254,24 @@ q6khalf:
 	VPSRLW $2, Y14, Y5
 	VPAND Y7, Y5, Y5
 	VPOR Y5, Y3, Y3
+	// p16 = maddubs(q, x) - maddubs(32, x), per chunk
 	VMOVDQU (DI), Y8
 	VPMADDUBSW Y8, Y0, Y0
+	VPMADDUBSW Y8, Y15, Y9
+	VPSUBW Y9, Y0, Y0
 	VMOVDQU 32(DI), Y8
 	VPMADDUBSW Y8, Y1, Y1
+	VPMADDUBSW Y8, Y15, Y9
+	VPSUBW Y9, Y1, Y1
 	VMOVDQU 64(DI), Y8
 	VPMADDUBSW Y8, Y2, Y2
+	VPMADDUBSW Y8, Y15, Y9
+	VPSUBW Y9, Y2, Y2
 	VMOVDQU 96(DI), Y8
 	VPMADDUBSW Y8, Y3, Y3
-	// scales: group g uses sc[2g] on its low 16 values, sc[2g+1] on the high
+	VPMADDUBSW Y8, Y15, Y9
+	VPSUBW Y9, Y3, Y3
+	// scales: chunk k uses sc[2k] on its low 16 values, sc[2k+1] on the high
 	VPBROADCASTW (R8), X8
 	VPBROADCASTW 2(R8), X9
 	VINSERTI128 $1, X9, Y8, Y8
@@ -228,25 +288,34 @@ q6khalf:
 	VPBROADCASTW 14(R8), X9
 	VINSERTI128 $1, X9, Y8, Y8
 	VPMADDWD Y8, Y3, Y3
+	VPADDD Y1, Y0, Y0            // as ggml: sumi += (p0+p1); sumi += (p2+p3)
 	VPADDD Y0, Y10, Y10
-	VPADDD Y1, Y10, Y10
+	VPADDD Y3, Y2, Y2
 	VPADDD Y2, Y10, Y10
-	VPADDD Y3, Y10, Y10
 	ADDQ $64, R9
 	ADDQ $32, R11
 	ADDQ $128, DI
 	ADDQ $16, R8
 	DECQ R10
 	JNE q6khalf
-	VEXTRACTI128 $1, Y10, X11
-	VPADDD X11, X10, X10
-	VPHADDD X10, X10, X10
-	VPHADDD X10, X10, X10
-	VMOVD X10, (DX)
+	VCVTDQ2PS Y10, Y10
+	MOVWLZX 208(SI), AX
+	VMOVD AX, X11
+	VCVTPH2PS X11, X11
+	VMULSS (DX), X11, X11        // d = d_x·d_w
+	VBROADCASTSS X11, Y11
+	VFMADD231PS Y10, Y11, Y4
 	ADDQ $210, SI
 	ADDQ $4, DX
 	DECQ CX
 	JNE q6kblock
 q6kdone:
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
+	VMOVHLPS X4, X4, X5
+	VADDPS X5, X4, X4            // r0+r2, r1+r3
+	VMOVSHDUP X4, X5
+	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3)
+	VMOVSS X4, ret+40(FP)
 	VZEROUPPER
 	RET

@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // qActs holds a product's activations rounded for its weight type, one
 // set per row t of x.
@@ -9,6 +12,7 @@ type qActs struct {
 	d     []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
 	qs    []int8    // (n, cols): the rounded values
 	bsums []int32   // (n, cols/16): Q8_K sums of each 16 values
+	xv    []byte    // (n, cols/32, 128): per Q8_0 block its values twice, then its lane offsets twice (int32), for the VNNI kernels
 }
 
 // quantJob computes the rows [lo, hi) of a product with quantized weights
@@ -85,6 +89,10 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, x []float32, n i
 func (j *quantJob) Run(lo, hi int) {
 	w, a := j.w, j.a
 	in, out := w.Cols, w.Rows
+	if useVNNI && (w.DType == Q8_0 || w.DType == Q4_0) {
+		j.runPairs(lo, hi)
+		return
+	}
 	for i := lo; i < hi; i++ {
 		row := w.quantRow(i)
 		for t := 0; t < j.n; t++ {
@@ -115,7 +123,7 @@ func (j *quantJob) Run(lo, hi int) {
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
 				if useAsm {
-					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq)
 				} else {
 					s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
 				}
@@ -125,14 +133,70 @@ func (j *quantJob) Run(lo, hi int) {
 	}
 }
 
+// runPairs computes the Q8_0 or Q4_0 rows [lo, hi) with the VNNI kernels
+// two at a time, row lo+k with row lo+h+k (h half the rows; an odd last
+// row is paired with itself). The bits are those of one row at a time.
+// The pairs are far apart because two adjacent rows read at once are two
+// streams the prefetcher follows badly: measured on our AMD EPYC, 3 times
+// slower from memory than one row at a time or two rows half a matrix
+// apart.
+func (j *quantJob) runPairs(lo, hi int) {
+	h := (hi - lo) / 2
+	j.pairs(lo, h, h)
+	if (hi-lo)%2 == 1 {
+		j.pairs(hi-1, 0, 1)
+	}
+}
+
+// pairs computes rows k+p and k+p+h for p < count, for every row of x (h
+// may be 0: one row). With several rows of x (a prefill) it goes by
+// chunks of pairRun pairs, each chunk against every row of x while its
+// weights are in cache.
+func (j *quantJob) pairs(k, h, count int) {
+	w, a := j.w, j.a
+	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
+	chunk := count
+	if j.n > 1 {
+		chunk = pairRun
+	}
+	for c := 0; c < count; c += chunk {
+		m := min(chunk, count-c)
+		for t := 0; t < j.n; t++ {
+			xd, xv := a.d[t*nb:(t+1)*nb], a.xv[t*nb*128:(t+1)*nb*128]
+			dst := j.dst[t*out+k+c : t*out+k+c+h+m]
+			if w.DType == Q8_0 {
+				dotPairsQ8_0VNNI(&dst[0], h, &w.q[(k+c)*rb], rb, &xd[0], &xv[0], nb, m)
+			} else {
+				dotPairsQ4_0VNNI(&dst[0], h, &w.q[(k+c)*rb], rb, &xd[0], &xv[0], nb, m)
+			}
+		}
+	}
+}
+
+// pairRun is how many row pairs a prefill takes against every row of x
+// at a time: 32 pairs of 1536 Q8_0 weights are 100 KB, in L2.
+const pairRun = 32
+
 // quantize rounds x (n, cols) for weights of dtype: Q8_0 blocks for Q8_0
 // and Q4_0, Q8_K blocks for the K-quants.
 func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	growI8(&a.qs, len(x))
 	if dtype == Q8_0 || dtype == Q4_0 {
 		growF(&a.d, len(x)/32)
+		if useVNNI && len(x) >= 32 {
+			growXV(&a.xv, 4*len(x))
+			shift := 7
+			if dtype == Q4_0 {
+				shift = 3
+			}
+			quantQ8_0Z(&x[0], &a.qs[0], &a.d[0], &a.xv[0], shift, len(x)/32)
+			return
+		}
 		for b := 0; b < len(x)/32; b++ {
 			a.d[b] = quantizeQ8_0(a.qs[32*b:32*b+32], x[32*b:32*b+32])
+		}
+		if useVNNI {
+			a.vnni(dtype)
 		}
 		return
 	}
@@ -146,9 +210,35 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	}
 }
 
-// quantizeQ8_0 rounds a block of 32 values as ggml's quantize_row_q8_0:
-// amax = max |x|, q = round-to-even(x·(127/amax)), scale amax/127 stored
-// as binary16. It returns the scale as widened from binary16.
+// vnni lays out the Q8_0 activations for the VNNI kernels, 128 bytes a
+// block: its 32 values twice (one copy per row of a pair), then its eight
+// lane offsets twice as little-endian int32, lane m's offset minus the sum
+// of values 4m..4m+3 times 128 for Q8_0 weights (the kernels offset them
+// by 128) or 8 for Q4_0 (the kernels take the nibbles without their -8).
+func (a *qActs) vnni(dtype DType) {
+	shift := 7
+	if dtype == Q4_0 {
+		shift = 3
+	}
+	blocks := len(a.qs) / 32
+	growXV(&a.xv, 128*blocks)
+	for b := range blocks {
+		q, v := a.qs[32*b:32*b+32], a.xv[128*b:128*b+128]
+		for j, x := range q {
+			v[j], v[32+j] = byte(x), byte(x)
+		}
+		for m := range 8 {
+			off := -(int32(q[4*m]) + int32(q[4*m+1]) + int32(q[4*m+2]) + int32(q[4*m+3])) << shift
+			binary.LittleEndian.PutUint32(v[64+4*m:], uint32(off))
+			binary.LittleEndian.PutUint32(v[96+4*m:], uint32(off))
+		}
+	}
+}
+
+// quantizeQ8_0 rounds a block of 32 values as ggml's quantize_row_q8_0
+// (its AVX2 form): amax = max |x|, q = round-to-even(x·(127/amax)), scale
+// amax/127 stored as binary16. It returns the scale as widened from
+// binary16.
 func quantizeQ8_0(q []int8, x []float32) float32 {
 	var amax float32
 	for _, v := range x[:32] {
@@ -159,8 +249,18 @@ func quantizeQ8_0(q []int8, x []float32) float32 {
 	if amax != 0 {
 		id = 127 / amax
 	}
+	const shift = 0x1.8p23 // float32 sums with it are whole numbers, rounded ties to even
+	q = q[:32]
 	for j, v := range x[:32] {
-		q[j] = int8(math.RoundToEven(float64(v * id)))
+		// |v·id| ≤ 127: adding and taking away 1.5·2^23 in float32 is
+		// math.RoundToEven of it, without the call. Where id overflowed
+		// (subnormal x) the value is ±Inf, which becomes -128 as in
+		// ggml's AVX2 code (VCVTPS2DQ's "integer indefinite", saturated).
+		r := float32(float32(v*id)+shift) - shift
+		if !(r >= -128 && r <= 127) {
+			r = -128
+		}
+		q[j] = int8(r)
 	}
 	return F16ToF32(F32ToF16(d))
 }
@@ -195,58 +295,139 @@ func quantizeQ8K(q []int8, bsums []int32, x []float32) float32 {
 	return 1 / iscale
 }
 
-// dotQ8_0 is the Q8_0 row w against Q8_0 activations (scales xd, values xq).
+// dotQ8_0 is the Q8_0 row w against Q8_0 activations (scales xd, values
+// xq), summed in the order of the AVX2 and VNNI kernels: eight lanes, lane
+// m holding the exact integer sum of the products of values 4m..4m+3 of
+// each block, accumulated by one fused multiply-add per block, then the
+// lanes added as ggml's hsum_float_8, ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7))
+// (llama.cpp's ggml_vec_dot_q8_0_q8_0 and tinyBLAS compute these sums so):
+//
+//	for each block b:
+//		for m := range 8:
+//			acc[m] = FMA32(d_w[b]·xd[b], Σ_{j=4m}^{4m+3} w[b][j]·xq[b][j], acc[m])
 func dotQ8_0(w []byte, xd []float32, xq []int8) float32 {
-	var s float32
+	var acc [8]float32
 	for b, dx := range xd {
 		blk, q := w[34*b:34*b+34], xq[32*b:32*b+32]
-		var sum int32
-		for j, v := range q {
-			sum += int32(int8(blk[2+j])) * int32(v)
+		d := f16At(blk) * dx
+		for m := range acc {
+			var sum int32
+			for j := 4 * m; j < 4*m+4; j++ {
+				sum += int32(int8(blk[2+j])) * int32(q[j])
+			}
+			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
-		s += f16At(blk) * dx * float32(sum)
 	}
-	return s
+	return hsum8(&acc)
 }
 
-// dotQ4_0 is the Q4_0 row w against Q8_0 activations.
+// dotQ4_0 is the Q4_0 row w against Q8_0 activations, in dotQ8_0's order
+// (lanes 0..3 the low nibbles, weights 0..15; lanes 4..7 the high ones).
 func dotQ4_0(w []byte, xd []float32, xq []int8) float32 {
-	var s float32
+	var acc [8]float32
 	for b, dx := range xd {
 		blk, q := w[18*b:18*b+18], xq[32*b:32*b+32]
-		var sum int32
-		for j := range 16 {
-			v := blk[2+j]
-			sum += int32(int(v&15)-8)*int32(q[j]) + int32(int(v>>4)-8)*int32(q[j+16])
+		d := f16At(blk) * dx
+		for m := range acc {
+			var sum int32
+			for j := 4 * m; j < 4*m+4; j++ {
+				v := blk[2+j%16]
+				if j >= 16 {
+					v >>= 4
+				}
+				sum += int32(int(v&15)-8) * int32(q[j])
+			}
+			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
-		s += f16At(blk) * dx * float32(sum)
 	}
-	return s
+	return hsum8(&acc)
 }
 
-// dotQ4K is the Q4_K row w against Q8_K activations: per block,
-// d·dx·Σ_sub sc·Σ q·x - dmin·dx·Σ_sub m·(sum of x's sub-block).
-func dotQ4K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var s float32
-	for b, dx := range xd {
-		blk, q8, bs := w[144*b:144*b+144], xq[256*b:256*b+256], bsums[16*b:16*b+16]
-		scales, qs := blk[4:16], blk[16:144]
-		var sumi, mins int32
-		for p := range 4 {
-			sc1, m1 := scaleMinK4(2*p, scales)
-			sc2, m2 := scaleMinK4(2*p+1, scales)
-			q := qs[32*p : 32*p+32]
-			var s1, s2 int32
-			for l := range 32 {
-				s1 += int32(q[l]&15) * int32(q8[64*p+l])
-				s2 += int32(q[l]>>4) * int32(q8[64*p+32+l])
-			}
-			sumi += int32(sc1)*s1 + int32(sc2)*s2
-			mins += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
-		}
-		s += f16At(blk)*dx*float32(sumi) - f16At(blk[2:])*dx*float32(mins)
+// FMA32 is a·b + c rounded once to float32, as a float32 fused
+// multiply-add instruction (VFMADD231PS) computes it. It rounds the float64
+// fused multiply-add, which is the single correct rounding unless that
+// result lies exactly halfway between two float32s (or in float32's
+// subnormal range); then the product, exact in float64, is added with
+// the sum rounded "to odd" (an inexact result keeps an odd last bit),
+// which makes the final rounding to float32 the correct one.
+func FMA32(a, b, c float32) float32 {
+	r := math.FMA(float64(a), float64(b), float64(c))
+	const low = 1<<29 - 1 // the float64 bits below float32's precision
+	if bits := math.Float64bits(r); bits&low != 1<<28 && math.Abs(r) >= 0x1p-126 || r != r || math.IsInf(r, 0) {
+		return float32(r)
 	}
-	return s
+	p, z := float64(a)*float64(b), float64(c)
+	s := p + z
+	bv := s - p
+	if e := (p - (s - bv)) + (z - bv); e != 0 { // s's rounding error
+		bits := math.Float64bits(s)
+		if bits&1 == 0 {
+			if (e > 0) == (s > 0) {
+				bits++
+			} else {
+				bits--
+			}
+			s = math.Float64frombits(bits)
+		}
+	}
+	return float32(s)
+}
+
+// dotQ4K is the Q4_K row w against Q8_K activations in the order of
+// llama.cpp's AVX2 ggml_vec_dot_q4_K_q8_K: per block eight int32 lanes,
+// lane m the sum over the four 32-byte runs p of qs of sc[2p]·Σ (low
+// nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes 4m..4m+3 (x the
+// activations of sub-blocks 2p and 2p+1), and four min lanes (q4KMins);
+//
+//	acc[m] = fma32(d_x·d_w, lane m, acc[m])
+//	accm[k] = fma32(-d_x·dmin_w, min lane k, accm[k])
+//
+// the result hsum8(acc) + ((accm0+accm2) + (accm1+accm3)).
+func dotQ4K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+	var acc [8]float32
+	var accm [4]float32
+	for b, dx := range xd {
+		blk, q8 := w[144*b:144*b+144], xq[256*b:256*b+256]
+		scales, qs := blk[4:16], blk[16:144]
+		var lanes [8]int32
+		for p := range 4 {
+			sc1, _ := scaleMinK4(2*p, scales)
+			sc2, _ := scaleMinK4(2*p+1, scales)
+			q := qs[32*p : 32*p+32]
+			for i, v := range q {
+				lanes[i/4] += int32(sc1)*int32(v&15)*int32(q8[64*p+i]) + int32(sc2)*int32(v>>4)*int32(q8[64*p+32+i])
+			}
+		}
+		ml := q4KMins(scales, bsums[16*b:16*b+16])
+		d, dmin := dx*f16At(blk), -dx*f16At(blk[2:])
+		for m, v := range lanes {
+			acc[m] = FMA32(d, float32(v), acc[m])
+		}
+		for k, v := range ml {
+			accm[k] = FMA32(dmin, float32(v), accm[k])
+		}
+	}
+	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
+}
+
+// q4KMins are a Q4_K block's four min lanes as ggml forms them: lane k =
+// m[2k]·S[2k] + m[2k+1]·S[2k+1], m the 6-bit mins and S[j] the sum of the
+// activations of sub-block j (bs: the block's sums of 16).
+func q4KMins(scales []byte, bs []int32) [4]int32 {
+	var ml [4]int32
+	for k := range ml {
+		_, mA := scaleMinK4(2*k, scales)
+		_, mB := scaleMinK4(2*k+1, scales)
+		ml[k] = int32(mA)*(bs[4*k]+bs[4*k+1]) + int32(mB)*(bs[4*k+2]+bs[4*k+3])
+	}
+	return ml
+}
+
+// hsum8 adds eight lanes as ggml's hsum_float_8:
+// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
+func hsum8(a *[8]float32) float32 {
+	r0, r1, r2, r3 := a[0]+a[4], a[1]+a[5], a[2]+a[6], a[3]+a[7]
+	return (r0 + r2) + (r1 + r3)
 }
 
 // dotQ5K is the Q5_K row w against Q8_K activations (dotQ4K with 5-bit q).
@@ -275,36 +456,53 @@ func dotQ5K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 	return s
 }
 
-// dotQ6K is the Q6_K row w against Q8_K activations: per block,
-// d·dx·Σ_sub scale·Σ (q-32)·x.
+// dotQ6K is the Q6_K row w against Q8_K activations in the order of
+// llama.cpp's AVX2 ggml_vec_dot_q6_K_q8_K (GGUF users compare against it;
+// one flipped rounding of a later Q8_K input can move a probability by
+// 1e-2): per block eight int32 lanes, lane m the sum over the block's
+// eight chunks of 32 values (chunk c = 32 weights of one half: ql low
+// nibbles 0..31, 32..63, high nibbles 0..31, 32..63) of the chunk's
+// sub-block scale times Σ (q-32)·x over the chunk's values 4m..4m+3;
+// acc[m] = fma32(d_x·d_w, lane m, acc[m]); the result
+// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 func dotQ6K(w []byte, xd []float32, xq []int8) float32 {
-	var s float32
+	var acc [8]float32
 	for b, dx := range xd {
 		blk, q8 := w[210*b:210*b+210], xq[256*b:256*b+256]
 		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-		var sumi int32
+		var lanes [8]int32
 		for h := range 2 {
-			l6, h6, s6, x := ql[64*h:], qh[32*h:], sc[8*h:], q8[128*h:]
-			var sub [8]int32
-			for l := range 32 {
-				is := l / 16
-				sub[is] += int32(int(l6[l]&15|(h6[l]&3)<<4)-32) * int32(x[l])
-				sub[is+2] += int32(int(l6[l+32]&15|(h6[l]>>2&3)<<4)-32) * int32(x[l+32])
-				sub[is+4] += int32(int(l6[l]>>4|(h6[l]>>4&3)<<4)-32) * int32(x[l+64])
-				sub[is+6] += int32(int(l6[l+32]>>4|(h6[l]>>6&3)<<4)-32) * int32(x[l+96])
-			}
-			for k, v := range sub {
-				sumi += int32(int8(s6[k])) * v
+			l6, h6, x := ql[64*h:], qh[32*h:], q8[128*h:]
+			for c := range 4 { // chunks: values 32c..32c+31 of the half
+				for i := range 32 {
+					lo := l6[32*(c%2)+i]
+					if c >= 2 {
+						lo >>= 4
+					}
+					q := int32(lo&15|(h6[i]>>(2*c)&3)<<4) - 32
+					s := int32(int8(sc[8*h+2*c+i/16]))
+					lanes[i/4] += s * q * int32(x[32*c+i])
+				}
 			}
 		}
-		s += f16At(blk[208:]) * dx * float32(sumi)
+		d := dx * f16At(blk[208:])
+		for m, v := range lanes {
+			acc[m] = FMA32(d, float32(v), acc[m])
+		}
 	}
-	return s
+	return hsum8(&acc)
 }
 
 func growF(buf *[]float32, n int) {
 	if cap(*buf) < n {
 		*buf = make([]float32, n)
+	}
+	*buf = (*buf)[:n]
+}
+
+func growXV(buf *[]byte, n int) {
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
 	}
 	*buf = (*buf)[:n]
 }
@@ -316,59 +514,41 @@ func growI8(buf *[]int8, n int) {
 	*buf = (*buf)[:n]
 }
 
-// kChunk is how many K-quant blocks one assembly call takes: their
-// unpacked scales live on the stack.
-const kChunk = 16
-
-// dotQ4KAsm is dotQ4K with the integer sums in AVX2: the same integers,
-// combined with the scales in the same float32 order, so the same bits.
+// dotQ4KAsm is dotQ4K in AVX2 for rows of at most q6kMaxBlocks blocks
+// (longer rows go to dotQ4K, the same bits).
 func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var sc [8 * kChunk]int16
-	var ints, mins [kChunk]int32
-	var s float32
-	for b0 := 0; b0 < len(xd); b0 += kChunk {
-		nb := min(kChunk, len(xd)-b0)
-		for b := 0; b < nb; b++ {
-			scales, bs := w[144*(b0+b)+4:144*(b0+b)+16], bsums[16*(b0+b):16*(b0+b)+16]
-			mins[b] = 0
-			for p := range 4 {
-				sc1, m1 := scaleMinK4(2*p, scales)
-				sc2, m2 := scaleMinK4(2*p+1, scales)
-				sc[8*b+2*p], sc[8*b+2*p+1] = int16(sc1), int16(sc2)
-				mins[b] += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
-			}
-		}
-		q := xq[256*b0 : 256*(b0+nb)]
-		dotQ4KInts(&w[144*b0], &sc[0], &q[0], &ints[0], nb)
-		for b := 0; b < nb; b++ {
-			blk, dx := w[144*(b0+b):], xd[b0+b]
-			s += f16At(blk)*dx*float32(ints[b]) - f16At(blk[2:])*dx*float32(mins[b])
-		}
+	if len(xd) > q6kMaxBlocks {
+		return dotQ4K(w, xd, xq, bsums)
 	}
-	return s
+	var sc [8 * q6kMaxBlocks]int16
+	var ml [4 * q6kMaxBlocks]int32
+	for b := range xd {
+		scales := w[144*b+4 : 144*b+16]
+		for j := range 8 {
+			v, _ := scaleMinK4(j, scales)
+			sc[8*b+j] = int16(v)
+		}
+		m := q4KMins(scales, bsums[16*b:16*b+16])
+		copy(ml[4*b:], m[:])
+	}
+	return dotQ4KAVX2(&w[0], &sc[0], &ml[0], &xd[0], &xq[0], len(xd))
 }
 
-// dotQ6KAsm is dotQ6K with the integer sums in AVX2: Σ scale·Σ (q-32)·x
-// as Σ scale·Σ q·x - 32·Σ scale·(sum of x's sub-block), the same integers.
-func dotQ6KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var sc [16 * kChunk]int16
-	var ints, corr [kChunk]int32
-	var s float32
-	for b0 := 0; b0 < len(xd); b0 += kChunk {
-		nb := min(kChunk, len(xd)-b0)
-		for b := 0; b < nb; b++ {
-			scales, bs := w[210*(b0+b)+192:210*(b0+b)+208], bsums[16*(b0+b):16*(b0+b)+16]
-			corr[b] = 0
-			for j, v := range scales {
-				sc[16*b+j] = int16(int8(v))
-				corr[b] += int32(int8(v)) * bs[j]
-			}
-		}
-		q := xq[256*b0 : 256*(b0+nb)]
-		dotQ6KInts(&w[210*b0], &sc[0], &q[0], &ints[0], nb)
-		for b := 0; b < nb; b++ {
-			s += f16At(w[210*(b0+b)+208:]) * xd[b0+b] * float32(ints[b]-32*corr[b])
+// q6kMaxBlocks is the longest K-quant row dotQ4KAsm and dotQ6KAsm take
+// (32768 weights): the row's unpacked scales live on the stack. Longer rows
+// go to dotQ4K and dotQ6K, which give the same bits.
+const q6kMaxBlocks = 128
+
+// dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks.
+func dotQ6KAsm(w []byte, xd []float32, xq []int8) float32 {
+	if len(xd) > q6kMaxBlocks {
+		return dotQ6K(w, xd, xq)
+	}
+	var sc [16 * q6kMaxBlocks]int16
+	for b := range xd {
+		for j, v := range w[210*b+192 : 210*b+208] {
+			sc[16*b+j] = int16(int8(v))
 		}
 	}
-	return s
+	return dotQ6KAVX2(&w[0], &sc[0], &xd[0], &xq[0], len(xd))
 }

@@ -5,7 +5,11 @@ package tensor
 // The assembly kernels' signatures, never called here: quant_matmul.go
 // tests useAsm first.
 
-func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32  { panic("no asm") }
-func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32  { panic("no asm") }
-func dotQ4KInts(w *byte, sc *int16, xq *int8, out *int32, n int) { panic("no asm") }
-func dotQ6KInts(w *byte, sc *int16, xq *int8, out *int32, n int) { panic("no asm") }
+func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm") }
+func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm") }
+func dotQ4KAVX2(w *byte, sc *int16, ml *int32, xd *float32, xq *int8, n int) float32 {
+	panic("no asm")
+}
+func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32 {
+	panic("no asm")
+}

@@ -241,6 +241,7 @@
     stopPlay();
     const form = formObject(runForm);
     delete form.variants;
+    delete form.compare_model; // Compare's second model
     delete form.pull; // the download box's field, if a cached page still names it
     // The form folds away and the new run's first view shows at the top.
     runPanel.open = false;

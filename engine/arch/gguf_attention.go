@@ -1,0 +1,199 @@
+package arch
+
+import (
+	"math"
+	"slices"
+
+	"tracer/engine/tensor"
+)
+
+// ropeCosSinGGML writes the rotary cosines and sines of position pos as
+// ggml_rope_cache_init computes them: theta starts at pos and is
+// multiplied by thetaScale (powf(base, -2/headDim)) pair after pair, in
+// float32; cos and sin of each theta rounded to float32.
+func ropeCosSinGGML(cos, sin []float32, thetaScale float32, pos int) {
+	theta := float32(pos)
+	for i := range cos {
+		cos[i] = float32(math.Cos(float64(theta)))
+		sin[i] = float32(math.Sin(float64(theta)))
+		theta *= thetaScale
+	}
+}
+
+// rotatePairsGGML is ggml's rope_f32 of one head in place, pairs (2i,
+// 2i+1), as GCC compiles it with contraction on (-std=gnu11): the first
+// product of each line fused with the rest,
+//
+//	x[2i]   = fma(a, cos, -(b·sin))
+//	x[2i+1] = fma(a, sin, b·cos)
+//
+// (Contracting the other product instead gives the same reference
+// results; both differ from the uncontracted form on k256's F32 file.)
+func rotatePairsGGML(x, cos, sin []float32) {
+	for i := range cos {
+		a, b := x[2*i], x[2*i+1]
+		x[2*i] = tensor.FMA32(a, cos[i], -(b * sin[i]))
+		x[2*i+1] = tensor.FMA32(a, sin[i], b*cos[i])
+	}
+}
+
+// reduce16 adds sixteen lanes as GCC's _mm512_reduce_add_ps does.
+func reduce16(x *[16]float32) float32 {
+	var t [8]float32
+	for l := range t {
+		t[l] = x[l+8] + x[l]
+	}
+	u0, u1, u2, u3 := t[4]+t[0], t[5]+t[1], t[6]+t[2], t[7]+t[3]
+	return (u0 + u2) + (u1 + u3)
+}
+
+// dotTiny is tinyBLAS's AVX-512 dot product (llamafile_sgemm): sixteen
+// lanes, a fused multiply-add per 16 terms, the lanes reduced at the end.
+func dotTiny(a, b []float32) float32 {
+	var lanes [16]float32
+	for l := range lanes {
+		lanes[l] = a[l] * b[l]
+	}
+	for c := 16; c < len(a); c += 16 {
+		for l := range lanes {
+			lanes[l] = tensor.FMA32(a[c+l], b[c+l], lanes[l])
+		}
+	}
+	return reduce16(&lanes)
+}
+
+// maxTinyHead is the largest head attendGGML takes: its lane sums live on
+// the stack.
+const maxTinyHead = 256
+
+// attendGGML is the attention of a decode step (one new token a row) in
+// llama.cpp's float order for a GGUF file: the scores q·k by tinyBLAS's
+// sums (dotTiny: llamafile_sgemm runs the decode step's K·q, its q being
+// contiguous), ggml_soft_max_f32 (softmaxGGML), and the weighted sum of
+// the values by tinyBLAS's sums again (kqvTinyGo). It reports false, and
+// does nothing, for a prefill, heads of other than a multiple of 16 up to
+// maxTinyHead dims, or a row with every key masked: p.attend does those.
+func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
+	d := p.m.d
+	hd, kvd := d.headDim, d.kvDim()
+	keys := p.past + 1
+	if p.n != 1 || hd%16 != 0 || hd > maxTinyHead {
+		return false
+	}
+	for r := 0; r < p.rows; r++ {
+		if !slices.Contains(p.b.Mask[r][:keys], true) {
+			return false
+		}
+	}
+	for r := 0; r < p.rows; r++ {
+		K, V := p.c.k[l][r], p.c.v[l][r]
+		for g := 0; g < d.kvHeads; g++ {
+			dst, src := (g*p.c.capacity+p.past)*hd, r*kvd+g*hd
+			copy(K[dst:dst+hd], k[src:src+hd])
+			copy(V[dst:dst+hd], v[src:src+hd])
+		}
+	}
+	p.s.ggml = ggmlAttnJob{p: p, l: l, q: q, out: out}
+	work := keys * hd * 2 * (d.heads / d.kvHeads) // multiply-adds per unit
+	p.pool.Parallel(p.rows*d.kvHeads, max(1, (16<<10)/max(work, 1)), &p.s.ggml)
+	p.s.ggml = ggmlAttnJob{}
+	return true
+}
+
+// ggmlAttnJob is attendGGML's work for a range of units (row, kv head),
+// split over the pool.
+type ggmlAttnJob struct {
+	p      *pass
+	l      int
+	q, out []float32 // (rows, heads·headDim)
+}
+
+func (j *ggmlAttnJob) Run(lo, hi int) {
+	p, d := j.p, j.p.m.d
+	hd, qd := d.headDim, d.qDim()
+	keys, rep := p.past+1, d.heads/d.kvHeads
+	scale := 1 / float32(math.Sqrt(float64(hd)))
+	var acc [16 * maxTinyHead]float32 // kqvTinyZ's lanes
+	for u := lo; u < hi; u++ {
+		r, g := u/d.kvHeads, u%d.kvHeads
+		mask := p.b.Mask[r]
+		base := g * p.c.capacity * hd
+		K, V := p.c.k[j.l][r][base:base+keys*hd], p.c.v[j.l][r][base:base+keys*hd]
+		w := p.s.scores[u*rep*p.c.capacity : u*rep*p.c.capacity+rep*keys] // (rep, keys)
+		for h := 0; h < rep; h++ {
+			off := r*qd + (g*rep+h)*hd
+			wh, qh, o := w[h*keys:(h+1)*keys], j.q[off:off+hd], j.out[off:off+hd]
+			if useSiLUZ {
+				scoresTinyZ(&wh[0], &K[0], &qh[0], hd, keys)
+			} else {
+				for i := range wh {
+					wh[i] = dotTiny(K[i*hd:(i+1)*hd], qh)
+				}
+			}
+			softmaxGGML(wh, mask, scale)
+			if useSiLUZ {
+				kqvTinyZ(&o[0], &V[0], &wh[0], &acc[0], hd, keys)
+			} else {
+				kqvTinyGo(o, V, wh, hd, keys)
+			}
+		}
+		if p.inside != nil {
+			p.keepAttention(j.l, r, g*rep, 0, w, keys)
+		}
+	}
+}
+
+// kqvTinyGo writes out[d] = Σ_j v[j·hd + d]·w[j] (j < keys) as tinyBLAS
+// sums it: lane l takes j ≡ l (mod 16), its first term a product and the
+// others fused multiply-adds, and the lanes are added by reduce16.
+func kqvTinyGo(out, v, w []float32, hd, keys int) {
+	for dd := range out {
+		var lanes [16]float32
+		for j := 0; j < keys; j++ {
+			if j < 16 {
+				lanes[j] = v[j*hd+dd] * w[j]
+			} else {
+				lanes[j%16] = tensor.FMA32(v[j*hd+dd], w[j], lanes[j%16])
+			}
+		}
+		out[dd] = reduce16(&lanes)
+	}
+}
+
+// softmaxGGML turns the raw scores w (keys) into attention weights as
+// ggml_soft_max_f32 does: w·scale plus the mask (0, or -Inf where masked),
+// the maximum, exp(w - max) by ggml_v_expf in groups of 16 whose sums
+// (reduce16) are added in float64, and every weight times float32(1/sum).
+func softmaxGGML(w []float32, mask []bool, scale float32) {
+	mx := float32(math.Inf(-1))
+	for j := range w {
+		if !mask[j] {
+			w[j] = float32(math.Inf(-1))
+			continue
+		}
+		w[j] = w[j]*scale + 0
+		if !(mx > w[j]) {
+			mx = w[j]
+		}
+	}
+	full := 0
+	if useSiLUZ && len(w) >= 16 {
+		full = len(w) / 16 * 16
+		expSubZ(&w[0], &w[0], mx, full)
+	}
+	var sum float64
+	for c := 0; c < len(w); c += 16 {
+		var lanes [16]float32
+		for ln := 0; ln < 16 && c+ln < len(w); ln++ {
+			if c+ln >= full {
+				w[c+ln] = expGGML(w[c+ln] - mx)
+			}
+			lanes[ln] = w[c+ln]
+		}
+		sum += float64(reduce16(&lanes))
+	}
+	s := float32(1 / sum)
+	for j := range w {
+		w[j] *= s
+	}
+}

@@ -1,0 +1,21 @@
+//go:build amd64 && !purego
+
+package arch
+
+import "golang.org/x/sys/cpu"
+
+// useSiLUZ reports whether swiGLUGGMLZ runs here (AVX-512 F with the OS
+// saving zmm registers, as x/sys/cpu checks).
+var useSiLUZ = cpu.X86.HasAVX512F
+
+// swiGLUGGMLZ is swiGLUGGML's blocks of 16 in AVX-512, llama.cpp's own
+// instructions (gguf_ggml_amd64.s); n a positive multiple of 16.
+//
+//go:noescape
+func swiGLUGGMLZ(dst, gate, up *float32, n int)
+
+// expSubZ writes dst[i] = expGGML(src[i] - sub) for i < n (a positive
+// multiple of 16) with llama.cpp's AVX-512 ggml_v_expf.
+//
+//go:noescape
+func expSubZ(dst, src *float32, sub float32, n int)

@@ -1,0 +1,134 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// swiGLUGGMLZ: dst[i] = silu(gate[i])·up[i] for i < n (a positive
+// multiple of 16), silu as llama.cpp's AVX-512 ggml_v_silu computes it,
+// instruction for instruction: x / (1 + ggml_v_expf(0 - x)). expGGML
+// (gguf_ggml.go) is its Go twin.
+//
+// Plan 9 operand order: VFMADD231PS b, a, acc is acc += a·b;
+// VFNMADD231PS b, a, acc is acc -= a·b; VFMADD213PS c, b, a is
+// a = a·b + c; VSUBPS b, a, d is d = a - b; VDIVPS b, a, d is d = a / b;
+// VSCALEFPS n, j, d is d = j·2^floor(n); VCMPPS $p, b, a, k compares a
+// with b.
+
+#define BCAST(bits, z) MOVL $bits, AX; VPBROADCASTD AX, z
+
+// func swiGLUGGMLZ(dst, gate, up *float32, n int)
+TEXT ·swiGLUGGMLZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ up+16(FP), DX
+	MOVQ n+24(FP), CX
+	BCAST(0x4b400000, Z16)   // r = 1.5·2^23
+	BCAST(0x3fb8aa3b, Z17)   // log2 e
+	BCAST(0x3f317200, Z18)   // ln 2, high part
+	BCAST(0x35bfbe8e, Z19)   // ln 2, low part
+	BCAST(0x3c072010, Z20)   // polynomial coefficients, highest first
+	BCAST(0x3d2b9f17, Z21)
+	BCAST(0x3e2aaf33, Z22)
+	BCAST(0x3efffedb, Z23)
+	BCAST(0x3f7ffff6, Z24)
+	BCAST(0x3f800000, Z25)   // 1
+	BCAST(0x43400000, Z26)   // 192
+	BCAST(0x7fffffff, Z27)   // |·| mask
+	BCAST(0x7f800000, Z28)   // +Inf
+	VPXORD Z29, Z29, Z29     // 0
+	TESTQ CX, CX
+	JEQ done
+loop:
+	VMOVUPS (SI), Z0                 // x
+	VSUBPS Z0, Z29, Z1               // -x, as 0 - x
+	VMOVAPS Z16, Z2
+	VFMADD231PS Z17, Z1, Z2          // z = -x·log2e + r
+	VSUBPS Z16, Z2, Z3               // n = z - r
+	VMOVAPS Z1, Z4
+	VFNMADD231PS Z18, Z3, Z4         // -x - n·ln2hi
+	VFNMADD231PS Z19, Z3, Z4         // b = ... - n·ln2lo
+	VANDPS Z27, Z3, Z5
+	VCMPPS $0x1e, Z26, Z5, K1        // d: |n| > 192 (GT_OQ)
+	VMULPS Z4, Z4, Z6                // u = b·b
+	VMOVAPS Z21, Z7
+	VFMADD231PS Z20, Z4, Z7          // c5·b + c4
+	VMOVAPS Z23, Z8
+	VFMADD231PS Z22, Z4, Z8          // c3·b + c2
+	VFMADD213PS Z8, Z6, Z7           // (c5·b + c4)·u + (c3·b + c2)
+	VMOVAPS Z25, Z9
+	VFMADD231PS Z24, Z4, Z9          // c1·b + 1
+	VFMADD213PS Z9, Z6, Z7           // j = ...·u + (c1·b + 1)
+	VSCALEFPS Z3, Z7, Z10            // res = j·2^n
+	VCMPPS $0x12, Z29, Z3, K2        // n ≤ 0 (LE_OQ)
+	VMOVAPS Z28, Z11
+	VMOVAPS Z29, K2, Z11             // alt: 0 where n ≤ 0, else +Inf
+	VMOVAPS Z11, K1, Z10             // where |n| > 192, alt
+	VADDPS Z25, Z10, Z10             // 1 + exp(-x)
+	VDIVPS Z10, Z0, Z0               // silu = x / (1 + exp(-x))
+	VMULPS (DX), Z0, Z0              // · up
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNE loop
+done:
+	VZEROUPPER
+	RET
+
+// func expSubZ(dst, src *float32, sub float32, n int)
+// dst[i] = ggml_v_expf(src[i] - sub) for i < n, a positive multiple of 16:
+// the exponentials of ggml_soft_max_f32 (expGGML is the Go twin).
+TEXT ·expSubZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	VBROADCASTSS sub+16(FP), Z30
+	MOVQ n+24(FP), CX
+	BCAST(0x4b400000, Z16)
+	BCAST(0x3fb8aa3b, Z17)
+	BCAST(0x3f317200, Z18)
+	BCAST(0x35bfbe8e, Z19)
+	BCAST(0x3c072010, Z20)
+	BCAST(0x3d2b9f17, Z21)
+	BCAST(0x3e2aaf33, Z22)
+	BCAST(0x3efffedb, Z23)
+	BCAST(0x3f7ffff6, Z24)
+	BCAST(0x3f800000, Z25)
+	BCAST(0x43400000, Z26)
+	BCAST(0x7fffffff, Z27)
+	BCAST(0x7f800000, Z28)
+	VPXORD Z29, Z29, Z29
+	TESTQ CX, CX
+	JEQ edone
+eloop:
+	VMOVUPS (SI), Z1
+	VSUBPS Z30, Z1, Z1               // x - max
+	VMOVAPS Z16, Z2
+	VFMADD231PS Z17, Z1, Z2
+	VSUBPS Z16, Z2, Z3
+	VMOVAPS Z1, Z4
+	VFNMADD231PS Z18, Z3, Z4
+	VFNMADD231PS Z19, Z3, Z4
+	VANDPS Z27, Z3, Z5
+	VCMPPS $0x1e, Z26, Z5, K1
+	VMULPS Z4, Z4, Z6
+	VMOVAPS Z21, Z7
+	VFMADD231PS Z20, Z4, Z7
+	VMOVAPS Z23, Z8
+	VFMADD231PS Z22, Z4, Z8
+	VFMADD213PS Z8, Z6, Z7
+	VMOVAPS Z25, Z9
+	VFMADD231PS Z24, Z4, Z9
+	VFMADD213PS Z9, Z6, Z7
+	VSCALEFPS Z3, Z7, Z10
+	VCMPPS $0x12, Z29, Z3, K2
+	VMOVAPS Z28, Z11
+	VMOVAPS Z29, K2, Z11
+	VMOVAPS Z11, K1, Z10
+	VMOVUPS Z10, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNE eloop
+edone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package arch
+
+// useSiLUZ is false: without the amd64 assembly, swiGLUGGML runs its Go
+// loop.
+const useSiLUZ = false
+
+func swiGLUGGMLZ(dst, gate, up *float32, n int) { panic("no asm") }
+
+func expSubZ(dst, src *float32, sub float32, n int) { panic("no asm") }

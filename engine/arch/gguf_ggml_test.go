@@ -1,0 +1,172 @@
+package arch
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"tracer/engine/tensor"
+)
+
+// TestExpGGML: ggml_v_expf's lane function is within its documented 1.5
+// ulps of exp, overflows to +Inf past 88.7 and underflows to 0 far below,
+// as the AVX-512 routine does.
+func TestExpGGML(t *testing.T) {
+	worst := 0.0
+	for x := float32(-87); x < 88; x += 0.0137 {
+		got, want := float64(expGGML(x)), math.Exp(float64(x))
+		ulp := float64(math.Nextafter32(float32(want), float32(math.Inf(1)))) - float64(float32(want))
+		worst = max(worst, math.Abs(got-want)/ulp)
+	}
+	if worst > 2.5 { // ggml documents 1.45 + 0.5 ulps; an ulp here is the one above exp(x)
+		t.Errorf("got errors up to %.2f ulps, want at most 2.5", worst)
+	}
+	cases := []struct {
+		name string
+		x    float32
+		want float32
+	}{
+		{"zero", 0, 1},
+		{"overflow", 89, float32(math.Inf(1))},
+		{"far overflow", 1000, float32(math.Inf(1))},
+		{"far underflow", -1000, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := expGGML(c.x); got != c.want {
+				t.Errorf("expGGML(%v): got %v, want %v", c.x, got, c.want)
+			}
+		})
+	}
+	if got := expGGML(float32(math.NaN())); got == got {
+		t.Errorf("expGGML(NaN): got %v, want NaN", got)
+	}
+}
+
+// TestRMSNormGGML: ggml squares in float32 before summing in float64 and
+// takes sqrtf and the reciprocal in float32; for these inputs that gives
+// other bits than tensor.RMSNorm's float64 sum and reciprocal, and the
+// documented loop's.
+func TestRMSNormGGML(t *testing.T) {
+	x := make([]float32, 256)
+	w := make([]float32, 256)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)*1.7+7)) * 3.3
+		w[i] = 1 + float32(i%7)*0.01
+	}
+	got := make([]float32, len(x))
+	rmsNormGGML(got, x, w, 1e-5)
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+1e-5)))
+	for i, v := range x {
+		if want := (v * scale) * w[i]; got[i] != want {
+			t.Fatalf("element %d: got %v, want %v", i, got[i], want)
+		}
+	}
+	own := make([]float32, len(x))
+	tensor.RMSNorm(own, x, w, 1e-5)
+	differ := 0
+	for i := range own {
+		if own[i] != got[i] {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Error("tensor.RMSNorm gives the same bits: the test input does not tell the two orders apart")
+	}
+}
+
+// checkSwiGLUTwins fails unless swiGLUGGML (AVX-512 where it runs) gives
+// the Go twin's bits for gate and up.
+func checkSwiGLUTwins(t *testing.T, gate, up []float32) {
+	t.Helper()
+	got, want := make([]float32, len(gate)), make([]float32, len(gate))
+	swiGLUGGML(got, gate, up)
+	swiGLUGGMLGo(want, gate, up, 0)
+	for i := range got {
+		if got[i] != want[i] && !(got[i] != got[i] && want[i] != want[i]) || math.Signbit(float64(got[i])) != math.Signbit(float64(want[i])) && got[i] == got[i] {
+			t.Errorf("gate %v, up %v: got %v, want %v, the Go twin's bits", gate[i], up[i], got[i], want[i])
+		}
+	}
+}
+
+// TestSwiGLUGGMLTwins: the AVX-512 SiLU (llama.cpp's instructions) and
+// its Go twin agree bit for bit: ordinary values, the edges of exp's range
+// (n = ±126, ±192: the scaling's subnormal and overflow results, the +Inf
+// and 0 lanes), signed zeros, infinities and NaN, and a length that leaves
+// a tail.
+func TestSwiGLUGGMLTwins(t *testing.T) {
+	if !useSiLUZ {
+		t.Log("no AVX-512 here: only the Go twin runs")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	cases := map[string][]float32{
+		"ordinary":    nil,
+		"exp's edges": {87.3, 88.7, 89, -87.3, -88.7, -89, -103, -104, 133, -133, 150, -150, 200, -200, 1e30, -1e30},
+		"specials":    {0, float32(math.Copysign(0, -1)), inf, -inf, nan, 1e-40, -1e-40, 1, -1, 0.5, -0.5, 20, -20, 3e38, -3e38, 7},
+		"with a tail": nil,
+	}
+	for i := 0; i < 64; i++ {
+		cases["ordinary"] = append(cases["ordinary"], float32(r.NormFloat64()*8))
+	}
+	for i := 0; i < 37; i++ {
+		cases["with a tail"] = append(cases["with a tail"], float32(r.NormFloat64()*3))
+	}
+	for name, gate := range cases {
+		t.Run(name, func(t *testing.T) {
+			up := make([]float32, len(gate))
+			for i := range up {
+				up[i] = float32(r.NormFloat64())
+			}
+			checkSwiGLUTwins(t, gate, up)
+		})
+	}
+}
+
+// FuzzSwiGLUGGML: any 16 gate values (any bits) and one up value.
+// Property: no panic, and the AVX-512 SiLU gives its Go twin's bits.
+func FuzzSwiGLUGGML(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f}, uint32(0x3f800000))
+	f.Add([]byte{0xff, 0xff, 0x7f, 0x7f, 0x00, 0x00, 0xc0, 0x7f}, uint32(0xbf000000))
+	f.Fuzz(func(t *testing.T, raw []byte, upBits uint32) {
+		gate := make([]float32, 16)
+		for i := range gate {
+			var b [4]byte
+			copy(b[:], raw[min(len(raw), 4*i):min(len(raw), 4*i+4)])
+			gate[i] = math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+		}
+		up := make([]float32, 16)
+		for i := range up {
+			up[i] = math.Float32frombits(upBits)
+		}
+		checkSwiGLUTwins(t, gate, up)
+	})
+}
+
+// TestExpSubZ: the AVX-512 exponentials of the softmax give expGGML's
+// bits, the edges of its range and -Inf (a masked score) included.
+func TestExpSubZ(t *testing.T) {
+	if !useSiLUZ {
+		t.Skip("no AVX-512 here")
+	}
+	r := rand.New(rand.NewPCG(61, 62))
+	src := []float32{0, -1e-30, -87.3, -88.7, -103, -104, -150, -200, float32(math.Inf(-1)), 1, 88, 89, 200, float32(math.NaN()), -0.5, 3}
+	for i := 0; i < 48; i++ {
+		src = append(src, float32(r.NormFloat64()*20))
+	}
+	for _, sub := range []float32{0, 2.5, -7} {
+		got := make([]float32, len(src))
+		expSubZ(&got[0], &src[0], sub, len(src))
+		for i, x := range src {
+			want := expGGML(x - sub)
+			if got[i] != want && !(got[i] != got[i] && want != want) {
+				t.Errorf("exp(%v - %v): got %v, want %v, the Go twin's bits", x, sub, got[i], want)
+			}
+		}
+	}
+}

@@ -1,0 +1,20 @@
+//go:build !amd64 || purego
+
+package tensor
+
+// useVNNI is false: without the amd64 assembly there are no VNNI kernels.
+const useVNNI = false
+
+// The VNNI kernels' signatures, never called here: quant_matmul.go tests
+// useVNNI first.
+
+func dotPairsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int) {
+	panic("no asm")
+}
+func dotPairsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int) {
+	panic("no asm")
+}
+
+func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int) {
+	panic("no asm")
+}

@@ -1,0 +1,370 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// sameBits reports whether a and b are the same float32, every NaN being
+// the same as every other.
+func sameBits(a, b float32) bool {
+	return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b)) || a != a && b != b
+}
+
+// q8Dots returns one Q8_0 or Q4_0 row's dot product with the activations
+// x by each kernel this machine has: "go" always, "avx2" and the VNNI
+// kernel (the row alone, and paired with a copy whose first scale differs)
+// where they run; "pair go" is the Go twin of the copy.
+func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
+	var a qActs
+	a.quantize(dt, x, 1, len(x))
+	a.vnni(dt) // also where quantize leaves it to the VNNI kernels
+	n := len(a.d)
+	out := map[string]float32{}
+	dot, avx2, vnni := dotQ8_0, dotQ8_0AVX2, dotPairsQ8_0VNNI
+	if dt == Q4_0 {
+		dot, avx2, vnni = dotQ4_0, dotQ4_0AVX2, dotPairsQ4_0VNNI
+	}
+	out["go"] = dot(w, a.d, a.qs)
+	if useAsm {
+		out["avx2"] = avx2(&w[0], &a.d[0], &a.qs[0], n)
+	}
+	if useVNNI {
+		var two [2]float32
+		xv := &a.xv[0]
+		vnni(&two[0], 0, &w[0], len(w), &a.d[0], xv, n, 1)
+		out["vnni alone"] = two[0]
+		w2 := append(append([]byte(nil), w...), w...)
+		w2[len(w)+1] ^= 0x04 // the first f16 scale's exponent ± 1
+		vnni(&two[0], 1, &w2[0], len(w), &a.d[0], xv, n, 1)
+		out["vnni paired"] = two[0]
+		out["pair vnni"], out["pair go"] = two[1], dot(w2[len(w):], a.d, a.qs)
+	}
+	return out
+}
+
+// checkQ8Dots fails unless every kernel gives the Go twin's bits.
+func checkQ8Dots(t *testing.T, dt DType, w []byte, x []float32) {
+	t.Helper()
+	got := q8Dots(dt, w, x)
+	if v, ok := got["pair vnni"]; ok && !sameBits(v, got["pair go"]) {
+		t.Errorf("vnni, second row of a pair: got %v, want %v, the Go twin's bits", v, got["pair go"])
+	}
+	delete(got, "pair vnni")
+	delete(got, "pair go")
+	for k, v := range got {
+		if !sameBits(v, got["go"]) {
+			t.Errorf("%s kernel: got %v (%08x), want %v (%08x), the Go twin's bits", k, v, math.Float32bits(v), got["go"], math.Float32bits(got["go"]))
+		}
+	}
+}
+
+// TestQuantQ8KernelsSameBits: the VNNI, AVX2 and Go kernels of Q8_0 and
+// Q4_0 rows give the same bits: block counts odd and even (the VNNI
+// kernels take two blocks at a time), extreme weights and activations
+// (the offsets the VNNI kernels remove, the saturation VPMADDUBSW could
+// hit), and sums that cancel.
+func TestQuantQ8KernelsSameBits(t *testing.T) {
+	if !useAsm {
+		t.Log("no AVX2 kernels here: only the Go twin runs")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	type tc struct {
+		name   string
+		blocks int
+		fill   func(w []byte, x []float32)
+	}
+	extreme := func(wb byte, xv float32) func(w []byte, x []float32) {
+		return func(w []byte, x []float32) {
+			for i := range x {
+				x[i] = xv
+				if i%3 == 0 {
+					x[i] = -xv
+				}
+			}
+			for i := range w {
+				w[i] = wb
+			}
+		}
+	}
+	cases := []tc{
+		{"1 block", 1, nil}, {"2 blocks", 2, nil}, {"3 blocks", 3, nil},
+		{"18 blocks (576 columns)", 18, nil}, {"48 blocks (1536 columns)", 48, nil}, {"49 blocks", 49, nil},
+		{"weights all 0x80 (Q8_0 -128, Q4_0 -8 and 0)", 5, extreme(0x80, 3)},
+		{"weights all 0x7f", 5, extreme(0x7f, -7)},
+		{"weights all 0xff", 4, extreme(0xff, 1)},
+		{"activations zero", 3, func(w []byte, x []float32) { clear(x) }},
+		{"activations cancel", 6, func(w []byte, x []float32) {
+			for i := range x {
+				x[i] = float32(1 - 2*(i%2))
+			}
+		}},
+	}
+	for _, dt := range []DType{Q8_0, Q4_0} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/%s", dt, c.name), func(t *testing.T) {
+				w := randomBlocks(r, dt, 1, 32*c.blocks)
+				x := make([]float32, 32*c.blocks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 4)
+				}
+				if c.fill != nil {
+					_, by := dt.Block()
+					c.fill(w, x)
+					for b := 0; b < c.blocks; b++ { // keep the scales finite
+						binary.LittleEndian.PutUint16(w[b*by:], F32ToF16(0.01+float32(b)*1e-3))
+					}
+				}
+				checkQ8Dots(t, dt, w, x)
+			})
+		}
+	}
+}
+
+// TestFMA32 checks the Go twins' fused multiply-add against cases where
+// rounding twice (product, then sum) gives another float32.
+func TestFMA32(t *testing.T) {
+	eps := float32(math.Nextafter32(1, 2) - 1) // 2^-23
+	cases := []struct {
+		name    string
+		a, b, c float32
+		want    float32
+	}{
+		{"exact", 3, 4, 5, 17},
+		{"product rounding hidden by the sum", 1 + eps, 1 + eps, -1, 2*eps + eps*eps},
+		// (1+2^-12)² = 1+2^-11+2^-24 lies halfway between two float32s; the
+		// tiny c tips it up, but a float64 sum drops c and ties to even.
+		{"halfway after a float64 sum", 1 + 0x1p-12, 1 + 0x1p-12, 0x1p-80, 1 + 0x1p-11 + 0x1p-23},
+		{"negative", -(1 + eps), 1 + eps, 1, -(2*eps + eps*eps)},
+		{"overflow", math.MaxFloat32, 2, 0, float32(math.Inf(1))},
+		{"infinity", float32(math.Inf(-1)), 1, 1, float32(math.Inf(-1))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := FMA32(c.a, c.b, c.c); !sameBits(got, c.want) {
+				t.Errorf("FMA32(%v, %v, %v): got %v, want %v", c.a, c.b, c.c, got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzQuantQ8Kernels: any bytes as a Q8_0 or Q4_0 row (scales included:
+// NaN, infinities, subnormals) against any activations. Property: no
+// panic, and every kernel gives the Go twin's bits.
+func FuzzQuantQ8Kernels(f *testing.F) {
+	f.Add(false, uint8(1), uint64(1), []byte{0x80, 0x7f, 0x00, 0x3c})
+	f.Add(true, uint8(18), uint64(2), []byte{0xff, 0x7c, 0x01})
+	f.Add(true, uint8(3), uint64(3), []byte{})
+	f.Fuzz(func(t *testing.T, q4 bool, blocks uint8, seed uint64, raw []byte) {
+		dt := Q8_0
+		if q4 {
+			dt = Q4_0
+		}
+		n := 1 + int(blocks)%64
+		r := rand.New(rand.NewPCG(seed, 13))
+		w := randomBlocks(r, dt, 1, 32*n)
+		for i, v := range raw {
+			w[(i*7919)%len(w)] = v
+		}
+		x := make([]float32, 32*n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()*4))
+		}
+		checkQ8Dots(t, dt, w, x)
+	})
+}
+
+// TestQuantMatMulSameBits: a whole Q8_0 or Q4_0 product (rows paired half
+// a matrix apart by the VNNI kernels, an odd row alone, several rows of
+// x, split over a pool) gives every output the Go twin's bits.
+func TestQuantMatMulSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	pool := NewPool(2)
+	defer pool.Close()
+	for _, dt := range []DType{Q8_0, Q4_0} {
+		for _, sh := range []struct{ rows, cols, n int }{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}} {
+			t.Run(fmt.Sprintf("%s/%dx%d/n=%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
+				m, err := NewQuantMatrix(randomBlocks(r, dt, sh.rows, sh.cols), dt, sh.rows, sh.cols)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := make([]float32, sh.n*sh.cols)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				var a qActs
+				a.quantize(dt, x, sh.n, sh.cols)
+				nb := sh.cols / 32
+				want := make([]float32, sh.n*sh.rows)
+				for tk := 0; tk < sh.n; tk++ {
+					xd, xq := a.d[tk*nb:(tk+1)*nb], a.qs[tk*sh.cols:(tk+1)*sh.cols]
+					for i := 0; i < sh.rows; i++ {
+						if dt == Q8_0 {
+							want[tk*sh.rows+i] = dotQ8_0(m.quantRow(i), xd, xq)
+						} else {
+							want[tk*sh.rows+i] = dotQ4_0(m.quantRow(i), xd, xq)
+						}
+					}
+				}
+				for _, p := range []*Pool{nil, pool} {
+					got := make([]float32, len(want))
+					p.MatMul(got, m, x)
+					for i := range got {
+						if !sameBits(got[i], want[i]) {
+							t.Fatalf("pool %v, out %d: got %v, want %v, the Go twin's bits", p != nil, i, got[i], want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// FuzzFMA32: for any three float32s, FMA32 is the exact a·b + c rounded
+// once to float32 (math/big's rounding to nearest even), NaN where the
+// result is undefined.
+func FuzzFMA32(f *testing.F) {
+	f.Add(uint32(0x3f800800), uint32(0x3f800800), uint32(0x17800000)) // (1+2^-12)², + 2^-80
+	f.Add(uint32(0x00800000), uint32(0x3f000000), uint32(0x80000001)) // into the subnormals
+	f.Add(uint32(0x7f7fffff), uint32(0x40000000), uint32(0xff7fffff))
+	f.Fuzz(func(t *testing.T, ab, bb, cb uint32) {
+		a, b, c := math.Float32frombits(ab), math.Float32frombits(bb), math.Float32frombits(cb)
+		got := FMA32(a, b, c)
+		for _, v := range []float32{a, b, c} {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return // the float64 rules are IEEE's; the exact reference needs finite inputs
+			}
+		}
+		x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetFloat64(float64(c)))
+		want, _ := x.Float32()
+		if !sameBits(got, want) && !(got == 0 && want == 0) {
+			t.Errorf("FMA32(%v, %v, %v): got %v (%08x), want %v (%08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	})
+}
+
+// TestQuantizeQ8_0Rounding: the block rounding gives math.RoundToEven's
+// values, ties included (x·127/amax exactly halfway, both parities).
+func TestQuantizeQ8_0Rounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	cases := map[string][]float32{"random": nil, "ties": nil}
+	for i := 0; i < 32; i++ {
+		cases["random"] = append(cases["random"], float32(r.NormFloat64()))
+		// amax 127: x·id = x, so halves are ties: -0.5, 0.5, 1.5, 2.5, ...
+		cases["ties"] = append(cases["ties"], float32(i)-15.5)
+	}
+	cases["ties"][31] = 127
+	for name, x := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := make([]int8, 32)
+			quantizeQ8_0(q, x)
+			var amax float32
+			for _, v := range x {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			id := 127 / amax
+			for j, v := range x {
+				if want := int8(math.RoundToEven(float64(v * id))); q[j] != want {
+					t.Errorf("x[%d] = %v: got %d, want %d", j, v, q[j], want)
+				}
+			}
+		})
+	}
+}
+
+// TestQuantQ8_0Z: the AVX-512 activation rounding gives quantizeQ8_0's
+// values and scales and vnni's layout, bit for bit: ordinary blocks, an
+// all-zero block, ties (x·127/amax halfway), scales that overflow binary16
+// or fall into its subnormals or to zero, subnormal inputs and -0.
+func TestQuantQ8_0Z(t *testing.T) {
+	if !useVNNI {
+		t.Skip("no AVX-512 VNNI here")
+	}
+	r := rand.New(rand.NewPCG(71, 72))
+	blocks := map[string]func(j int) float32{
+		"normal":         func(int) float32 { return float32(r.NormFloat64()) },
+		"zero":           func(int) float32 { return 0 },
+		"ties":           func(j int) float32 { return []float32{127, float32(j) - 15.5}[min(j, 1)] },
+		"f16 overflow":   func(int) float32 { return float32(r.NormFloat64() * 1e9) },
+		"f16 subnormal":  func(int) float32 { return float32(r.NormFloat64() * 1e-5) },
+		"f16 zero":       func(int) float32 { return float32(r.NormFloat64() * 1e-12) },
+		"subnormal x":    func(int) float32 { return float32(r.NormFloat64() * 1e-40) },
+		"negative zeros": func(j int) float32 { return float32(math.Copysign(0, -1)) * float32(j%2) },
+	}
+	for name, f := range blocks {
+		for _, dt := range []DType{Q8_0, Q4_0} {
+			t.Run(name+"/"+dt.String(), func(t *testing.T) {
+				x := make([]float32, 64)
+				for j := range x {
+					x[j] = f(j % 32)
+				}
+				var want qActs
+				want.qs = make([]int8, len(x))
+				want.d = make([]float32, 2)
+				for b := range 2 {
+					want.d[b] = quantizeQ8_0(want.qs[32*b:], x[32*b:])
+				}
+				want.vnni(dt)
+				var got qActs
+				got.quantize(dt, x, 1, len(x))
+				for i := range want.qs {
+					if got.qs[i] != want.qs[i] {
+						t.Fatalf("value %d (x %v): got %d, want %d", i, x[i], got.qs[i], want.qs[i])
+					}
+				}
+				for b := range want.d {
+					if math.Float32bits(got.d[b]) != math.Float32bits(want.d[b]) {
+						t.Errorf("scale %d: got %v, want %v", b, got.d[b], want.d[b])
+					}
+				}
+				for i := range want.xv {
+					if got.xv[i] != want.xv[i] {
+						t.Fatalf("VNNI layout byte %d: got %d, want %d", i, got.xv[i], want.xv[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// FuzzQuantQ8_0Z: any finite float32s (from their bits) as a block of
+// activations. Property: no panic, and the AVX-512 rounding gives the Go
+// twin's values, scale and VNNI layout.
+func FuzzQuantQ8_0Z(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0xfe, 0x42}, false)
+	f.Add([]byte{1, 0, 0, 0, 0xff, 0xff, 0x7f, 0x7f}, true)
+	f.Fuzz(func(t *testing.T, raw []byte, q4 bool) {
+		if !useVNNI {
+			t.Skip("no AVX-512 VNNI here")
+		}
+		dt := Q8_0
+		if q4 {
+			dt = Q4_0
+		}
+		x := make([]float32, 32)
+		for i := range x {
+			var b [4]byte
+			copy(b[:], raw[min(len(raw), 4*i):min(len(raw), 4*i+4)])
+			v := math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+			if v != v || math.IsInf(float64(v), 0) {
+				v = 1 // finite activations: NaN means the model already failed
+			}
+			x[i] = v
+		}
+		var want qActs
+		want.qs, want.d = make([]int8, 32), make([]float32, 1)
+		want.d[0] = quantizeQ8_0(want.qs, x)
+		want.vnni(dt)
+		var got qActs
+		got.quantize(dt, x, 1, 32)
+		if math.Float32bits(got.d[0]) != math.Float32bits(want.d[0]) || string(got.xv) != string(want.xv) {
+			t.Errorf("x %v: got scale %v, layout %v; want %v, %v", x, got.d[0], got.xv, want.d[0], want.xv)
+		}
+	})
+}
