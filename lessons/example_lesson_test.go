@@ -8,6 +8,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/lessons"
+	tracertoy "tracer/toy"
 )
 
 // A page resolves a deep link /lessons/{lesson}/{step}, shows the step's
@@ -40,7 +41,7 @@ func ExampleLoad() {
 		fmt.Println(err)
 		return
 	}
-	w, err := lessons.Walk(t, toy.Toy.Table())
+	w, err := lessons.Walk(t, tracertoy.Of(toy).Table())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"tracer/engine"
 	"tracer/engine/models"
+	"tracer/toy"
 )
 
 // ModelKind is the model a run asks for.
@@ -26,7 +27,7 @@ const (
 
 // Fits reports whether an opened model is of the kind.
 func (k ModelKind) Fits(l *models.Loaded) bool {
-	return l != nil && (l.Toy != nil) == (k == ModelToy)
+	return l != nil && (toy.Of(l) != nil) == (k == ModelToy)
 }
 
 // Run is one generation a step drives: the model kind, the prompt and the

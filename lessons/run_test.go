@@ -11,6 +11,7 @@ import (
 	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/lessons"
+	tracertoy "tracer/toy"
 	"tracer/trace"
 )
 
@@ -264,7 +265,7 @@ func TestGreedyLessonMoments(t *testing.T) {
 			continue
 		}
 		moments = append(moments, n)
-		w, err := lessons.Walk(generate(t, toy, &s.Runs[0]), toy.Toy.Table())
+		w, err := lessons.Walk(generate(t, toy, &s.Runs[0]), tracertoy.Of(toy).Table())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/lessons"
+	"tracer/toy"
 	"tracer/trace"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 // of the table the trace itself records.
 func (s *Server) newDocument(t *trace.Trace, source string) *document {
 	d := &document{runs: []*run{newRun(s.runIDs.Add(1), t, "")}, source: source}
-	narrate(d, s.toy.Toy.Table())
+	narrate(d, toy.Of(s.toy).Table())
 	return d
 }
 

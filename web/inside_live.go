@@ -11,6 +11,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/lessons"
+	"tracer/toy"
 	"tracer/trace"
 )
 
@@ -70,7 +71,7 @@ type LessonInsideView struct {
 // size), cached like the step's own traces. nil for other steps, a model
 // without inside (the toy) or a failed run.
 func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *LessonInsideView {
-	if m == nil || m.Toy != nil || !st.Highlights("attention") && !st.Highlights("lens") {
+	if m == nil || toy.Of(m) != nil || !st.Highlights("attention") && !st.Highlights("lens") {
 		return nil
 	}
 	key += "\x01inside"

@@ -14,6 +14,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/lessons"
+	"tracer/toy"
 	"tracer/trace"
 )
 
@@ -329,7 +330,7 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 		traces = append(traces, t)
 	}
 	var f *FigureView
-	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && m.Toy != nil {
+	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && toy.Of(m) != nil {
 		f = s.momentFigure(traces[0], m, st, mi, ok, lang)
 	} else {
 		f = runsFigure(ui, st, runs, name, traces, lang)
@@ -370,7 +371,7 @@ func (s *Server) pageError(err error) string {
 // momentFigure is the toy's walkthrough at a moment (or before the first,
 // for At "before"): table, listing and token list.
 func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step, i int, isMoment bool, lang string) *FigureView {
-	w, err := lessons.Walk(t, m.Toy.Table())
+	w, err := lessons.Walk(t, toy.Of(m).Table())
 	if err != nil {
 		return &FigureView{Error: err.Error()}
 	}

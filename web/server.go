@@ -34,6 +34,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"tracer/engine/models"
+	"tracer/toy"
 )
 
 // Defaults for Config's zero values.
@@ -148,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Toy == nil {
+	if toy.Of(m) == nil {
 		return nil, errors.New("web: the page runs a toy model on opening; give \"toy\" or a toy table .json")
 	}
 	static, err := loadStatic()

@@ -15,6 +15,7 @@ import (
 	"tracer/engine/bench"
 	"tracer/engine/models"
 	"tracer/engine/tensor"
+	"tracer/toy"
 )
 
 func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -97,7 +98,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return exitError
 		}
 		defer l.Close()
-		if l.Toy != nil {
+		if toy.Of(l) != nil {
 			return usageErr("the toy model has no weights to measure: give a Hugging Face folder or a llama2.c .bin")
 		}
 		m = l.Model

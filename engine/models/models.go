@@ -1,7 +1,8 @@
 // Package models opens a model by name, the way every tracer command and the
-// web UI name one: "toy" (the lesson's bigram table), a toy table file
-// (*.json), a Hugging Face model folder, a llama2.c checkpoint (*.bin), a
-// GGUF file (*.gguf) or an Ollama model (ollama:NAME[:TAG]).
+// web UI name one: a Hugging Face model folder, a llama2.c checkpoint
+// (*.bin), a GGUF file (*.gguf), an Ollama model (ollama:NAME[:TAG]), or a
+// kind registered from outside engine: package toy registers "toy" (the
+// lesson's bigram table) and toy table files (*.json).
 // It returns the model with its tokenizer and generation settings, and turns
 // a user's input (text, ids or a chat) into a generation request.
 package models
@@ -18,7 +19,6 @@ import (
 	"tracer/engine/chat"
 	"tracer/engine/hub"
 	"tracer/engine/tokenizer"
-	"tracer/toy"
 	"tracer/trace"
 )
 
@@ -29,7 +29,9 @@ type Loaded struct {
 	Tokenizer tokenizer.Tokenizer // nil when the model comes without one
 	Config    *engine.Settings    // the model's generation_config.json; may be nil
 	Chat      *chat.Template      // the chat template; nil when the model has none
-	Toy       *toy.Model          // set for toy models
+	// StartFromBOS makes an empty text prompt start from the BOS token, as
+	// the toy's walkthrough begins at <s>.
+	StartFromBOS bool
 }
 
 // Locate turns a model name into something Open accepts: "toy", files and
@@ -37,10 +39,10 @@ type Loaded struct {
 // its snapshot folder in the Hugging Face cache, downloaded when missing
 // unless opts.Offline.
 func Locate(ctx context.Context, spec string, opts hub.Options) (string, error) {
-	if spec == "" || spec == "toy" {
-		return "toy", nil
+	if spec == "" {
+		spec = "toy"
 	}
-	if strings.HasPrefix(spec, OllamaPrefix) {
+	if _, ok := kindFor(spec); ok || strings.HasPrefix(spec, OllamaPrefix) {
 		return spec, nil
 	}
 	if _, err := os.Stat(spec); err == nil || !isHubName(spec) {
@@ -51,9 +53,11 @@ func Locate(ctx context.Context, spec string, opts hub.Options) (string, error) 
 
 // Open opens the model named by spec.
 func Open(spec string) (*Loaded, error) {
-	if spec == "" || spec == "toy" {
-		m := toy.New(toy.Lesson())
-		return &Loaded{Spec: "toy", Model: m, Tokenizer: m, Config: m.GenerationConfig(), Toy: m}, nil
+	if spec == "" {
+		spec = "toy"
+	}
+	if k, ok := kindFor(spec); ok {
+		return k.Open(spec)
 	}
 	if strings.HasPrefix(spec, OllamaPrefix) {
 		blob, err := OllamaBlob(spec)
@@ -70,13 +74,6 @@ func Open(spec string) (*Loaded, error) {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
 	switch {
-	case !st.IsDir() && strings.EqualFold(filepath.Ext(spec), ".json"):
-		t, err := toy.Load(spec)
-		if err != nil {
-			return nil, err
-		}
-		m := toy.New(t)
-		return &Loaded{Spec: spec, Model: m, Tokenizer: m, Config: m.GenerationConfig(), Toy: m}, nil
 	case st.IsDir():
 		return openHF(spec)
 	case strings.EqualFold(filepath.Ext(spec), ".gguf") || isGGUF(spec):
@@ -131,7 +128,7 @@ func (l *Loaded) Request(in Input, user *engine.Settings) (engine.Request, error
 			if err != nil {
 				return req, err
 			}
-			if l.Toy != nil && len(ids) == 0 {
+			if l.StartFromBOS && len(ids) == 0 {
 				ids = []int{info.BOS}
 			}
 			req.Prompts = append(req.Prompts, ids)
