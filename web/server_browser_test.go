@@ -1,74 +1,21 @@
 package web
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/url"
-	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"tracer/engine/refdata"
+	"tracer/engine/remote/remotetest"
 	"tracer/trace"
 )
-
-// startLlamaServer starts the shared llama.cpp server on stories260K (F32
-// weights and KV cache) on a free loopback port, and stops it when the
-// test ends. It skips outside CI when the shared data is absent.
-func startLlamaServer(t *testing.T) string {
-	t.Helper()
-	bin := refdata.Need(t, "tools/llama-server/llama-server")
-	model := refdata.Need(t, "models/stories260K/stories260K-f32.gguf")
-	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", "0", "-t", "1", "-c", "1024", "-ctk", "f32", "-ctv", "f32")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start llama-server: %v", err)
-	}
-	exited := make(chan struct{})
-	t.Cleanup(func() {
-		// On SIGTERM this build aborts on its way out (status 134): not a failure.
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-	})
-	ready := make(chan string, 1)
-	var log bytes.Buffer
-	go func() {
-		defer close(exited)
-		listening := regexp.MustCompile(`server is listening on (http://127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if log.Len() < 1<<16 {
-				log.WriteString(sc.Text() + "\n")
-			}
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		cmd.Wait()
-	}()
-	select {
-	case u := <-ready:
-		return u
-	case <-exited:
-		t.Fatalf("llama-server exited before it was ready:\n%s", log.String())
-	case <-time.After(2 * time.Minute): // a safety net against a hang, not a measurement
-		t.Fatalf("llama-server not ready after 2 minutes:\n%s", log.String())
-	}
-	return ""
-}
 
 // pacedProxy relays TCP connections to target's host and hands on each
 // event of a server-sent event stream ("data: ...") after a pause, as a
@@ -183,7 +130,7 @@ func runServer(t *testing.T, ctx context.Context) {
 // and the page goes on working.
 func TestBrowserServerModel(t *testing.T) {
 	skipShort(t)
-	llama := pacedProxy(t, startLlamaServer(t), 20*time.Millisecond)
+	llama := pacedProxy(t, remotetest.StartLlamaServer(t), 20*time.Millisecond)
 	down := refusedURL(t)
 	base, _ := serve(t, Config{Servers: []ServerConfig{{Name: "llama", URL: llama}, {Name: "down", URL: down}, {Name: "locked", URL: authServer(t)}}}, nil)
 	ctx := browser(t)

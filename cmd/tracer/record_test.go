@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
@@ -16,65 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"tracer/engine/refdata"
+	"tracer/engine/remote/remotetest"
 	"tracer/trace"
 )
-
-// startLlamaServer starts the shared llama.cpp server on 127.0.0.1 on a
-// port the OS picks, with stories260K-f32.gguf and an F32 KV cache (its
-// default F16 cache moves probabilities by about 1e-3), and stops it when
-// the test ends. It returns the server's URL.
-func startLlamaServer(t *testing.T) string {
-	t.Helper()
-	bin := refdata.Need(t, "tools/llama-server/llama-server")
-	model := refdata.Need(t, "models/stories260K/stories260K-f32.gguf")
-	cmd := exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", "0", "-t", "1", "-c", "1024", "-ctk", "f32", "-ctv", "f32")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start llama-server: %v", err)
-	}
-	exited := make(chan struct{})
-	t.Cleanup(func() {
-		// On SIGTERM this build aborts on its way out (status 134): not a failure.
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-	})
-	ready := make(chan string, 1)
-	var log bytes.Buffer
-	go func() {
-		defer close(exited)
-		listening := regexp.MustCompile(`server is listening on (http://127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if log.Len() < 1<<16 {
-				log.WriteString(sc.Text() + "\n")
-			}
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		cmd.Wait()
-	}()
-	select {
-	case url := <-ready:
-		return url
-	case <-exited:
-		t.Fatalf("llama-server exited before it was ready:\n%s", log.String())
-	case <-time.After(2 * time.Minute): // a safety net against a hang, not a measurement
-		t.Fatalf("llama-server not ready after 2 minutes:\n%s", log.String())
-	}
-	return ""
-}
 
 // tracerEnv runs the binary with extra environment variables.
 func tracerEnv(t *testing.T, env []string, args ...string) (string, string, int) {
@@ -133,7 +80,7 @@ func sameSteps(t *testing.T, server, local *trace.Trace) {
 }
 
 func TestRecordAgainstLlamaServer(t *testing.T) {
-	url := startLlamaServer(t)
+	url := remotetest.StartLlamaServer(t)
 	bin := refdata.Need(t, "models/stories260K/stories260K.bin")
 	prompt := []string{"--prompt", "Once upon a time", "--max-new-tokens", "32"}
 	local := traceOf(t, append([]string{"run", "--model", bin}, prompt...)...)
@@ -453,7 +400,7 @@ func biasProxy(t *testing.T, target string, promptLen, id int) string {
 // that says to use plain mode.
 func TestRecordStepChat(t *testing.T) {
 	t.Run("llama.cpp renders with the template from /props", func(t *testing.T) {
-		url := startLlamaServer(t)
+		url := remotetest.StartLlamaServer(t)
 		args := []string{"record", "--server", url, "--chat", "Tell me a story", "--system", "You are kind", "--max-new-tokens", "12"}
 		plain := traceOf(t, args...)
 		step := traceOf(t, append(args, "--step")...)
