@@ -279,14 +279,7 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 		if st.Index < b.At {
 			return
 		}
-		func() {
-			sess.mu.Lock()
-			defer sess.mu.Unlock()
-			br := &r.trace.Branches[b.ID-1]
-			br.Steps = append(br.Steps, st)
-			s.stepArrived(sess, j, r, b.ID)
-		}()
-		j.poke()
+		s.branchStep(sess, j, r, b.ID, st)
 	}
 	s.launch(sess, j, func() error {
 		out, err := s.generate(j.ctx, "the branch", req)
@@ -311,6 +304,19 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 	})
 }
 
+// branchStep adds a step that arrived to branch id of run r and wakes the
+// page's sender.
+func (s *Server) branchStep(sess *session, j *job, r *run, id int, st trace.Step) {
+	func() {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		br := &r.trace.Branches[id-1]
+		br.Steps = append(br.Steps, st)
+		s.stepArrived(sess, j, r, id)
+	}()
+	j.poke()
+}
+
 // runServerBranch records a planned branch of a server run in its own
 // job: steps arrive numbered from the branch point, and the branch's
 // output reads from the trunk's first new token, as a local branch's
@@ -329,14 +335,7 @@ func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.B
 		if !p.fromStart {
 			st.Index += b.At
 		}
-		func() {
-			sess.mu.Lock()
-			defer sess.mu.Unlock()
-			br := &r.trace.Branches[b.ID-1]
-			br.Steps = append(br.Steps, st)
-			s.stepArrived(sess, j, r, b.ID)
-		}()
-		j.poke()
+		s.branchStep(sess, j, r, b.ID, st)
 	}
 	s.launch(sess, j, func() error {
 		out, err := s.record(j.ctx, "the branch", r.server, req)
