@@ -18,14 +18,17 @@ import (
 //	O (tq·rep, hd)  = S · V[:ks]                      one tensor.MatMulT
 //
 // where ks = past+i+1 for the tile's last token i, so the causal mask cuts
-// each product to a triangle's bounding box. The numbers are those of
-// attendGroup bit for bit: MatMul sums every q·k the same way whatever the
-// number of rows of x (tensor's doc), softmaxMasked sees the same scores,
-// and MatMulT sums each output over the keys in order, so the keys past a
-// row's own, whose weights are exactly 0, add 0·V[j] = +0 to it and change
-// nothing, provided those values are finite. A tile whose extra values are
-// not (a NaN in a later token's value would turn 0·V into NaN) has its
-// products done one token at a time, as attendGroup does.
+// each product to a triangle's bounding box. The products are attendGroup's
+// bit for bit: MatMul sums every q·k the same way whatever the number of
+// rows of x (tensor's doc), and MatMulT sums each output over the keys in
+// order, so the keys past a row's own, whose weights are exactly 0, add
+// 0·V[j] = +0 to it and change nothing, provided those values are finite.
+// A tile whose extra values are not (a NaN in a later token's value would
+// turn 0·V into NaN) has its value products done one token at a time. The
+// softmax of a tile with no masked key is tensor.SoftmaxScaled, vector
+// code whose float64 sum runs in four lanes: its weights are
+// softmaxMasked's within a unit in the last place of float32, and mostly
+// equal; a tile with masked keys keeps softmaxMasked.
 
 // attnTileQueries bounds the new tokens of one tile: 32 tokens of 3 query
 // heads (SmolLM2) are 96 rows of x for the kernels, enough to reuse each
@@ -93,6 +96,7 @@ func (p *pass) attendTile(l, r, g, i0, i1 int, K, V, q, out, scores, qt, ot []fl
 		copy(Q[(i-i0)*rep*hd:], q[off:off+rep*hd])
 	}
 	tensor.MatMul(S, tensor.F32Matrix(K[:ks*hd], ks, hd), Q)
+	open := !slices.Contains(mask[:ks], false) // every key allowed
 	for i := i0; i < i1; i++ {
 		keys := p.past + i + 1
 		w := S[(i-i0)*rep*ks : (i-i0+1)*rep*ks] // (rep, ks)
@@ -102,7 +106,11 @@ func (p *pass) attendTile(l, r, g, i0, i1 int, K, V, q, out, scores, qt, ot []fl
 		}
 		for h := 0; h < rep; h++ {
 			row := w[h*ks : (h+1)*ks]
-			softmaxMasked(row[:keys], mask, scale)
+			if open {
+				tensor.SoftmaxScaled(row[:keys], scale)
+			} else {
+				softmaxMasked(row[:keys], mask, scale)
+			}
 			clear(row[keys:])
 			if p.inside != nil {
 				p.keepAttention(l, r, g*rep+h, i, row[:keys], keys)

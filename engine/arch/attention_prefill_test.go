@@ -87,8 +87,8 @@ func newInside(c attnCase) *engine.Inside {
 
 // TestAttendBlocked checks prefill attention as blocked products against
 // attendGroup, one new token at a time, on the same cache: every output
-// and recorded weight within 1e-6 relative (the products sum the same
-// terms in the same order, so they agree to the bit), NaN where it is NaN.
+// and recorded weight within 1e-6 relative (the products agree to the bit,
+// the weights of an unmasked tile within an ulp), NaN where it is NaN.
 func TestAttendBlocked(t *testing.T) {
 	for _, c := range attnCases {
 		t.Run(c.name, func(t *testing.T) {
