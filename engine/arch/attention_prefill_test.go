@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tracer/engine"
+	"tracer/engine/tensor"
 )
 
 // attnCase is one attention pass to compare: the model's attention shape,
@@ -88,7 +89,8 @@ func newInside(c attnCase) *engine.Inside {
 // TestAttendBlocked checks prefill attention as blocked products against
 // attendGroup, one new token at a time, on the same cache: every output
 // and recorded weight within 1e-6 relative (the products agree to the bit,
-// the weights of an unmasked tile within an ulp), NaN where it is NaN.
+// the weights of an unmasked tile within an ulp), NaN where it is NaN; and
+// the same outputs when a pool of two goroutines shares the units.
 func TestAttendBlocked(t *testing.T) {
 	for _, c := range attnCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,6 +111,14 @@ func TestAttendBlocked(t *testing.T) {
 				p.attendGroup(0, u/blocks, u, b*blockLen, min((b+1)*blockLen, c.n), q, want)
 			}
 			checkRelative(t, "output", got, want)
+
+			// Two goroutines: the units' scratch must not overlap.
+			pool := tensor.NewPool(2)
+			defer pool.Close()
+			p.pool, p.inside = pool, nil
+			pooled := make([]float32, len(q))
+			p.attend(0, q, k, v, pooled)
+			checkRelative(t, "output with two goroutines", pooled, got)
 			if c.inside {
 				checkRelative(t, "recorded weights", in.Attn, inWant.Attn)
 			}
