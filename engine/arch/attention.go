@@ -68,7 +68,12 @@ type attnJob struct {
 func (j *attnJob) Run(lo, hi int) {
 	for u := lo; u < hi; u++ {
 		b := u % j.blocks
-		j.p.attendGroup(j.l, u/j.blocks, u, b*j.blockLen, min((b+1)*j.blockLen, j.p.n), j.q, j.out)
+		t0, t1 := b*j.blockLen, min((b+1)*j.blockLen, j.p.n)
+		if j.p.n > 1 { // prefill: blocked products (attention_prefill.go)
+			j.p.attendBlocked(j.l, u/j.blocks, u, t0, t1, j.q, j.out)
+			continue
+		}
+		j.p.attendGroup(j.l, u/j.blocks, u, t0, t1, j.q, j.out)
 	}
 }
 

@@ -16,7 +16,7 @@ type scratch struct {
 	cos  []float32 // (T, headDim/2): rotary cosines of each token's position
 	sin  []float32 // (T, headDim/2): rotary sines
 
-	scores []float32 // (rows·heads·blocks, ≤ capacity): attention weights of one (row, head, block of new tokens)
+	scores []float32 // (rows·kvHeads·blocks, attnUnitLen): attention weights (and prefill tiles) of one (row, kv head, block of new tokens)
 	last   []float32 // (rows, hidden): final-normed last position of each row
 	logits []float32 // (rows, vocab)
 	lensX  []float32 // (rows, layers, hidden): each layer's output at each row's last token, when the lens is asked
@@ -43,7 +43,7 @@ func (s *scratch) size(d dims, rows, n, capacity int) {
 	grow(&s.cos, T*d.headDim/2)
 	grow(&s.sin, T*d.headDim/2)
 	blocks, _ := attnBlocks(n)
-	grow(&s.scores, rows*d.heads*blocks*capacity)
+	grow(&s.scores, rows*d.kvHeads*blocks*attnUnitLen(d, capacity))
 	grow(&s.last, rows*d.hidden)
 	grow(&s.logits, rows*d.vocab)
 }

@@ -107,6 +107,26 @@ func BenchmarkMatMulT(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeAttention is one kv head's attention in a decode step of
+// SmolLM2-135M: the scores of its 3 query heads over 128 cached keys of 64
+// dims (MatMul), then their weights times the values (MatMulT). The keys
+// and values are cold, as after a step's weights streamed through the
+// caches: each op takes the next of 1,000 kv heads' caches (64 MB).
+func BenchmarkDecodeAttention(b *testing.B) {
+	const keys, hd, rep, heads = 128, 64, 3, 1000
+	kv := benchVec(heads * 2 * keys * hd)
+	q, w, o := benchVec(rep*hd), make([]float32, rep*keys), make([]float32, rep*hd)
+	b.SetBytes(2 * keys * hd * 4)
+	h := 0
+	for b.Loop() {
+		K := F32Matrix(kv[2*h*keys*hd:(2*h+1)*keys*hd], keys, hd)
+		V := F32Matrix(kv[(2*h+1)*keys*hd:(2*h+2)*keys*hd], keys, hd)
+		MatMul(w, K, q)
+		MatMulT(o, V, w)
+		h = (h + 1) % heads
+	}
+}
+
 // BenchmarkPoolForkJoin is the cost of one parallel call that does no
 // work: publishing it, the workers claiming their pieces, and the join.
 // A decode step of SmolLM2-135M makes about 240 such calls.

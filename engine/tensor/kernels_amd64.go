@@ -2,7 +2,11 @@
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAsm reports whether the AVX2 + FMA + F16C kernels of kernels_amd64.s
 // run on this machine; without them the pure-Go loops of kernels.go do
@@ -104,3 +108,26 @@ func expF64(dst, src *float64, n int)
 //
 //go:noescape
 func siluF32(dst, src *float32, n int)
+
+// prefetchLines asks the caches for every 64-byte line of the n bytes at
+// p (PREFETCHT0) without waiting for them; n ≥ 1.
+//
+//go:noescape
+func prefetchLines(p unsafe.Pointer, n int)
+
+// divMaxF32: w[j] /= d for j < n, n a positive multiple of 8; returns the
+// largest quotient (VMAXPS: a NaN may win).
+//
+//go:noescape
+func divMaxF32(w *float32, n int, d float32) float32
+
+// roundSumF64: w[j] = float32(e[j]), s[j%4] += float64(w[j]) for j < n, n
+// a positive multiple of 4.
+//
+//go:noescape
+func roundSumF64(w *float32, e *float64, n int, s *[4]float64)
+
+// divF32: w[j] /= d for j < n, n a positive multiple of 8.
+//
+//go:noescape
+func divF32(w *float32, n int, d float32)

@@ -477,3 +477,16 @@ TEXT ·cpuidECX1(SB), NOSPLIT, $0-4
 	RET
 
 
+// func prefetchLines(p unsafe.Pointer, n int) asks the caches for every
+// 64-byte line of the n bytes at p (n ≥ 1), PREFETCHT0, waiting for none.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	ADDQ SI, CX
+	ANDQ $~63, SI
+prefetch:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	CMPQ SI, CX
+	JB prefetch
+	RET

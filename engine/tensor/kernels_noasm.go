@@ -2,6 +2,8 @@
 
 package tensor
 
+import "unsafe"
+
 // useAsm is false: without the amd64 assembly every product runs the
 // pure-Go loops of kernels.go.
 const useAsm = false
@@ -51,3 +53,8 @@ func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int
 func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
+
+func prefetchLines(p unsafe.Pointer, n int)                    { panic("no asm") }
+func divMaxF32(w *float32, n int, d float32) float32           { panic("no asm") }
+func roundSumF64(w *float32, e *float64, n int, s *[4]float64) { panic("no asm") }
+func divF32(w *float32, n int, d float32)                      { panic("no asm") }

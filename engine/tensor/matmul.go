@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // MatVec computes dst = W x for a weight stored (out, in), the layout of
 // nn.Linear and of llama2.c: x is (Cols), dst (Rows). It is MatMul with one
@@ -97,9 +100,17 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		matMulRowsGo(dst, w, x, n, lo, hi)
 		return
 	}
+	w.prefetch(lo*in, hi*in)
+	if n == 1 {
+		// Decode of one row: the weight rows in one call, one stream
+		// (blocks of 64 rows, as below, cost 1-4 % of a decode step at
+		// SmolLM2-135M's shape in calls and restarts).
+		w.dotRows(dst[lo:hi], lo, x)
+		return
+	}
 	if n < 3 {
-		// Decode: blocks of rows small enough to stay in cache for the
-		// second row of x.
+		// Decode of two rows: blocks of rows small enough to stay in cache
+		// for the second row of x.
 		const block = 64
 		for r := lo; r < hi; r += block {
 			e := min(r+block, hi)
@@ -142,6 +153,31 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		for t := 0; t < n; t++ {
 			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
 		}
+	}
+}
+
+// prefetchBytes bounds the weights a product asks the caches for, all at
+// once, before it starts. A weight this small is read in one burst too
+// short for the hardware prefetchers, which follow a stream only after
+// some misses: the keys and values of a decode step's attention (at most
+// 64 KiB per kv head for a context of 256 tokens of 64 dims), cold in
+// memory after the layer weights streamed through the caches, were read
+// at a fraction of the memory bandwidth, one miss after another. Larger
+// weights stream well without help.
+const prefetchBytes = 64 << 10
+
+// prefetch asks the caches for the weight elements [lo, hi) when they
+// take at most prefetchBytes, with the assembly.
+func (m Matrix) prefetch(lo, hi int) {
+	bytes := (hi - lo) * m.DType.Size()
+	if !useAsm || bytes <= 0 || bytes > prefetchBytes {
+		return
+	}
+	switch m.DType {
+	case F32:
+		prefetchLines(unsafe.Pointer(&m.f32[lo]), bytes)
+	case BF16, F16:
+		prefetchLines(unsafe.Pointer(&m.u16[lo]), bytes)
 	}
 }
 
@@ -206,6 +242,9 @@ func matMulTCols(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		return
 	}
 	in, out := w.Rows, w.Cols
+	if lo == 0 && hi == out {
+		w.prefetch(0, in*out)
+	}
 	// Tiles of 6 rows of x by 64 columns (AVX-512) or 16 where they fit,
 	// the rest by rows. Every tile sums in the same order, so the bits do
 	// not depend on which one computes an output.

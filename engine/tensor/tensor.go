@@ -16,7 +16,9 @@
 // elsewhere, or built with -tags purego, pure-Go loops compute the same
 // sums in the same order, without fused multiply-adds. A decode step is
 // bound by memory bandwidth: its kernels stream each weight row once, in
-// order. Prefill is bound by arithmetic: its kernels reuse each weight row
+// order, and a weight of at most 64 KiB (an attention's keys or values),
+// too short a stream for the hardware prefetchers, is asked of the caches
+// whole before the product starts. Prefill is bound by arithmetic: its kernels reuse each weight row
 // for several tokens from registers. A Pool splits both over goroutines
 // with a fork and join of a few hundred nanoseconds.
 //
