@@ -38,9 +38,6 @@ func softmaxScaledRef(w []float32, scale float32) {
 	}
 }
 
-// sameBits reports whether a and b are equal or both NaN.
-func sameBits(a, b float32) bool { return a == b || a != a && b != b }
-
 func TestSoftmaxScaled(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
