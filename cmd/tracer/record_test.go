@@ -61,6 +61,8 @@ func sameSteps(t *testing.T, server, local *trace.Trace) {
 	if len(server.Steps) != len(local.Steps) {
 		t.Fatalf("server: %d steps, tracer run: %d", len(server.Steps), len(local.Steps))
 	}
+	worst := 0.0
+	defer func() { t.Logf("%d steps, worst top-10 |Δp| %.3g", len(local.Steps), worst) }()
 	for i := range local.Steps {
 		s, l := server.Steps[i].Rows[0], local.Steps[i].Rows[0]
 		if s.Chosen.ID != l.Chosen.ID || s.Chosen.By != l.Chosen.By {
@@ -72,6 +74,9 @@ func sameSteps(t *testing.T, server, local *trace.Trace) {
 		}
 		for k, c := range l.Candidates[:min(10, len(l.Candidates))] {
 			p, ok := probs[c.ID]
+			if ok {
+				worst = max(worst, math.Abs(p-c.Prob))
+			}
 			if !ok || math.Abs(p-c.Prob) > 1e-4 {
 				t.Errorf("step %d, candidate %d (id %d %q): server p=%v (listed %v), tracer run p=%v; want within 1e-4", i, k, c.ID, c.Token, p, ok, c.Prob)
 			}

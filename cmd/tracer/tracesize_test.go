@@ -33,7 +33,9 @@ func TestTraceBytesPerStep(t *testing.T) {
 	if len(tr.Steps) != 256 {
 		t.Fatalf("got %d steps, want 256", len(tr.Steps))
 	}
-	if got := len(out) / len(tr.Steps); got > maxStepBytes {
+	got := len(out) / len(tr.Steps)
+	t.Logf("%d bytes per step (%d bytes, %d steps)", got, len(out), len(tr.Steps))
+	if got > maxStepBytes {
 		t.Errorf("got %d bytes per step, want at most %d", got, maxStepBytes)
 	}
 	if lines := bytes.Count([]byte(out), []byte(`{"index":`)); lines != 256 || !strings.Contains(out, "\n  {\"index\":255,") {
