@@ -86,9 +86,9 @@ func (f *runForm) input() (models.Input, error) {
 }
 
 // pageOwn are the run form's fields that are not generation options: the
-// model, the prompt and the compare box. Every other field is the Page
-// field of an option of engine.Options.
-var pageOwn = []string{"model", "input", "prompt", "system", "variants"}
+// model, the prompt, the compare box and its second model. Every other
+// field is the Page field of an option of engine.Options.
+var pageOwn = []string{"model", "input", "prompt", "system", "variants", "compare_model"}
 
 // optionFields returns the form's option fields by name (the JSON name, as
 // engine.Option.Page names it).
