@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -363,9 +364,14 @@ func figureStep(st *lessons.Step) int {
 }
 
 // pageError is an error as a page may show it: the server's paths become
-// the catalog's names, and the command line's flags the page's words.
+// the catalog's names, and a model without a tokenizer says what the
+// lesson page can do about it.
 func (s *Server) pageError(err error) string {
-	return strings.ReplaceAll(s.catalog.redact(err.Error()), "(--prompt-ids)", "(pick a model with a tokenizer)")
+	msg := s.catalog.redact(err.Error())
+	if errors.Is(err, models.ErrNoTokenizer) {
+		msg += " (pick a model with a tokenizer)"
+	}
+	return msg
 }
 
 // momentFigure is the toy's walkthrough at a moment (or before the first,
