@@ -142,3 +142,34 @@ func quote(s string) string {
 	}
 	return string(b)
 }
+
+// FuzzParseWords: any bytes as web/data/words.json either are refused with
+// an error naming the file, or give words in which every debugger key has
+// text in every language; parsing never panics.
+func FuzzParseWords(f *testing.F) {
+	f.Add(wordsJSON)
+	f.Add([]byte(`{"dbg-run": {"en": "Run", "hi": "चलाएँ"}, "dbg-run": {"en": "Run"}}`))
+	f.Add([]byte(`{"dbg-run": {"en": "Run {n}", "hi": "चलाएँ"}}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"dbg-run": null} x`))
+	cat, err := lessons.Load()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		book, err := parseWords(raw, cat.UI)
+		if err != nil {
+			if !strings.Contains(err.Error(), "web/data/words.json") {
+				t.Errorf("got error %v, want it to name web/data/words.json", err)
+			}
+			return
+		}
+		for _, k := range debuggerKeys() {
+			for _, lang := range lessons.Languages() {
+				if strings.TrimSpace(book.own[k][lang]) == "" {
+					t.Errorf("accepted words without %s text for %q", lang, k)
+				}
+			}
+		}
+	})
+}
