@@ -279,7 +279,7 @@ func inVocab(ids []int, step bool, info Info) string {
 	return ""
 }
 
-// parseRecordAttention reads --record-attention's value: alone (true) or
+// parseRecordAttention reads record_attention's value: true or
 // "step" records each step's new query, "all" also the prompt's matrices,
 // false nothing.
 func parseRecordAttention(text string) (string, error) {
@@ -291,7 +291,7 @@ func parseRecordAttention(text string) (string, error) {
 	case "false", "":
 		return "", nil
 	}
-	return "", fmt.Errorf("want --record-attention (each step's new query) or --record-attention=all (also the prompt's matrices), got %q", text)
+	return "", &OptionError{Option: "record_attention", Msg: fmt.Sprintf(`want "step" (each step's new query), "all" (also the prompt's matrices) or "false", got %q`, text)}
 }
 
 // IsSet reports whether the settings layer sets the option.

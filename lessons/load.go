@@ -72,16 +72,27 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("lessons: %w", err)
 	}
+	if err := DecodeStrict(path.Clean(name), raw, v); err != nil {
+		return fmt.Errorf("lessons: %w", err)
+	}
+	return nil
+}
+
+// DecodeStrict decodes the JSON file name (its bytes raw) into v as the
+// lessons' own files are read: a key named twice in one object, a field v
+// does not know, or text after the value is an error that names the file
+// and the line. web reads its wording (web/data/words.json) with it.
+func DecodeStrict(name string, raw []byte, v any) error {
 	if err := noDuplicateKeys(raw); err != nil {
-		return fmt.Errorf("lessons: %s: %w", path.Clean(name), err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("lessons: %s: %w", path.Clean(name), describe(raw, err))
+		return fmt.Errorf("%s: %w", name, describe(raw, err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("lessons: %s: text after the JSON value", name)
+		return fmt.Errorf("%s: text after the JSON value", name)
 	}
 	return nil
 }

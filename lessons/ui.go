@@ -140,7 +140,7 @@ const (
 
 // uiKeys lists every Key constant, for Validate.
 func uiKeys() []string {
-	return append([]string{
+	return []string{
 		KeyLessons, KeyLesson, KeyLessonN, KeyStepNOfTotal, KeyMomentNOfTotal, KeyNext, KeyPrevious,
 		KeyStart, KeyBackToLessons, KeyLessonDone, KeyQuickCheck, KeyCheckAnswer, KeyCorrect,
 		KeyNotQuite, KeyTryAgain, KeyYourProgress, KeyProgressDone, KeyLanguage, KeyLangEnglish,
@@ -157,5 +157,5 @@ func uiKeys() []string {
 		KeyNOfVocab, KeyVocabulary, KeyFinalDist,
 		KeyOutputIDs, KeyOptionsTitle, KeyOptionName, KeyOptionValue, KeyOptionSource, KeyModelWeights,
 		KeyKVCache, KeyKVText, KeyAttentionMask, KeyRowAtToken, KeyRowAtPad, KeyLogit,
-	}, debuggerKeys()...)
+	}
 }

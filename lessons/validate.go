@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,24 +39,8 @@ func (c *Catalog) Validate() error {
 		seen[l.ID] = true
 		l.validate(&p)
 	}
-	keys := uiKeys()
-	for _, k := range keys {
-		if _, ok := c.UI[k]; !ok {
-			p.add("ui", "no text for key %q", k)
-		}
-	}
-	for k, t := range c.UI {
-		where := fmt.Sprintf("ui %q", k)
-		if !slices.Contains(keys, k) {
-			p.add(where, "not a key the page uses (see the Key constants)")
-		}
-		checkText(&p, where, t)
-		want := placeholders(t[English])
-		for _, lang := range Languages()[1:] {
-			if got := placeholders(t[lang]); t[lang] != "" && !slices.Equal(got, want) {
-				p.add(where, "%s has placeholders %v, English %v", lang, got, want)
-			}
-		}
+	if err := c.UI.Check("ui", uiKeys()); err != nil {
+		p.errs = append(p.errs, err)
 	}
 	for i, d := range c.Downloads {
 		where := fmt.Sprintf("download %d (%s)", i+1, d.Name)
@@ -63,6 +48,34 @@ func (c *Catalog) Validate() error {
 			p.add(where, "want a name and a `tracer pull` command")
 		}
 		checkText(&p, where+": about", d.About)
+	}
+	return p.err()
+}
+
+// Check wants exactly the given keys in s (where names the catalog in
+// errors: "ui"), each with text in every language and, in every language,
+// the placeholders of its English text. The lessons check their own page
+// wording with it, and web its debugger's.
+func (s Strings) Check(where string, keys []string) error {
+	var p problems
+	for _, k := range keys {
+		if _, ok := s[k]; !ok {
+			p.add(where, "no text for key %q", k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		t := s[k]
+		kw := fmt.Sprintf("%s %q", where, k)
+		if !slices.Contains(keys, k) {
+			p.add(kw, "not a key the page uses (see the Key constants)")
+		}
+		checkText(&p, kw, t)
+		want := placeholders(t[English])
+		for _, lang := range Languages()[1:] {
+			if got := placeholders(t[lang]); t[lang] != "" && !slices.Equal(got, want) {
+				p.add(kw, "%s has placeholders %v, English %v", lang, got, want)
+			}
+		}
 	}
 	return p.err()
 }

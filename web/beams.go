@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -38,7 +37,7 @@ func beamTree(r *run, steps []trace.Step, pos int, w Words) *BeamTreeView {
 		return visibleToken(tokenText(tok, id))
 	}
 	lp := t.Options.LengthPenalty
-	v := &BeamTreeView{Note: w.F(lessons.KeyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}
+	v := &BeamTreeView{Note: w.F(keyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}
 
 	// The hypotheses finished by step pos.
 	type hyp struct {

@@ -58,7 +58,7 @@ func walkView(d *document, pos int, w Words) StepperView {
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		StopReason: t.Output.StopReason, ShowOutput: pos == n-1,
 		Position: w.F(lessons.KeyMomentNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Title: m.Title, Output: d.walk.Printed,
-		Status: StatusView{State: "done", Text: w.T(lessons.KeyDbgWalkStatus)},
+		Status: StatusView{State: "done", Text: w.T(keyDbgWalkStatus)},
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
@@ -66,7 +66,7 @@ func walkView(d *document, pos int, w Words) StepperView {
 	if m.Step >= 0 {
 		v.Step = stepView(t, t.Steps, m.Step, 0, m.Tokens, w)
 	} else {
-		v.Step = StepView{Label: w.T(lessons.KeyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(lessons.KeyDbgNoForward)}
+		v.Step = StepView{Label: w.T(keyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(keyDbgNoForward)}
 	}
 	v.Toy = toyView(d.walk, m)
 	v.Text = walkOutput(d, m)
@@ -91,7 +91,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		Status: statusView(r, cur.branch, len(steps), w), StopReason: out.StopReason,
 	}
 	if generating {
-		v.Position = w.F(lessons.KeyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
+		v.Position = w.F(keyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
@@ -108,9 +108,9 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		v.Step.Branchable = r.generated() && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
 		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth)
 	} else {
-		note := w.T(lessons.KeyDbgNoSteps)
+		note := w.T(keyDbgNoSteps)
 		if r.live {
-			note = w.T(lessons.KeyDbgWaiting)
+			note = w.T(keyDbgWaiting)
 		}
 		v.Step = StepView{Label: w.T(lessons.KeyPrompt), Tokens: namedTokensBefore(t, steps, 0, row, r.namer()), Note: note}
 		v.Text = OutputView{Prompt: promptText(t, row)}
@@ -132,21 +132,21 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 // stays as the engine wrote it).
 func statusView(r *run, branch, steps int, w Words) StatusView {
 	out := pathOutput(r.trace, branch)
-	n := w.F(lessons.KeyDbgNSteps, "n", strconv.Itoa(steps))
+	n := w.F(keyDbgNSteps, "n", strconv.Itoa(steps))
 	if steps == 1 {
-		n = w.T(lessons.KeyDbgOneStep)
+		n = w.T(keyDbgOneStep)
 	}
 	switch {
 	case r.live && r.liveBranch == branch:
-		return StatusView{State: "running", Text: w.F(lessons.KeyDbgStatusRunning, "steps", n)}
+		return StatusView{State: "running", Text: w.F(keyDbgStatusRunning, "steps", n)}
 	case r.err != "":
-		return StatusView{State: "failed", Text: w.F(lessons.KeyDbgStatusFailed, "error", r.err)}
+		return StatusView{State: "failed", Text: w.F(keyDbgStatusFailed, "error", r.err)}
 	case out.StopReason == trace.StopCancelled:
-		return StatusView{State: "stopped", Text: w.F(lessons.KeyDbgStatusStopped, "steps", n)}
+		return StatusView{State: "stopped", Text: w.F(keyDbgStatusStopped, "steps", n)}
 	case !r.generated():
-		return StatusView{State: "imported", Text: w.F(lessons.KeyDbgStatusImported, "steps", n, "reason", out.StopReason)}
+		return StatusView{State: "imported", Text: w.F(keyDbgStatusImported, "steps", n, "reason", out.StopReason)}
 	}
-	return StatusView{State: "done", Text: w.F(lessons.KeyDbgStatusDone, "steps", n, "reason", out.StopReason)}
+	return StatusView{State: "done", Text: w.F(keyDbgStatusDone, "steps", n, "reason", out.StopReason)}
 }
 
 // rowTabs lists a batch's rows (or a beam search's beams) to pick from.
@@ -155,9 +155,9 @@ func rowTabs(t *trace.Trace, row int, w Words) []RowTabView {
 	if n < 2 {
 		return nil
 	}
-	name := lessons.KeyDbgRowN
+	name := keyDbgRowN
 	if t.Options.NumBeams > 1 {
-		name = lessons.KeyDbgBeamN
+		name = keyDbgBeamN
 	}
 	out := make([]RowTabView, n)
 	for i := range out {
@@ -172,9 +172,9 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w 
 	s := steps[i]
 	row = min(row, len(s.Rows)-1)
 	r := s.Rows[row]
-	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(lessons.KeyDbgContext)}
+	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(keyDbgContext)}
 	if words != nil {
-		v.Label = w.T(lessons.KeyDbgTokens)
+		v.Label = w.T(keyDbgTokens)
 		v.Tokens = chips(words, specialWords(t)...)
 	} else {
 		v.Tokens = tokensBefore(t, steps, i, row)
@@ -228,13 +228,13 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w 
 	v.ChosenProb = probText(r.Chosen.Prob)
 	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
-		v.Draw = w.F(lessons.KeyDbgDrawFell, "u", fmt.Sprintf("%.3f", d.U), "lo", fmt.Sprintf("%.3f", d.CumBefore), "hi", fmt.Sprintf("%.3f", d.CumAfter))
+		v.Draw = w.F(keyDbgDrawFell, "u", fmt.Sprintf("%.3f", d.U), "lo", fmt.Sprintf("%.3f", d.CumBefore), "hi", fmt.Sprintf("%.3f", d.CumAfter))
 	}
 	if len(s.Rows) > 1 && t.Options.NumBeams <= 1 {
-		v.Note = w.F(lessons.KeyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))
+		v.Note = w.F(keyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))
 	}
 	if r.Finished {
-		v.Note = w.T(lessons.KeyDbgFinishedNote)
+		v.Note = w.T(keyDbgFinishedNote)
 	}
 	return v
 }
@@ -382,7 +382,7 @@ func pairView(lesson *document, pos int, w Words) *PairView {
 		return nil
 	}
 	i := min(pos, len(t.Steps)-1)
-	v := &PairView{Position: w.F(lessons.KeyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
+	v := &PairView{Position: w.F(keyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
 	if lesson.walk != nil {
 		ctx := v.Step.Tokens
 		last := ""

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 
-	"tracer/lessons"
 	"tracer/trace"
 	"tracer/web/plots"
 )
@@ -243,22 +242,22 @@ func chartRequest(sess *session, name string, step int, words func(lang string) 
 // chartWords are the charts' words in w's language; a Words without a
 // catalog (a view built for a test) leaves them English.
 func chartWords(w Words) plots.Words {
-	if w.ui == nil {
+	if w.book == nil {
 		return plots.Words{}
 	}
 	return plots.Words{
-		Probability: w.T(lessons.KeyDbgPlotProbability), RawP: w.T(lessons.KeyDbgPlotRawP), FinalP: w.T(lessons.KeyDbgPlotFinalP),
-		Chosen: w.T(lessons.KeyDbgPlotChosen), Removed: w.T(lessons.KeyDbgPlotRemoved), StepChose: w.T(lessons.KeyDbgPlotStepChose),
-		HowPicked: w.T(lessons.KeyDbgPlotHowPicked), HowPlain: w.T(lessons.KeyDbgPlotHowPlain), Greedy: w.T(lessons.KeyDbgPlotGreedy),
-		Sampled: w.T(lessons.KeyDbgPlotSampled), Beam: w.T(lessons.KeyDbgPlotBeam), Forced: w.T(lessons.KeyDbgPlotForced),
-		Step: w.T(lessons.KeyDbgPlotStep), StepN: w.T(lessons.KeyDbgPlotStepN), Top1: w.T(lessons.KeyDbgPlotTop1),
-		Entropy: w.T(lessons.KeyDbgPlotEntropy), Top1Raw: w.T(lessons.KeyDbgPlotTop1Raw), ChosenFinal: w.T(lessons.KeyDbgPlotChosenFinal),
-		ConfidenceOver: w.T(lessons.KeyDbgPlotConfidenceOver), ConfidenceAt: w.T(lessons.KeyDbgPlotConfidenceAt),
-		KVAxis: w.T(lessons.KeyDbgPlotKVAxis), KVOver: w.T(lessons.KeyDbgPlotKVOver), KVHeld: w.T(lessons.KeyDbgPlotKVHeld),
-		KVAt: w.T(lessons.KeyDbgPlotKVAt), Moved: w.T(lessons.KeyDbgPlotMoved), Compute: w.T(lessons.KeyDbgPlotCompute),
-		Time: w.T(lessons.KeyDbgPlotTime), CostOver: w.T(lessons.KeyDbgPlotCostOver), CostAt: w.T(lessons.KeyDbgPlotCostAt),
-		Prefill: w.T(lessons.KeyDbgPlotPrefill), Decode: w.T(lessons.KeyDbgPlotDecode), Full: w.T(lessons.KeyDbgPlotFull),
-		CacheOn: w.T(lessons.KeyDbgPlotCacheOn), CacheOff: w.T(lessons.KeyDbgPlotCacheOff), RunN: w.T(lessons.KeyDbgPlotRunN),
+		Probability: w.T(keyDbgPlotProbability), RawP: w.T(keyDbgPlotRawP), FinalP: w.T(keyDbgPlotFinalP),
+		Chosen: w.T(keyDbgPlotChosen), Removed: w.T(keyDbgPlotRemoved), StepChose: w.T(keyDbgPlotStepChose),
+		HowPicked: w.T(keyDbgPlotHowPicked), HowPlain: w.T(keyDbgPlotHowPlain), Greedy: w.T(keyDbgPlotGreedy),
+		Sampled: w.T(keyDbgPlotSampled), Beam: w.T(keyDbgPlotBeam), Forced: w.T(keyDbgPlotForced),
+		Step: w.T(keyDbgPlotStep), StepN: w.T(keyDbgPlotStepN), Top1: w.T(keyDbgPlotTop1),
+		Entropy: w.T(keyDbgPlotEntropy), Top1Raw: w.T(keyDbgPlotTop1Raw), ChosenFinal: w.T(keyDbgPlotChosenFinal),
+		ConfidenceOver: w.T(keyDbgPlotConfidenceOver), ConfidenceAt: w.T(keyDbgPlotConfidenceAt),
+		KVAxis: w.T(keyDbgPlotKVAxis), KVOver: w.T(keyDbgPlotKVOver), KVHeld: w.T(keyDbgPlotKVHeld),
+		KVAt: w.T(keyDbgPlotKVAt), Moved: w.T(keyDbgPlotMoved), Compute: w.T(keyDbgPlotCompute),
+		Time: w.T(keyDbgPlotTime), CostOver: w.T(keyDbgPlotCostOver), CostAt: w.T(keyDbgPlotCostAt),
+		Prefill: w.T(keyDbgPlotPrefill), Decode: w.T(keyDbgPlotDecode), Full: w.T(keyDbgPlotFull),
+		CacheOn: w.T(keyDbgPlotCacheOn), CacheOff: w.T(keyDbgPlotCacheOff), RunN: w.T(keyDbgPlotRunN),
 	}
 }
 

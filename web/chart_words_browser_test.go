@@ -154,14 +154,14 @@ func TestBrowserChartWhitespace(t *testing.T) {
 func TestBrowserChartWordsHindi(t *testing.T) {
 	skipShort(t)
 	url, s := serve(t, Config{}, nil)
-	ui := s.lessons.cat.UI
+	ui := s.book
 	ctx := browser(t)
 	open(t, ctx, url+"?lang=hi")
 	importAt(t, ctx, whitespaceTrace(t, ctx))
 	// Lines of a wrapped title are <text> elements in a row.
 	text := evalJS[string](t, ctx, `[...document.querySelectorAll("[data-testid=charts] svg text")].map((e) => e.textContent).join(" ")`)
 	steps := evalJS[string](t, ctx, `document.querySelector("[data-testid=step-index]").dataset.count`)
-	title := lessons.Fill(ui.Get(lessons.KeyDbgPlotStepChose, lessons.Hindi), "n", "1", "total", steps, "token", "␣the")
+	title := lessons.Fill(ui.Get(keyDbgPlotStepChose, lessons.Hindi), "n", "1", "total", steps, "token", "␣the")
 	title = strings.TrimSpace(title[:strings.Index(title, "{how}")-1]) // the chart fills {how}
 	if !strings.Contains(text, title) {
 		t.Errorf("the charts' text lacks the Hindi title %q: %s", title, text)
@@ -187,9 +187,9 @@ func TestBrowserChartWordsHindi(t *testing.T) {
 // englishChartWords are the words of the charts' English texts that their
 // Hindi texts do not keep (terms like "probability" or "KV cache" stay in
 // Latin letters in every Hindi text of the page).
-func englishChartWords(ui lessons.Strings) []string {
+func englishChartWords(ui *wordBook) []string {
 	var keys []string
-	for k := range ui {
+	for k := range ui.own {
 		if strings.HasPrefix(k, "dbg-plot-") {
 			keys = append(keys, k)
 		}

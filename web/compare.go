@@ -145,9 +145,9 @@ func compareStatus(d *document, w Words) StatusView {
 		}
 	}
 	if done < len(d.runs) {
-		return StatusView{State: "running", Text: w.F(lessons.KeyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
+		return StatusView{State: "running", Text: w.F(keyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
 	}
-	return StatusView{State: "done", Text: w.F(lessons.KeyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
+	return StatusView{State: "done", Text: w.F(keyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
 }
 
 // compareView lays the runs side by side at position pos.
@@ -183,7 +183,7 @@ func compareView(d *document, pos int, session string, w Words) *CompareView {
 		if pos < len(t.Steps) {
 			rv.Step = stepView(t, t.Steps, pos, 0, nil, w)
 		} else {
-			rv.Step = StepView{Label: w.T(lessons.KeyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(lessons.KeyDbgCmpStopped)}
+			rv.Step = StepView{Label: w.T(keyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(keyDbgCmpStopped)}
 		}
 		v.Runs = append(v.Runs, rv)
 	}
@@ -218,18 +218,18 @@ func divergence(runs []*run) int {
 // divergenceText says where and how the runs part.
 func divergenceText(runs []*run, div int, w Words) string {
 	if div < 0 {
-		return w.T(lessons.KeyDbgCmpSame)
+		return w.T(keyDbgCmpSame)
 	}
 	var picks []string
 	for _, r := range runs {
-		what := w.T(lessons.KeyDbgCmpStoppedPick)
+		what := w.T(keyDbgCmpStoppedPick)
 		if div < len(r.trace.Steps) {
 			c := r.trace.Steps[div].Rows[0].Chosen
 			what = strconv.Quote(tokenText(c.Token, c.ID))
 		}
-		picks = append(picks, w.F(lessons.KeyDbgCmpChose, "run", r.label, "what", what))
+		picks = append(picks, w.F(keyDbgCmpChose, "run", r.label, "what", what))
 	}
-	return w.F(lessons.KeyDbgCmpDiffer, "n", strconv.Itoa(div+1), "picks", strings.Join(picks, ", "))
+	return w.F(keyDbgCmpDiffer, "n", strconv.Itoa(div+1), "picks", strings.Join(picks, ", "))
 }
 
 // totalVariation is half the L1 distance between two steps' final

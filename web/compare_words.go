@@ -3,7 +3,6 @@ package web
 import (
 	"strconv"
 
-	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -30,14 +29,14 @@ func (d *document) sourceText(w Words) string {
 	text := d.source
 	switch o.kind {
 	case originRun:
-		text = w.F(lessons.KeyDbgSrcRun, "model", o.model, "how", describeIn(d.runs[0].trace.Options, w))
+		text = w.F(keyDbgSrcRun, "model", o.model, "how", describeIn(d.runs[0].trace.Options, w))
 	case originCompare:
-		text = w.F(lessons.KeyDbgSrcCompare, "n", strconv.Itoa(o.n), "model", o.model)
+		text = w.F(keyDbgSrcCompare, "n", strconv.Itoa(o.n), "model", o.model)
 	case originImported:
-		text = w.F(lessons.KeyDbgSrcImported, "file", o.file)
+		text = w.F(keyDbgSrcImported, "file", o.file)
 	}
 	if o.copy && o.kind != "" {
-		text = w.F(lessons.KeyDbgSrcCopy, "source", text)
+		text = w.F(keyDbgSrcCopy, "source", text)
 	}
 	return text
 }
@@ -47,34 +46,34 @@ func (d *document) sourceText(w Words) string {
 func describeIn(o trace.Options, w Words) string {
 	switch {
 	case o.NumBeams > 1:
-		return w.F(lessons.KeyDbgHowBeam, "n", strconv.Itoa(o.NumBeams))
+		return w.F(keyDbgHowBeam, "n", strconv.Itoa(o.NumBeams))
 	case o.DoSample:
-		return w.F(lessons.KeyDbgHowSampled, "t", strconv.FormatFloat(o.Temperature, 'g', -1, 64), "seed", strconv.FormatUint(o.Seed, 10))
+		return w.F(keyDbgHowSampled, "t", strconv.FormatFloat(o.Temperature, 'g', -1, 64), "seed", strconv.FormatUint(o.Seed, 10))
 	}
-	return w.T(lessons.KeyDbgHowGreedy)
+	return w.T(keyDbgHowGreedy)
 }
 
 // byWord names how a token was chosen, in w's language.
 func byWord(by string, w Words) string {
 	switch by {
 	case trace.ByGreedy:
-		return w.T(lessons.KeyDbgByGreedy)
+		return w.T(keyDbgByGreedy)
 	case trace.BySample:
-		return w.T(lessons.KeyDbgBySampled)
+		return w.T(keyDbgBySampled)
 	case trace.ByForced:
-		return w.T(lessons.KeyDbgByForced)
+		return w.T(keyDbgByForced)
 	case trace.ByBeam:
-		return w.T(lessons.KeyDbgByBeam)
+		return w.T(keyDbgByBeam)
 	}
 	return by
 }
 
 // chartTitleKeys are the wording keys of the charts' titles.
 var chartTitleKeys = map[string]string{
-	"candidates": lessons.KeyDbgChartCandidates,
-	"confidence": lessons.KeyDbgChartConfidence,
-	"kv":         lessons.KeyDbgChartKv,
-	"cost":       lessons.KeyDbgChartCost,
+	"candidates": keyDbgChartCandidates,
+	"confidence": keyDbgChartConfidence,
+	"kv":         keyDbgChartKv,
+	"cost":       keyDbgChartCost,
 }
 
 // localizeCharts words the charts' titles in w's language (the chart

@@ -68,7 +68,7 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 	if !slices.Contains(lessons.Languages(), lang) {
 		return fmt.Errorf("web: export: unknown language %q: want one of %s", lang, strings.Join(lessons.Languages(), ", "))
 	}
-	cat, err := lessons.Load()
+	book, err := loadWords()
 	if err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
@@ -84,7 +84,7 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 	} else {
 		narrate(d, toy.Lesson())
 	}
-	return exportDocument(w, d, Words{ui: cat.UI, Lang: lang}, !o.NoCharts)
+	return exportDocument(w, d, Words{book: book, Lang: lang}, !o.NoCharts)
 }
 
 // narrate walks a lone toy trace of d through table when it fits, else

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"tracer/engine"
@@ -52,9 +51,12 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 		return runSpec{}, err
 	}
 	req, err := m.Request(in, set)
+	if errors.Is(err, models.ErrNoTokenizer) {
+		// The engine says what is wrong; the page says where its menu is.
+		return runSpec{}, fmt.Errorf(`%w (choose "token ids" under Prompt as)`, err)
+	}
 	if err != nil {
-		// The engine speaks of the command line's flag; the page has a menu.
-		return runSpec{}, errors.New(strings.ReplaceAll(err.Error(), "(--prompt-ids)", `(choose "token ids" under Prompt as)`))
+		return runSpec{}, err
 	}
 	if req.Options.MaxNewTokens < 0 && req.Options.MaxLength > s.cfg.MaxNewTokens+256 {
 		return runSpec{}, fmt.Errorf("max_length %d is more than this server allows: set max_new_tokens (at most %d)", req.Options.MaxLength, s.cfg.MaxNewTokens)
@@ -261,7 +263,7 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 	default:
 		r.trace.Output = cutOutput()
 		if errors.Is(err, remote.ErrNoChatTemplate) {
-			// remote speaks of the command line's --step.
+			// remote says to record in plain mode; the page's words for that are one run.
 			err = errors.New("a comparison asks the server one token at a time, which needs the chat template, and this server does not expose it (llama.cpp's does): generate the chat as a single run instead")
 		}
 		r.err = s.catalog.redact(err.Error())

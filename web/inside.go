@@ -11,7 +11,6 @@ import (
 
 	"github.com/a-h/templ"
 
-	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -130,10 +129,10 @@ func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w Words) *Insi
 	}
 	why := insideMissing(t, w)
 	if v.Attention == nil {
-		v.Missing = append(v.Missing, w.F(lessons.KeyDbgInsideNoAttention, "why", why))
+		v.Missing = append(v.Missing, w.F(keyDbgInsideNoAttention, "why", why))
 	}
 	if v.Lens == nil {
-		v.Missing = append(v.Missing, w.F(lessons.KeyDbgInsideNoLens, "why", why))
+		v.Missing = append(v.Missing, w.F(keyDbgInsideNoLens, "why", why))
 	}
 	return v
 }
@@ -142,13 +141,13 @@ func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w Words) *Insi
 func insideMissing(t *trace.Trace, w Words) string {
 	switch {
 	case t.Model.Kind == "server":
-		return w.T(lessons.KeyDbgInsideServer)
+		return w.T(keyDbgInsideServer)
 	case t.Options.RecordAttention != "" || t.Options.RecordLens > 0:
-		return w.T(lessons.KeyDbgInsideStepNone) // recorded elsewhere, not at this step (a finished row)
+		return w.T(keyDbgInsideStepNone) // recorded elsewhere, not at this step (a finished row)
 	case t.Model.Params > 0 && float64(t.Model.Params)*float64(len(t.Prompt.IDs)+max(0, t.Options.MaxNewTokens)) > insideBudget:
-		return w.T(lessons.KeyDbgInsideTooBig)
+		return w.T(keyDbgInsideTooBig)
 	}
-	return w.T(lessons.KeyDbgInsideNotRecorded)
+	return w.T(keyDbgInsideNotRecorded)
 }
 
 // attentionView shows a row's attention at step pos: att is [layer][head]
@@ -309,11 +308,11 @@ func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w Words) *LensView 
 	total := strconv.Itoa(n)
 	switch {
 	case v.First == 0:
-		v.Settled = w.F(lessons.KeyDbgLensNever, "token", token)
+		v.Settled = w.F(keyDbgLensNever, "token", token)
 	case last < v.First-1: // top-1 from First to the last layer
-		v.Settled = w.F(lessons.KeyDbgLensSettled, "token", token, "n", strconv.Itoa(v.First), "total", total)
+		v.Settled = w.F(keyDbgLensSettled, "token", token, "n", strconv.Itoa(v.First), "total", total)
 	default:
-		v.Settled = w.F(lessons.KeyDbgLensWavers, "token", token, "n", strconv.Itoa(v.First), "total", total, "later", strconv.Itoa(last+1))
+		v.Settled = w.F(keyDbgLensWavers, "token", token, "n", strconv.Itoa(v.First), "total", total, "later", strconv.Itoa(last+1))
 	}
 	return v
 }

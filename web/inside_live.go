@@ -258,7 +258,7 @@ func insideFor(r *run, steps []trace.Step, pos, row int, w Words) *InsideView {
 		return v
 	}
 	if r.live {
-		v.Missing = []string{w.T(lessons.KeyDbgInsideAfterRun)}
+		v.Missing = []string{w.T(keyDbgInsideAfterRun)}
 		return v
 	}
 	ids := slices.Clone(r.trace.Prompt.IDs)
@@ -276,9 +276,9 @@ func insideFor(r *run, steps []trace.Step, pos, row int, w Words) *InsideView {
 			return iv
 		}
 	case why != "":
-		v.Missing = []string{w.F(lessons.KeyDbgInsideFailed, "error", why)}
+		v.Missing = []string{w.F(keyDbgInsideFailed, "error", why)}
 	default:
-		v.Missing = []string{w.T(lessons.KeyDbgInsideComputing)}
+		v.Missing = []string{w.T(keyDbgInsideComputing)}
 		v.Computing = true
 	}
 	return v

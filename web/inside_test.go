@@ -16,11 +16,11 @@ import (
 // testWords is the page's wording in lang, from the embedded catalog.
 func testWords(t testing.TB, lang string) Words {
 	t.Helper()
-	cat, err := lessons.Load()
+	book, err := loadWords()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Words{ui: cat.UI, Lang: lang}
+	return Words{book: book, Lang: lang}
 }
 
 // lensOf builds a lens whose layer l has tops[l] as its top tokens.

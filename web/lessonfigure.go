@@ -153,7 +153,8 @@ func figureLabels(ui lessons.Strings, lang string) FigureLabels {
 
 // runsFigure shows a step's runs side by side. For a right-padded batch
 // beside a left-padded one, the rows that differ are junk.
-func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *FigureView {
+// w is the page's words in lang, for the columns the debugger draws too.
+func runsFigure(w Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *FigureView {
 	f := &FigureView{Labels: figureLabels(ui, lang)}
 	var left *trace.Trace
 	for _, t := range traces {
@@ -172,7 +173,7 @@ func runsFigure(ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model 
 		if t.Options.Padding == "right" && left != nil {
 			ref = left
 		}
-		c := runColumn(t, ref, traces[0], st.At, label, Words{ui: ui, Lang: lang})
+		c := runColumn(t, ref, traces[0], st.At, label, w)
 		c.Command = run.Command(model)
 		c.Model = model
 		if c.At != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -333,7 +334,7 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && toy.Of(m) != nil {
 		f = s.momentFigure(traces[0], m, st, mi, ok, lang)
 	} else {
-		f = runsFigure(ui, st, runs, name, traces, lang)
+		f = runsFigure(s.words(lang), ui, st, runs, name, traces, lang)
 		f.Inside = s.lessonInside(ctx, strings.Join([]string{l.ID, st.ID, runs[0].ID, name, strings.Join(runs[0].Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01"), st, runs[0], m, lang)
 	}
 	f.Open = ui.Get(lessons.KeyOpenInDebugger, lang)
@@ -363,9 +364,14 @@ func figureStep(st *lessons.Step) int {
 }
 
 // pageError is an error as a page may show it: the server's paths become
-// the catalog's names, and the command line's flags the page's words.
+// the catalog's names, and a model without a tokenizer says what the
+// lesson page can do about it.
 func (s *Server) pageError(err error) string {
-	return strings.ReplaceAll(s.catalog.redact(err.Error()), "(--prompt-ids)", "(pick a model with a tokenizer)")
+	msg := s.catalog.redact(err.Error())
+	if errors.Is(err, models.ErrNoTokenizer) {
+		msg += " (pick a model with a tokenizer)"
+	}
+	return msg
 }
 
 // momentFigure is the toy's walkthrough at a moment (or before the first,

@@ -14,7 +14,7 @@ import (
 func TestBrowserBranchQuotedHindi(t *testing.T) {
 	skipShort(t)
 	url, s := serve(t, Config{}, nil)
-	ui := s.lessons.cat.UI
+	ui := s.book
 	ctx := browser(t)
 	for _, lang := range []string{lessons.Hindi, lessons.English} {
 		t.Run(lang, func(t *testing.T) {
@@ -23,7 +23,7 @@ func TestBrowserBranchQuotedHindi(t *testing.T) {
 			do(t, ctx, "branch on a quoted token without its closing quote",
 				chromedp.SetValue(css("[data-testid=branch-token]"), typed), chromedp.Click(css("[data-testid=branch-go]")))
 			waitJS(t, ctx, "the error", `!document.querySelector("[data-testid=error-message]").hidden`)
-			want := lessons.Fill(ui.Get(lessons.KeyDbgBranchQuoted, lang), "text", typed)
+			want := lessons.Fill(ui.Get(keyDbgBranchQuoted, lang), "text", typed)
 			if got := pageError(t, ctx); got != want {
 				t.Errorf("got error %q, want %q", got, want)
 			}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"tracer/engine/tokenizer"
-	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -44,9 +43,9 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth flo
 func funnelView(sr trace.StepRow, vocab int, w Words) FunnelView {
 	var v FunnelView
 	if len(sr.Stages) == 0 {
-		v.Empty = w.T(lessons.KeyDbgFunnelRaw)
+		v.Empty = w.T(keyDbgFunnelRaw)
 		if sr.Chosen.By == trace.ByForced {
-			v.Empty = w.T(lessons.KeyDbgFunnelForced)
+			v.Empty = w.T(keyDbgFunnelForced)
 		}
 		return v
 	}
@@ -162,13 +161,13 @@ func chosenView(t *trace.Trace, sr trace.StepRow, w Words) ChosenView {
 	}
 	switch c.By {
 	case trace.ByGreedy:
-		v.Explain = w.T(lessons.KeyDbgExplainGreedy)
+		v.Explain = w.T(keyDbgExplainGreedy)
 	case trace.BySample:
-		v.Explain = w.T(lessons.KeyDbgExplainSample)
+		v.Explain = w.T(keyDbgExplainSample)
 	case trace.ByForced:
-		v.Explain = w.T(lessons.KeyDbgExplainForced)
+		v.Explain = w.T(keyDbgExplainForced)
 	case trace.ByBeam:
-		v.Explain = w.T(lessons.KeyDbgExplainBeam)
+		v.Explain = w.T(keyDbgExplainBeam)
 	}
 	return v
 }
@@ -183,17 +182,17 @@ func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 		if len(s.Rows) > 0 {
 			fed = len(s.Rows[0].InputIDs)
 		}
-		return KVView{Off: true, Note: w.F(lessons.KeyDbgKvOffWhy, "n", strconv.Itoa(fed))}
+		return KVView{Off: true, Note: w.F(keyDbgKvOffWhy, "n", strconv.Itoa(fed))}
 	}
 	if kv == nil {
-		return KVView{Note: w.T(lessons.KeyDbgKvNone)}
+		return KVView{Note: w.T(keyDbgKvNone)}
 	}
 	v := KVView{Present: true, Positions: kv.Positions, Total: bytesText(kv.Bytes)}
 	if prev != nil && prev.KV != nil {
 		g := kv.Bytes - prev.KV.Bytes
-		v.Growth = w.F(lessons.KeyDbgKvSince, "bytes", signedBytes(g))
+		v.Growth = w.F(keyDbgKvSince, "bytes", signedBytes(g))
 	} else {
-		v.Growth = w.T(lessons.KeyDbgKvPrefill)
+		v.Growth = w.T(keyDbgKvPrefill)
 	}
 	var most int64
 	for _, b := range kv.BytesPerLayer {
@@ -219,7 +218,7 @@ func trafficView(s trace.Step, w Words, bandwidth float64) TrafficView {
 	}
 	tr := s.Traffic
 	if tr == nil {
-		v.Note = w.T(lessons.KeyDbgTrafficNone)
+		v.Note = w.T(keyDbgTrafficNone)
 		return v
 	}
 	v.Present = true
@@ -252,12 +251,12 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int, w Words) TokenizerV
 	}
 	switch {
 	case tok == nil && c.Token == "":
-		v.Hex = w.T(lessons.KeyDbgUnknown)
-		v.Note = w.T(lessons.KeyDbgTokNone)
+		v.Hex = w.T(keyDbgUnknown)
+		v.Note = w.T(keyDbgTokNone)
 		return v
 	case tok == nil:
 		v.Hex = hexBytes([]byte(c.Token))
-		v.Note = w.T(lessons.KeyDbgTokBytesOnly)
+		v.Note = w.T(keyDbgTokBytesOnly)
 		return v
 	}
 	v.Hex = hexBytes(tok.TokenBytes(c.ID))
@@ -273,15 +272,15 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int, w Words) TokenizerV
 	case len(held) > 0:
 		v.Partial = true
 		v.Held = hexBytes(held)
-		n := w.F(lessons.KeyDbgNBytes, "n", strconv.Itoa(len(held)))
+		n := w.F(keyDbgNBytes, "n", strconv.Itoa(len(held)))
 		if len(held) == 1 {
-			n = w.T(lessons.KeyDbgOneByte)
+			n = w.T(keyDbgOneByte)
 		}
-		v.Text = w.F(lessons.KeyDbgTokHeld, "bytes", n)
+		v.Text = w.F(keyDbgTokHeld, "bytes", n)
 	case text == "":
-		v.Text = w.T(lessons.KeyDbgTokSpecial)
+		v.Text = w.T(keyDbgTokSpecial)
 	default:
-		v.Text = w.F(lessons.KeyDbgTokAdds, "text", strconv.Quote(text))
+		v.Text = w.F(keyDbgTokAdds, "text", strconv.Quote(text))
 	}
 	return v
 }

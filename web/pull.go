@@ -9,7 +9,6 @@ import (
 	"time"
 
 	modelhub "tracer/engine/hub"
-	"tracer/lessons"
 )
 
 // progressEvery is how often a download's progress reaches the page.
@@ -130,7 +129,7 @@ func (s *Server) startPull(sess *session, repo string) error {
 			last = time.Now()
 			s.hub.broadcast(sess.id, pageMessage(msgProgress, fmt.Sprintf("%s: %s %s / %s", spec, file, bytesText(done), totalText(total))))
 		}
-		s.hub.broadcast(sess.id, pageMessage(msgProgress, w.F(lessons.KeyDbgPullStarted, "repo", spec)))
+		s.hub.broadcast(sess.id, pageMessage(msgProgress, w.F(keyDbgPullStarted, "repo", spec)))
 		err := s.guard("the download of "+spec, func() error {
 			_, err := modelhub.Pull(ctx, spec, opts)
 			return err
@@ -143,7 +142,7 @@ func (s *Server) startPull(sess *session, repo string) error {
 			return
 		}
 		s.catalog.rescan()
-		s.hub.broadcast(sess.id, pageMessage(msgPulled, w.F(lessons.KeyDbgPullDone, "repo", spec)))
+		s.hub.broadcast(sess.id, pageMessage(msgPulled, w.F(keyDbgPullDone, "repo", spec)))
 	}()
 	return nil
 }

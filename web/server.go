@@ -101,6 +101,7 @@ type Server struct {
 	upgrader *websocket.Upgrader
 	static   *staticFiles
 	lessons  *lessonPages // the /lessons pages and their runs
+	book     *wordBook    // the page's words, every language
 	mux      *http.ServeMux
 
 	pulls  pulls        // downloads from the Hub in progress
@@ -172,6 +173,9 @@ func New(cfg Config) (*Server, error) {
 	s.catalog.servers = servers
 	s.catalog.firstServerList()
 	if s.lessons, err = newLessonPages(); err != nil {
+		return nil, err
+	}
+	if s.book, err = loadWords(); err != nil {
 		return nil, err
 	}
 	if s.lesson, err = s.firstRun(context.Background()); err != nil {

@@ -3,7 +3,6 @@ package web
 import (
 	"strconv"
 
-	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -19,18 +18,18 @@ func serverPanels(t *trace.Trace, sr trace.StepRow, v *PanelsView, w Words) {
 	}
 	eng := src.Engine
 	if len(sr.Stages) == 0 {
-		v.Funnel.Empty = w.F(lessons.KeyDbgServerFunnel, "engine", eng, "n", strconv.Itoa(src.TopLogprobs))
+		v.Funnel.Empty = w.F(keyDbgServerFunnel, "engine", eng, "n", strconv.Itoa(src.TopLogprobs))
 		if sv := sr.Server; sv != nil && sv.Missing != "" {
-			v.Funnel.Empty = w.T(lessons.KeyDbgServerMissing) + " " + v.Funnel.Empty
+			v.Funnel.Empty = w.T(keyDbgServerMissing) + " " + v.Funnel.Empty
 		}
 	}
 	if !v.KV.Present {
-		v.KV = KVView{Note: w.F(lessons.KeyDbgServerKv, "engine", eng)}
+		v.KV = KVView{Note: w.F(keyDbgServerKv, "engine", eng)}
 	}
 	if !v.Traffic.Present {
-		v.Traffic.Note = w.F(lessons.KeyDbgServerTraffic, "engine", eng)
+		v.Traffic.Note = w.F(keyDbgServerTraffic, "engine", eng)
 	}
 	if v.Inside == nil || (v.Inside.Attention == nil && v.Inside.Lens == nil) {
-		v.Inside = &InsideView{Missing: []string{w.T(lessons.KeyDbgServerInside)}}
+		v.Inside = &InsideView{Missing: []string{w.T(keyDbgServerInside)}}
 	}
 }

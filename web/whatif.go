@@ -11,7 +11,6 @@ import (
 
 	"tracer/engine"
 	"tracer/engine/tokenizer"
-	"tracer/lessons"
 	"tracer/trace"
 )
 
@@ -127,12 +126,12 @@ func (e errWhatIfHere) Error() string { return e.key }
 // the session that owns d.
 func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 	if d.compare {
-		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfCompare}
+		return whatIfStep{}, errWhatIfHere{keyDbgWhatIfCompare}
 	}
 	r := d.runs[0]
 	t := r.trace
 	if t.Options.NumBeams > 1 {
-		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfBeams}
+		return whatIfStep{}, errWhatIfHere{keyDbgWhatIfBeams}
 	}
 	steps := slices.Clip(pathSteps(t, cur.branch))
 	pos := cur.pos
@@ -140,7 +139,7 @@ func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 		pos = d.walk.Moments[min(max(pos, 0), len(d.walk.Moments)-1)].Step
 	}
 	if pos < 0 || pos >= len(steps) {
-		return whatIfStep{}, errWhatIfHere{lessons.KeyDbgWhatIfNoStep}
+		return whatIfStep{}, errWhatIfHere{keyDbgWhatIfNoStep}
 	}
 	w := whatIfStep{t: *t, steps: steps, pos: pos, row: min(max(cur.row, 0), len(steps[pos].Rows)-1)}
 	w.t.Steps, w.t.Branches = nil, nil
@@ -383,13 +382,13 @@ func whatIfView(w whatIfStep, out whatIfOutcome, words Words) WhatIfView {
 	v := WhatIfView{
 		Step: sv, Funnel: funnelView(out.row, w.t.Model.VocabSize, words), Draw: drawView(out.row),
 		ChosenID: out.row.Chosen.ID, Label: out.settings.label(),
-		Choice: words.F(lessons.KeyDbgWhatIfChoice, "token", tokenText(out.row.Chosen.Token, out.row.Chosen.ID)),
+		Choice: words.F(keyDbgWhatIfChoice, "token", tokenText(out.row.Chosen.Token, out.row.Chosen.ID)),
 	}
 	if out.partial > 0 {
-		v.Notes = append(v.Notes, words.F(lessons.KeyDbgWhatIfPartial, "n", strconv.Itoa(out.partial), "vocab", strconv.Itoa(w.t.Model.VocabSize)))
+		v.Notes = append(v.Notes, words.F(keyDbgWhatIfPartial, "n", strconv.Itoa(out.partial), "vocab", strconv.Itoa(w.t.Model.VocabSize)))
 	}
 	if !out.sampled {
-		v.Notes = append(v.Notes, words.T(lessons.KeyDbgWhatIfNoDraw))
+		v.Notes = append(v.Notes, words.T(keyDbgWhatIfNoDraw))
 	}
 	return v
 }

@@ -226,7 +226,7 @@ func TestBrowserBranchToChosenToken(t *testing.T) {
 func TestBrowserDebuggerTranslated(t *testing.T) {
 	skipShort(t)
 	url, s := serve(t, Config{}, nil)
-	ui := s.lessons.cat.UI
+	ui := s.book
 	ctx := browser(t)
 	open(t, ctx, url+"?lang=hi")
 	fillRun(t, ctx, form{"model": "toy", "do_sample": "true", "seed": "4"})
@@ -238,9 +238,9 @@ func TestBrowserDebuggerTranslated(t *testing.T) {
 		source: document.querySelector(".source").textContent,
 	}))()`)
 	for _, want := range []struct{ where, key string }{
-		{"chosen", lessons.KeyDbgBySampled},
-		{"charts", lessons.KeyDbgChartCandidates},
-		{"charts", lessons.KeyDbgChartConfidence},
+		{"chosen", keyDbgBySampled},
+		{"charts", keyDbgChartCandidates},
+		{"charts", keyDbgChartConfidence},
 	} {
 		if w := ui.Get(want.key, lessons.Hindi); !strings.Contains(got[want.where], w) {
 			t.Errorf("%s: got %q, want %q", want.where, got[want.where], w)

@@ -15,7 +15,7 @@ import (
 // labels from the catalog are gone.
 func TestDebuggerInHindi(t *testing.T) {
 	s, ts, _ := wsServer(t)
-	ui := s.lessons.cat.UI
+	ui := s.book
 	res, err := http.Get(ts.URL + "/?lang=hi")
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestDebuggerInHindi(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(html)
-	labels := []string{lessons.KeyDbgGenerate, lessons.KeyDbgImport, lessons.KeyDbgBreakpoints, lessons.KeyDbgRunModel, lessons.KeyDbgKeys, lessons.KeyDbgRunToBreakpoint}
+	labels := []string{keyDbgGenerate, keyDbgImport, keyDbgBreakpoints, keyDbgRunModel, keyDbgKeys, keyDbgRunToBreakpoint}
 	t.Run("page", func(t *testing.T) {
 		if !strings.Contains(page, `<html lang="hi">`) {
 			t.Errorf("got no <html lang=\"hi\">")
@@ -56,7 +56,7 @@ func TestDebuggerInHindi(t *testing.T) {
 		if o.Type != msgView {
 			t.Fatalf("got %s %q, want a view", o.Type, o.Message)
 		}
-		for _, k := range []string{lessons.KeyBigramTable, lessons.KeyPythonLoop, lessons.KeyDbgWalkStatus} {
+		for _, k := range []string{lessons.KeyBigramTable, lessons.KeyPythonLoop, keyDbgWalkStatus} {
 			if hi := ui.Get(k, lessons.Hindi); !strings.Contains(o.HTML, hi) {
 				t.Errorf("%s: got no %q in the view", k, hi)
 			}

@@ -86,7 +86,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			rm, err = arch.NewRandom(*shape, s, dt, *seed)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+			fmt.Fprintf(stderr, "tracer bench: %s\n", hint(err))
 			return exitError
 		}
 		defer rm.Close()
@@ -94,7 +94,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	} else {
 		l, err := openWeights(ctx, *model, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+			fmt.Fprintf(stderr, "tracer bench: %s\n", hint(err))
 			return exitError
 		}
 		defer l.Close()
@@ -106,7 +106,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	r, err := bench.Run(ctx, m, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+		fmt.Fprintf(stderr, "tracer bench: %s\n", hint(err))
 		return exitError
 	}
 	if *asJSON {

@@ -59,7 +59,7 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		if name != "-" {
 			f, err := os.Open(name)
 			if err != nil {
-				fmt.Fprintf(stderr, "tracer export: %v\n", err)
+				fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 				return exitError
 			}
 			defer f.Close()
@@ -75,7 +75,7 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	var b bytes.Buffer
 	o := web.ExportOptions{Lang: *lang, NoCharts: *noCharts, Source: strings.Join(labels(runs), ", ")}
 	if err := web.ExportHTML(&b, runs, o); err != nil {
-		fmt.Fprintf(stderr, "tracer export: %v\n", err)
+		fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 		return exitError
 	}
 	if *out == "" {
@@ -86,7 +86,7 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitOK
 	}
 	if err := writeFileAtomic(*out, b.Bytes()); err != nil {
-		fmt.Fprintf(stderr, "tracer export: %v\n", err)
+		fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 		return exitError
 	}
 	return exitOK

@@ -50,7 +50,7 @@ func (a *attentionFlag) Set(v string) error {
 	op, _ := engine.LookupOption("record_attention")
 	var s engine.Settings
 	if err := op.Parse(&s, v); err != nil {
-		return err
+		return optionFlagError(err, v)
 	}
 	*a = attentionFlag(*s.RecordAttention)
 	return nil

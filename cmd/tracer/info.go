@@ -29,14 +29,14 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	m, err := openModel(ctx, *model, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer info: %v\n", err)
+		fmt.Fprintf(stderr, "tracer info: %s\n", hint(err))
 		return exitError
 	}
 	defer m.Close()
 	info := m.Model.Info()
 	types, err := ggufTypes(m.Spec)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer info: %v\n", err)
+		fmt.Fprintf(stderr, "tracer info: %s\n", hint(err))
 		return exitError
 	}
 	if *asJSON {

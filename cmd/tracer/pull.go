@@ -37,7 +37,7 @@ func cmdPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	}
 	opts, err := hub.FromEnv(os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer pull: %v\n", err)
+		fmt.Fprintf(stderr, "tracer pull: %s\n", hint(err))
 		return exitError
 	}
 	opts.File = *file
@@ -53,7 +53,7 @@ func cmdPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return usageErr("%v", err)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer pull: %v\n", err)
+		fmt.Fprintf(stderr, "tracer pull: %s\n", hint(err))
 		return exitError
 	}
 	fmt.Fprintf(stderr, "tracer pull: %s at commit %.12s: %d files, %s downloaded\n", snap.Ref, snap.Commit, len(snap.Files), humanBytes(snap.Fetched))

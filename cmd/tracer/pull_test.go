@@ -86,6 +86,7 @@ func TestPullErrors(t *testing.T) {
 		{"missing file", nil, []string{"pull", "org/tiny", "--file", "nope.bin"}, 1, "org/tiny has no file nope.bin at revision main"},
 		{"missing repo", nil, []string{"pull", "org/nope"}, 1, "org/nope was not found on the Hub"},
 		{"offline", map[string]string{"HF_HUB_OFFLINE": "1"}, []string{"pull", "org/tiny"}, 1, "org/tiny is not in the Hugging Face cache"},
+		{"offline names the pull command", map[string]string{"HF_HUB_OFFLINE": "1"}, []string{"pull", "org/tiny", "--file", "config.json"}, 1, "download it with the network on (tracer pull org/tiny --file config.json)"},
 		{"no model", nil, []string{"pull"}, 64, "want exactly one ORG/NAME"},
 		{"two models", nil, []string{"pull", "a/b", "c/d"}, 64, "want exactly one ORG/NAME"},
 		{"bad name", nil, []string{"pull", "a/b/c"}, 64, "not a Hugging Face model name"},

@@ -131,7 +131,7 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 
 	c, err := remote.Dial(ctx, remote.Config{URL: *server, Model: *serverModel, Engine: *serverEngine, Key: os.Getenv(*keyEnv), Timeout: *timeout})
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer record: %v\n", err)
+		fmt.Fprintf(stderr, "tracer record: %s\n", hint(err))
 		return exitError
 	}
 	info := engine.Info{Name: c.Model, Kind: trace.SourceServer, VocabSize: c.VocabSize, BOS: -1, PAD: -1}
@@ -151,7 +151,7 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	req.Options, req.Notices = opts, notices
 	t, err := c.Record(ctx, req)
 	if t == nil {
-		fmt.Fprintf(stderr, "tracer record: %v\n", err)
+		fmt.Fprintf(stderr, "tracer record: %s\n", hint(err))
 		return exitError
 	}
 	// A broken-off answer still leaves a partial trace: keep it, then fail.
@@ -162,7 +162,7 @@ func cmdRecord(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		fmt.Fprintln(stdout, t.Output.NewText)
 	}
 	if err != nil {
-		msg := err.Error()
+		msg := hint(err)
 		if errors.Is(err, remote.ErrStreamCut) && *out != "" {
 			msg += " in " + *out
 		}

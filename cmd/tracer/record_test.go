@@ -425,7 +425,7 @@ func TestRecordStepChat(t *testing.T) {
 		}))
 		defer fake.Close()
 		_, errOut, code := tracer(t, "", "record", "--server", fake.URL, "--chat", "hi", "--step", "--max-new-tokens", "2")
-		if code != exitError || !strings.Contains(errOut, "does not expose it") || !strings.Contains(errOut, "record the chat in plain mode, without --step") {
+		if code != exitError || !strings.Contains(errOut, "does not expose it") || !strings.Contains(errOut, "record the chat in plain mode (without --step)") {
 			t.Errorf("got exit %d, stderr %q; want %d saying the server does not expose its template and to use plain mode", code, errOut, exitError)
 		}
 	})

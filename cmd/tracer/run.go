@@ -87,7 +87,7 @@ func (f *optionFlag) Set(text string) error {
 		}
 		text = strconv.FormatBool(!b)
 	}
-	return f.op.Parse(f.user, text)
+	return optionFlagError(f.op.Parse(f.user, text), text)
 }
 
 // optionMessage writes an invalid option as the command line names it:
@@ -158,7 +158,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 
 	m, err := openModel(ctx, *model, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer run: %v\n", err)
+		fmt.Fprintf(stderr, "tracer run: %s\n", hint(err))
 		return exitError
 	}
 	defer m.Close()
@@ -168,7 +168,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return usageErr("%s", optionMessage(optErr))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer run: %v\n", err)
+		fmt.Fprintf(stderr, "tracer run: %s\n", hint(err))
 		return exitError
 	}
 	req.Record = *asJSON || *out != ""
@@ -177,7 +177,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return usageErr("%s", optionMessage(optErr))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer run: %v\n", err)
+		fmt.Fprintf(stderr, "tracer run: %s\n", hint(err))
 		return exitError
 	}
 	if !saveTrace("tracer run", t, *out, *asJSON, stdout, stderr) {

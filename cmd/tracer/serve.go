@@ -76,7 +76,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	remotes, err := serverFlags(servers, *keyEnv, os.Getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer serve: %v\n", err)
+		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitUsage
 	}
 	if *modelsDir != "" {
@@ -130,12 +130,12 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer serve: %v\n", err)
+		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitError
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer serve: %v\n", err)
+		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitError
 	}
 	fmt.Fprintf(stdout, "tracer: serving on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
@@ -144,7 +144,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stdout, "tracer: instructor (keep this link to yourself): http://%s/?teach=%s\n", ln.Addr(), token)
 	}
 	if err := srv.ServeListener(ctx, ln); err != nil {
-		fmt.Fprintf(stderr, "tracer serve: %v\n", err)
+		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitError
 	}
 	fmt.Fprintln(stdout, "tracer: stopped")

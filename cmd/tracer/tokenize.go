@@ -36,7 +36,7 @@ func cmdTokenize(_ context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	tok, err := tokenizer.Load(*path)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer tokenize: %v\n", err)
+		fmt.Fprintf(stderr, "tracer tokenize: %s\n", hint(err))
 		return exitError
 	}
 	var each func(line []byte) (any, error)
@@ -55,7 +55,7 @@ func cmdTokenize(_ context.Context, args []string, stdin io.Reader, stdout, stde
 	case *chatMode:
 		render, err := chatRenderer(*path, tok)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracer tokenize: %v\n", err)
+			fmt.Fprintf(stderr, "tracer tokenize: %s\n", hint(err))
 			return exitError
 		}
 		each = render
@@ -97,7 +97,7 @@ func cmdTokenize(_ context.Context, args []string, stdin io.Reader, stdout, stde
 			return exitError
 		}
 		if err := enc.Encode(v); err != nil {
-			fmt.Fprintf(stderr, "tracer tokenize: %v\n", err)
+			fmt.Fprintf(stderr, "tracer tokenize: %s\n", hint(err))
 			return exitError
 		}
 	}

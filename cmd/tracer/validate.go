@@ -25,7 +25,7 @@ func cmdValidate(_ context.Context, args []string, stdin io.Reader, stdout, stde
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracer validate: %v\n", err)
+			fmt.Fprintf(stderr, "tracer validate: %s\n", hint(err))
 			return exitError
 		}
 		defer f.Close()

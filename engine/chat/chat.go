@@ -33,7 +33,7 @@ import (
 )
 
 // ErrNoChatTemplate reports a tokenizer without a chat template.
-var ErrNoChatTemplate = errors.New("tokenizer_config.json has no chat_template: this model is not a chat model; use --prompt")
+var ErrNoChatTemplate = errors.New("tokenizer_config.json has no chat_template: this model is not a chat model; give it a plain prompt")
 
 // RaiseError is returned by Render when the template calls
 // raise_exception(message), typically because the conversation breaks its

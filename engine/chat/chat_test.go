@@ -141,7 +141,7 @@ func TestLoadWithoutChatTemplate(t *testing.T) {
 	if !errors.Is(err, ErrNoChatTemplate) {
 		t.Fatalf("Load: got %v, want ErrNoChatTemplate", err)
 	}
-	if !strings.Contains(err.Error(), "tokenizer_config.json has no chat_template: this model is not a chat model; use --prompt") {
+	if !strings.Contains(err.Error(), "tokenizer_config.json has no chat_template: this model is not a chat model; give it a plain prompt") {
 		t.Errorf("error %q lacks the explanation", err)
 	}
 }

@@ -108,11 +108,7 @@ func (s *session) cached() (string, bool) {
 }
 
 func (s *session) notCached() error {
-	cmd := "tracer pull " + s.ref.String()
-	if s.opts.File != "" {
-		cmd += " --file " + s.opts.File
-	}
-	return errorf(ErrNotCached, "%s is not in the Hugging Face cache (%s) and HF_HUB_OFFLINE=1: run %s with the network on", s.ref, s.opts.CacheDir, cmd)
+	return &NotCachedError{Ref: s.ref.String(), File: s.opts.File, CacheDir: s.opts.CacheDir}
 }
 
 // pull lists the revision's files, downloads the blobs it needs, and only
@@ -203,7 +199,7 @@ func (s *session) selectFiles(files []string) ([]string, error) {
 		return want, nil
 	}
 	if !has[configFile] {
-		return nil, errorf(ErrNotFound, "%s has no config.json at revision %s, so it is not a transformers model tracer can run: pull one of its files with --file NAME", s.ref.Repo, rev)
+		return nil, errorf(ErrNoConfig, "%s has no config.json at revision %s, so it is not a transformers model tracer can run: pull one of its files by name", s.ref.Repo, rev)
 	}
 	want := []string{configFile}
 	switch {

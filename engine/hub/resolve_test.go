@@ -55,9 +55,13 @@ func TestOffline(t *testing.T) {
 	h, opts := setup(t, tinyRepo())
 	opts.Offline = true
 	_, err := Resolve(context.Background(), "org/tiny", opts)
-	want := "org/tiny is not in the Hugging Face cache (" + opts.CacheDir + ") and HF_HUB_OFFLINE=1: run tracer pull org/tiny with the network on"
+	want := "org/tiny is not in the Hugging Face cache (" + opts.CacheDir + ") and HF_HUB_OFFLINE=1: download it with the network on"
 	if !errors.Is(err, ErrNotCached) || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+	var nc *NotCachedError
+	if !errors.As(err, &nc) || nc.Ref != "org/tiny" || nc.File != "" {
+		t.Errorf("got %#v, want a NotCachedError of org/tiny, no file", err)
 	}
 	if _, err := Pull(context.Background(), "org/tiny", opts); !errors.Is(err, ErrNotCached) {
 		t.Errorf("offline Pull: got %v, want ErrNotCached", err)
@@ -81,8 +85,9 @@ func TestOffline(t *testing.T) {
 		t.Errorf("offline calls sent %d requests, want 0", n)
 	}
 	opts.File = "other.bin"
-	if _, err := Resolve(context.Background(), "org/tiny@v1", opts); err == nil || !errors.Is(err, ErrNotCached) ||
-		!strings.Contains(err.Error(), "run tracer pull org/tiny@v1 --file other.bin") {
-		t.Errorf("offline --file: got %v, want the pull command with --file", err)
+	_, err = Resolve(context.Background(), "org/tiny@v1", opts)
+	if !errors.As(err, &nc) || nc.Ref != "org/tiny@v1" || nc.File != "other.bin" ||
+		!strings.Contains(err.Error(), "other.bin of org/tiny@v1 is not in the Hugging Face cache") {
+		t.Errorf("offline with a file: got %v, want a NotCachedError naming other.bin of org/tiny@v1", err)
 	}
 }

@@ -22,6 +22,10 @@ import (
 	"tracer/trace"
 )
 
+// ErrNoTokenizer marks a text prompt given to a model without a tokenizer,
+// which reads only token ids.
+var ErrNoTokenizer = errors.New("no tokenizer")
+
 // Loaded is an opened model.
 type Loaded struct {
 	Spec      string
@@ -121,7 +125,7 @@ func (l *Loaded) Request(in Input, user *engine.Settings) (engine.Request, error
 		req.Prompt.Messages, req.Prompt.Text = in.Messages, text
 	case len(in.Texts) > 0:
 		if l.Tokenizer == nil {
-			return req, fmt.Errorf("model %s has no tokenizer: give the prompt as ids (--prompt-ids)", l.Spec)
+			return req, fmt.Errorf("model %s has %w: give the prompt as token ids", l.Spec, ErrNoTokenizer)
 		}
 		for _, text := range in.Texts {
 			ids, err := l.Tokenizer.Encode(text, true)

@@ -37,6 +37,24 @@ var (
 	// ErrNoChatTemplate means step mode on a chat needs the server's chat
 	// template, and the server does not tell it.
 	ErrNoChatTemplate = errors.New("the server does not expose its chat template")
+	// ErrStepChat means a chat cannot be recorded in step mode on this
+	// server (its chat template is missing or broken): record it in plain
+	// mode (Request.Step false).
+	ErrStepChat = errors.New("step mode on a chat needs the model's chat template")
+	// ErrChooseModel means the server serves several models and the
+	// request named none (Client.Model empty).
+	ErrChooseModel = errors.New("choose one of them")
+	// ErrTimeout means the server gave no answer within the client's time.
+	ErrTimeout = errors.New("no answer in time")
+	// ErrNeedsStepMode means the request asks for what only step mode can
+	// do (forced tokens) without Request.Step.
+	ErrNeedsStepMode = errors.New("forced tokens need step mode: a plain completion cannot be told which token to take")
+	// ErrNeedsIDs means forced tokens in step mode need the prompt as token
+	// ids on a server that does not tokenize.
+	ErrNeedsIDs = errors.New("forced tokens need the prompt as token ids, or a server that tokenizes (llama.cpp)")
+	// ErrNeedsText means a prompt of ids cannot be extended in step mode,
+	// since the server gave no id for a token: give the prompt as text.
+	ErrNeedsText = errors.New("the prompt given as ids cannot be extended: give the prompt as text")
 )
 
 // Limits on what a server may send.
@@ -204,9 +222,9 @@ func (c *Client) pick(list modelList, want string) error {
 	case want == "" && len(list.Data) == 1:
 		i = 0
 	case want == "":
-		return fmt.Errorf("remote: the server has %d models (%s): choose one with --server-model", len(names), strings.Join(names, ", "))
+		return fmt.Errorf("remote: the server has %d models (%s): %w", len(names), strings.Join(names, ", "), ErrChooseModel)
 	case i < 0:
-		return fmt.Errorf("remote: model %q: %w (it lists %s); check --server-model", want, ErrUnknownModel, strings.Join(names, ", "))
+		return fmt.Errorf("remote: model %q: %w (it lists %s)", want, ErrUnknownModel, strings.Join(names, ", "))
 	}
 	m := list.Data[i]
 	c.Model, c.VocabSize = m.ID, m.Meta.NVocab
@@ -296,7 +314,7 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				return nil, fmt.Errorf("remote: %s %s: no answer in time (%v); the server may be busy: try again or raise --timeout", method, path, stripURL(err))
+				return nil, fmt.Errorf("remote: %s %s: %w (%v); the server may be busy: try again or allow it more time", method, path, ErrTimeout, stripURL(err))
 			}
 			lastErr = fmt.Errorf("remote: %s %s: %w", method, c.URL()+path, stripURL(err))
 			continue
@@ -307,7 +325,7 @@ func (c *Client) send(ctx context.Context, method, path string, body any) (*http
 		msg := errorMessage(resp)
 		switch resp.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden:
-			return nil, fmt.Errorf("remote: %s: HTTP %d %s: %w; set the key in the variable named by --server-key-env (default OPENAI_API_KEY)", path, resp.StatusCode, msg, ErrAuth)
+			return nil, fmt.Errorf("remote: %s: HTTP %d %s: %w: give the key the server expects", path, resp.StatusCode, msg, ErrAuth)
 		case http.StatusNotFound:
 			if strings.Contains(strings.ToLower(msg), "model") {
 				return nil, fmt.Errorf("remote: %s: HTTP 404 %s: %w", path, msg, ErrUnknownModel)

@@ -339,7 +339,7 @@ func readEvents(body io.Reader, f func([]byte) error) error {
 func (r *recorder) steps(ctx context.Context) error {
 	o := r.req.Options
 	if len(o.ForceIDs) > 0 && !r.idsOK {
-		return fmt.Errorf("remote: forced tokens need the prompt as token ids: give --prompt-ids, or use a server that tokenizes (llama.cpp)")
+		return fmt.Errorf("remote: %w", ErrNeedsIDs)
 	}
 	for i := 0; i < o.MaxNewTokens; i++ {
 		if ctx.Err() != nil {
@@ -406,7 +406,7 @@ func (r *recorder) ask(ctx context.Context, i int, ban []int) (chunk, error) {
 	case r.idsOK:
 		prompt = r.ids
 	case r.req.Text == "":
-		return chunk{}, fmt.Errorf("remote: step %d: the server gave no id for the last token, so the prompt given as ids cannot be extended: give --prompt text instead", i)
+		return chunk{}, fmt.Errorf("remote: step %d: the server gave no id for the last token: %w", i, ErrNeedsText)
 	}
 	b := r.body(prompt, 1, uint64(i), false)
 	if len(ban) > 0 {

@@ -70,7 +70,7 @@ func (c *Client) Record(ctx context.Context, req Request) (*trace.Trace, error) 
 	case o.MaxNewTokens <= 0 && o.MaxLength <= 0:
 		return nil, errors.New("remote: set max_new_tokens (or max_length): a server needs to be told how many tokens to generate")
 	case len(o.ForceIDs) > 0 && !req.Step:
-		return nil, errors.New("remote: forced tokens need step mode (--step): a plain completion cannot be told which token to take")
+		return nil, fmt.Errorf("remote: %w", ErrNeedsStepMode)
 	}
 	if req.TopLogprobs <= 0 {
 		req.TopLogprobs = 20

@@ -488,8 +488,8 @@ func TestTimeoutSaysWhatToDo(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	_, err := Dial(context.Background(), Config{URL: srv.URL, Timeout: 50 * time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), "--timeout") {
-		t.Errorf("got %v, want an error that names --timeout", err)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "allow it more time") {
+		t.Errorf("got %v, want ErrTimeout saying to allow more time", err)
 	}
 }
 
