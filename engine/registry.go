@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -294,48 +295,15 @@ func parseRecordAttention(text string) (string, error) {
 	return "", &OptionError{Option: "record_attention", Msg: fmt.Sprintf(`want "step" (each step's new query), "all" (also the prompt's matrices) or "false", got %q`, text)}
 }
 
-// IsSet reports whether the settings layer sets the option.
+// IsSet reports whether the settings layer sets the option: its field
+// (a pointer, or a list) is not nil.
 func (op Option) IsSet(s *Settings) bool {
-	if s == nil {
-		return false
-	}
-	switch p := op.layer(s).(type) {
-	case **int:
-		return *p != nil
-	case **uint64:
-		return *p != nil
-	case **float64:
-		return *p != nil
-	case **bool:
-		return *p != nil
-	case **string:
-		return *p != nil
-	case *[]int:
-		return *p != nil
-	case *[]string:
-		return *p != nil
-	}
-	panic("engine: option " + op.Name + " has a Settings field of no known kind")
+	return s != nil && !reflect.ValueOf(op.layer(s)).Elem().IsNil()
 }
 
 // Clear unsets the option in a settings layer.
 func (op Option) Clear(s *Settings) {
-	switch p := op.layer(s).(type) {
-	case **int:
-		*p = nil
-	case **uint64:
-		*p = nil
-	case **float64:
-		*p = nil
-	case **bool:
-		*p = nil
-	case **string:
-		*p = nil
-	case *[]int:
-		*p = nil
-	case *[]string:
-		*p = nil
-	}
+	reflect.ValueOf(op.layer(s)).Elem().SetZero()
 }
 
 // Parse sets the option in a settings layer from its text, as a flag or the
@@ -497,47 +465,28 @@ func (op Option) DefaultText() string {
 	return fmt.Sprint(op.Default)
 }
 
-// setDefault puts the option's default into resolved options.
+// setDefault puts the option's default into resolved options; a list
+// option starts empty (nil).
 func (op Option) setDefault(o *trace.Options) {
-	switch p := op.field(o).(type) {
-	case *int:
-		*p = op.Default.(int)
-	case *uint64:
-		*p = op.Default.(uint64)
-	case *float64:
-		*p = op.Default.(float64)
-	case *bool:
-		*p = op.Default.(bool)
-	case *string:
-		*p = op.Default.(string)
-	case *[]int:
-		*p = nil
-	case *[]string:
-		*p = nil
+	f := reflect.ValueOf(op.field(o)).Elem()
+	if f.Kind() == reflect.Slice {
+		f.SetZero()
+		return
 	}
+	f.Set(reflect.ValueOf(op.Default))
 }
 
 // apply copies the layer's value, when it sets one, into resolved options
-// and reports whether it did.
+// (a list as a copy of its own) and reports whether it did.
 func (op Option) apply(o *trace.Options, s *Settings) bool {
 	if !op.IsSet(s) {
 		return false
 	}
-	switch p := op.field(o).(type) {
-	case *int:
-		*p = **op.layer(s).(**int)
-	case *uint64:
-		*p = **op.layer(s).(**uint64)
-	case *float64:
-		*p = **op.layer(s).(**float64)
-	case *bool:
-		*p = **op.layer(s).(**bool)
-	case *string:
-		*p = **op.layer(s).(**string)
-	case *[]int:
-		*p = append([]int{}, *op.layer(s).(*[]int)...)
-	case *[]string:
-		*p = append([]string{}, *op.layer(s).(*[]string)...)
+	f, l := reflect.ValueOf(op.field(o)).Elem(), reflect.ValueOf(op.layer(s)).Elem()
+	if l.Kind() == reflect.Slice {
+		f.Set(reflect.AppendSlice(reflect.MakeSlice(l.Type(), 0, l.Len()), l))
+	} else {
+		f.Set(l.Elem())
 	}
 	return true
 }
