@@ -9,6 +9,11 @@
 // When the data is absent a test skips with a message, except in CI
 // (the CI environment variable is set), where missing reference data fails
 // the run: a green CI must mean the comparisons ran.
+//
+// With TRACER_REFDATA_LOG naming a file, every lookup appends a line to it:
+// the test or fuzz target asking, the path asked for, and where it was
+// found ("testdata", "shared" or "absent"). `go test ./...` with it set
+// lists every test that reads ../shared.
 package refdata
 
 import (
@@ -16,6 +21,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 )
 
@@ -65,16 +72,62 @@ func Path(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rel = filepath.FromSlash(rel)
-	own := filepath.Join(top, "testdata", rel)
+	name := filepath.FromSlash(rel)
+	own := filepath.Join(top, "testdata", name)
 	if _, err := os.Stat(own); err == nil {
+		logLookup(rel, "testdata")
 		return own, nil
 	}
-	shared := filepath.Join(filepath.Dir(top), "shared", rel)
+	shared := filepath.Join(filepath.Dir(top), "shared", name)
 	if _, err := os.Stat(shared); err == nil {
+		logLookup(rel, "shared")
 		return shared, nil
 	}
-	return "", fmt.Errorf("reference data %s is in neither testdata/ nor ../shared beside the repository", filepath.ToSlash(rel))
+	logLookup(rel, "absent")
+	return "", fmt.Errorf("reference data %s is in neither testdata/ nor ../shared beside the repository", rel)
+}
+
+// logLookup appends "test<TAB>rel<TAB>where" to the file named by
+// TRACER_REFDATA_LOG, if any. The test is the outermost Test, Fuzz or
+// Benchmark function on the caller's stack (a subtest's closure names its
+// parent), or "?" when none is. Lines are short single writes in append
+// mode, so parallel test binaries do not interleave them.
+func logLookup(rel, where string) {
+	name := os.Getenv("TRACER_REFDATA_LOG")
+	if name == "" {
+		return
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s\t%s\t%s\n", caller(), filepath.ToSlash(rel), where)
+}
+
+// caller returns the test function on the stack, as "package.TestName".
+func caller() string {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	test := "?"
+	for {
+		fr, more := frames.Next()
+		fn := fr.Function[strings.LastIndex(fr.Function, "/")+1:]
+		if dot := strings.Index(fn, "."); dot >= 0 {
+			short := fn[dot+1:]
+			if i := strings.Index(short, "."); i >= 0 {
+				short = short[:i]
+			}
+			for _, p := range []string{"Test", "Fuzz", "Benchmark"} {
+				if strings.HasPrefix(short, p) {
+					test = fn[:dot+1] + short
+				}
+			}
+		}
+		if !more {
+			return test
+		}
+	}
 }
 
 // InCI reports whether the tests run in CI, where missing reference data

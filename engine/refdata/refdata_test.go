@@ -40,3 +40,20 @@ func TestNeedSkipsOrFails(t *testing.T) {
 		}
 	}
 }
+
+func TestLookupLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "refdata.log")
+	t.Setenv("TRACER_REFDATA_LOG", log)
+	t.Run("sub", func(t *testing.T) {
+		if _, err := Path("no/such/reference-file"); err == nil {
+			t.Fatal("Path of a missing file: no error")
+		}
+	})
+	got, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "refdata.TestLookupLog\tno/such/reference-file\tabsent\n"; string(got) != want {
+		t.Errorf("log: got %q, want %q", got, want)
+	}
+}
