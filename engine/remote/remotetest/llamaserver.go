@@ -9,6 +9,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,17 +41,30 @@ func StartLlamaServer(t testing.TB) string {
 		<-exited
 	})
 	ready := make(chan string, 1)
-	var log bytes.Buffer
+	var (
+		mu  sync.Mutex // guards log, written by the reader and read on failure
+		log bytes.Buffer
+	)
+	logText := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return log.String()
+	}
 	go func() {
 		defer close(exited)
 		listening := regexp.MustCompile(`server is listening on (http://127\.0\.0\.1:\d+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			mu.Lock()
 			if log.Len() < 1<<16 {
 				log.WriteString(sc.Text() + "\n")
 			}
+			mu.Unlock()
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
+				select { // a second "listening" line must not block the reader
+				case ready <- m[1]:
+				default:
+				}
 			}
 		}
 		io.Copy(io.Discard, stderr)
@@ -60,9 +74,9 @@ func StartLlamaServer(t testing.TB) string {
 	case u := <-ready:
 		return u
 	case <-exited:
-		t.Fatalf("llama-server exited before it was ready:\n%s", log.String())
+		t.Fatalf("llama-server exited before it was ready:\n%s", logText())
 	case <-time.After(2 * time.Minute): // a safety net against a hang, not a measurement
-		t.Fatalf("llama-server not ready after 2 minutes:\n%s", log.String())
+		t.Fatalf("llama-server not ready after 2 minutes:\n%s", logText())
 	}
 	return ""
 }
