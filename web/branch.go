@@ -97,8 +97,8 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 	var id int
 	if m.ID != nil {
 		id = *m.ID
-		if id < 0 || id >= vocab {
-			return nil, fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		if err := checkID(id, vocab); err != nil {
+			return nil, err
 		}
 	} else {
 		var err error
@@ -144,8 +144,8 @@ func planServerBranch(r *run, cur cursor, m inbound, steps []trace.Step, at, voc
 	var text string
 	if m.ID != nil {
 		id = *m.ID
-		if id < 0 || id >= vocab {
-			return nil, fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		if err := checkID(id, vocab); err != nil {
+			return nil, err
 		}
 		for _, c := range steps[at].Rows[0].Candidates {
 			if c.ID == id {
@@ -215,8 +215,8 @@ func lookupToken(tok tokenizer.Tokenizer, text string, vocab int) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%q is not a token id", text)
 		}
-		if id < 0 || id >= vocab {
-			return 0, fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		if err := checkID(id, vocab); err != nil {
+			return 0, err
 		}
 		return id, nil
 	}

@@ -76,7 +76,7 @@ func TestBranchErrors(t *testing.T) {
 		name, msg, says string
 	}{
 		{"id outside the vocabulary", `{"type": "branch", "id": 99}`, "token id 99 is outside the vocabulary (0..7)"},
-		{"negative id", `{"type": "branch", "id": -1}`, "outside the vocabulary"},
+		{"negative id", `{"type": "branch", "id": -1}`, "token id -1 is negative"},
 		{"hash id outside", `{"type": "branch", "token": "#8"}`, "outside the vocabulary"},
 		{"not a word", `{"type": "branch", "token": "tea"}`, `"tea" is not a token`},
 		{"two words", `{"type": "branch", "token": "I love"}`, "encodes to 2 tokens"},

@@ -79,8 +79,8 @@ func (s *Server) prepareServer(f runForm, label string, c *remote.Client) (runSp
 			return runSpec{}, errors.New("prompt 1 is empty: give at least one token")
 		}
 		for _, id := range in.IDs[0] {
-			if id < 0 || id >= info.VocabSize {
-				return runSpec{}, fmt.Errorf("prompt 1: token id %d is outside the vocabulary (0..%d)", id, info.VocabSize-1)
+			if err := checkID(id, info.VocabSize); err != nil {
+				return runSpec{}, fmt.Errorf("prompt 1: %w", err)
 			}
 		}
 		req.IDs = in.IDs[0]
@@ -93,6 +93,21 @@ func (s *Server) prepareServer(f runForm, label string, c *remote.Client) (runSp
 	return runSpec{label: label, name: f.Model, server: c, sreq: req}, nil
 }
 
+// checkID says why id is not a token of a vocabulary of vocab tokens;
+// with unknownVocab only a negative id is refused (the server checks the
+// rest).
+func checkID(id, vocab int) error {
+	switch {
+	case id < 0:
+		return fmt.Errorf("token id %d is negative: ids count from 0", id)
+	case vocab != unknownVocab && id >= vocab:
+		return fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+	}
+	return nil
+}
+
+// cmpVocab is a server model's vocabulary size, or unknownVocab when the
+// server does not tell it.
 func cmpVocab(n int) int {
 	if n <= 0 {
 		return unknownVocab
@@ -184,8 +199,8 @@ func serverToken(st trace.Step, text string, vocab int) (int, string, error) {
 		if err != nil {
 			return 0, "", fmt.Errorf("%q is not a token id", text)
 		}
-		if id < 0 || id >= vocab {
-			return 0, "", fmt.Errorf("token id %d is outside the vocabulary (0..%d)", id, vocab-1)
+		if err := checkID(id, vocab); err != nil {
+			return 0, "", err
 		}
 		return id, "", nil
 	}

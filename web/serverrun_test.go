@@ -431,3 +431,27 @@ func TestServerCompareChatWithoutTemplate(t *testing.T) {
 	sendJSON(t, c, map[string]any{"type": "compare", "form": form{"model": "server:gpu/big", "input": "chat", "prompt": "hi", "max_new_tokens": "2", "variants": "greedy\nT=0.7"}})
 	waitFor(t, c, "the comparison's error", errorSaying("generate the chat as a single run instead"))
 }
+
+func TestCheckID(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		id, vocab int
+		says      string // "" for no error
+	}{
+		{"inside", 7, 8, ""},
+		{"past the end", 8, 8, "token id 8 is outside the vocabulary (0..7)"},
+		{"negative", -1, 8, "token id -1 is negative: ids count from 0"},
+		{"unknown vocabulary: the server checks", 5_000_000, unknownVocab, ""},
+		{"unknown vocabulary, negative", -3, unknownVocab, "token id -3 is negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkID(tc.id, tc.vocab)
+			switch {
+			case tc.says == "" && err != nil:
+				t.Errorf("got %v, want no error", err)
+			case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
+				t.Errorf("got %v, want an error saying %q", err, tc.says)
+			}
+		})
+	}
+}
