@@ -55,19 +55,9 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	var runs []web.ExportRun
 	for _, name := range files {
-		in := stdin
-		if name != "-" {
-			f, err := os.Open(name)
-			if err != nil {
-				fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
-				return exitError
-			}
-			defer f.Close()
-			in = f
-		}
-		t, err := trace.Read(in, *maxMiB<<20)
+		t, err := readTrace(name, stdin, *maxMiB<<20)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracer export: %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 			return exitError
 		}
 		runs = append(runs, web.ExportRun{Trace: t, Label: label(name)})
