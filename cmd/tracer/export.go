@@ -100,28 +100,26 @@ func labels(runs []web.ExportRun) []string {
 
 // writeFileAtomic writes data to a temporary file beside name and renames
 // it, so a failed write never leaves half a file in name's place.
-func writeFileAtomic(name string, data []byte) error {
+func writeFileAtomic(name string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return os.Rename(tmp, name)
 }
