@@ -124,21 +124,22 @@ func median3(a, b, c float32) float32 {
 	return max(a, b)
 }
 
-// kthSmallest returns the k-th smallest (0-based) of ids, reordering them.
-func kthSmallest(ids []int32, k int) int32 {
-	lo, hi := 0, len(ids)-1
+// kthSmallest returns the k-th smallest (0-based) of v, reordering v: a
+// quickselect, for token ids here and for scores in TopK.
+func kthSmallest[T int32 | float32](v []T, k int) T {
+	lo, hi := 0, len(v)-1
 	for lo < hi {
-		pivot := ids[(lo+hi)/2]
+		pivot := v[(lo+hi)/2]
 		i, j := lo, hi
 		for i <= j {
-			for ids[i] < pivot {
+			for v[i] < pivot {
 				i++
 			}
-			for ids[j] > pivot {
+			for v[j] > pivot {
 				j--
 			}
 			if i <= j {
-				ids[i], ids[j] = ids[j], ids[i]
+				v[i], v[j] = v[j], v[i]
 				i++
 				j--
 			}
@@ -149,10 +150,10 @@ func kthSmallest(ids []int32, k int) int32 {
 		case k >= i:
 			lo = i
 		default:
-			return ids[k]
+			return v[k]
 		}
 	}
-	return ids[k]
+	return v[k]
 }
 
 // pickSorted is the reference walk over every kept token in sorted order,

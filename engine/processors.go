@@ -211,35 +211,10 @@ func (p *TopK) Apply(s []float32, _ []int) {
 	}
 }
 
-// kthLargest returns the k-th largest value of v (1-based), reordering v.
+// kthLargest returns the k-th largest value of v (1-based), reordering v:
+// the one with len(v)-k values below it.
 func kthLargest(v []float32, k int) float32 {
-	lo, hi, target := 0, len(v)-1, k-1
-	for lo < hi {
-		pivot := v[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for v[i] > pivot {
-				i++
-			}
-			for v[j] < pivot {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case target <= j:
-			hi = j
-		case target >= i:
-			lo = i
-		default:
-			return v[target]
-		}
-	}
-	return v[target]
+	return kthSmallest(v, len(v)-k)
 }
 
 // TopP keeps the smallest set of highest scores whose probabilities add up

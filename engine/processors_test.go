@@ -41,6 +41,33 @@ func TestTopKKeepsTies(t *testing.T) {
 	}
 }
 
+func TestKthLargestMatchesSort(t *testing.T) {
+	negInf := float32(math.Inf(-1))
+	tests := []struct {
+		name string
+		v    []float32
+	}{
+		{"one", []float32{0.5}},
+		{"distinct", []float32{3, -1, 4, 1, -5, 9, 2, 6}},
+		{"ties", []float32{2, 7, 2, 7, 2, 7, 1}},
+		{"all equal", []float32{4, 4, 4, 4}},
+		{"removed scores", []float32{negInf, 1, negInf, 0, negInf}},
+		{"sorted descending", []float32{9, 8, 7, 6, 5, 4, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sorted := slices.Clone(tt.v)
+			slices.Sort(sorted)
+			slices.Reverse(sorted)
+			for k := 1; k <= len(tt.v); k++ {
+				if got, want := kthLargest(slices.Clone(tt.v), k), sorted[k-1]; got != want {
+					t.Errorf("kthLargest(%v, %d) = %v, want %v", tt.v, k, got, want)
+				}
+			}
+		})
+	}
+}
+
 func TestTopPBoundary(t *testing.T) {
 	// probs 0.5, 0.3, 0.2: top_p 0.8 keeps the first two (cumsum of the
 	// ascending order 0.2 <= 0.2 is removed); top_p 0.81 keeps all three.

@@ -101,6 +101,21 @@ func checkID(p *problems, where, id string) {
 	}
 }
 
+// idSet holds the ids of one list of siblings (a lesson's steps, a step's
+// runs or questions), which must differ.
+type idSet map[string]bool
+
+// place is where the thing of this kind and id stands inside where
+// ("lesson x, step y"); it notes a problem there when a sibling has the id.
+func (seen idSet) place(p *problems, where, kind, id string) string {
+	at := fmt.Sprintf("%s, %s %s", where, kind, id)
+	if seen[id] {
+		p.add(at, "the id is used twice")
+	}
+	seen[id] = true
+	return at
+}
+
 func (l *Lesson) validate(p *problems) {
 	where := "lesson " + l.ID
 	checkID(p, where, l.ID)
@@ -109,15 +124,10 @@ func (l *Lesson) validate(p *problems) {
 	if len(l.Steps) == 0 {
 		p.add(where, "no steps")
 	}
-	seen := map[string]bool{}
+	steps := idSet{}
 	for i := range l.Steps {
 		s := &l.Steps[i]
-		sw := fmt.Sprintf("%s, step %s", where, s.ID)
-		if seen[s.ID] {
-			p.add(sw, "the id is used twice")
-		}
-		seen[s.ID] = true
-		s.validate(p, sw)
+		s.validate(p, steps.place(p, where, "step", s.ID))
 	}
 }
 
@@ -125,14 +135,10 @@ func (s *Step) validate(p *problems, where string) {
 	checkID(p, where, s.ID)
 	checkText(p, where+": title", s.Title)
 	checkParagraphs(p, where+": text", s.Text)
-	runIDs := map[string]bool{}
+	runs := idSet{}
 	for i := range s.Runs {
 		r := &s.Runs[i]
-		rw := fmt.Sprintf("%s, run %s", where, r.ID)
-		if runIDs[r.ID] {
-			p.add(rw, "the id is used twice")
-		}
-		runIDs[r.ID] = true
+		rw := runs.place(p, where, "run", r.ID)
 		if len(s.Runs) > 1 || len(r.Label) > 0 {
 			checkText(p, rw+": label", r.Label)
 		}
@@ -153,15 +159,10 @@ func (s *Step) validate(p *problems, where string) {
 	for i := range s.Code {
 		s.validateCode(p, fmt.Sprintf("%s, code %d", where, i+1), &s.Code[i])
 	}
-	qIDs := map[string]bool{}
+	questions := idSet{}
 	for i := range s.Questions {
 		q := &s.Questions[i]
-		qw := fmt.Sprintf("%s, question %s", where, q.ID)
-		if qIDs[q.ID] {
-			p.add(qw, "the id is used twice")
-		}
-		qIDs[q.ID] = true
-		q.validate(p, qw)
+		q.validate(p, questions.place(p, where, "question", q.ID))
 	}
 }
 

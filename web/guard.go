@@ -37,10 +37,15 @@ func (s *Server) guard(what string, f func() error) (err error) {
 // generate is engine.Generate behind a recovery boundary: a panic in the
 // model, a processor or a callback is the run's error.
 func (s *Server) generate(ctx context.Context, what string, req engine.Request) (*trace.Trace, error) {
+	return s.guardRun(what, func() (*trace.Trace, error) { return engine.Generate(ctx, req) })
+}
+
+// guardRun is guard for a run that returns its trace.
+func (s *Server) guardRun(what string, run func() (*trace.Trace, error)) (*trace.Trace, error) {
 	var out *trace.Trace
 	err := s.guard(what, func() error {
 		var err error
-		out, err = engine.Generate(ctx, req)
+		out, err = run()
 		return err
 	})
 	return out, err

@@ -123,10 +123,9 @@ type insideStore struct {
 	start func(key string, ids []int) // begins a computation (the server's)
 
 	mu      sync.Mutex
-	kept    map[string]*trace.Inside // by insideKey
-	order   []string                 // keys, oldest first
-	failed  map[string]string        // why a computation failed, by key
-	pending string                   // the key being computed; "" for none
+	kept    *fifoCache[*trace.Inside] // by insideKey, the newest insideKeep
+	failed  map[string]string         // why a computation failed, by key
+	pending string                    // the key being computed; "" for none
 }
 
 // insideKey names a context: its ids.
@@ -145,7 +144,7 @@ func (st *insideStore) lookup(ids []int) (*trace.Inside, string) {
 	key := insideKey(ids)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if in := st.kept[key]; in != nil {
+	if in, ok := st.kept.get(key); ok {
 		return in, ""
 	}
 	if why, ok := st.failed[key]; ok {
@@ -172,14 +171,7 @@ func (st *insideStore) finish(key string, in *trace.Inside, why string) {
 		st.failed[key] = why
 		return
 	}
-	if _, ok := st.kept[key]; !ok {
-		st.order = append(st.order, key)
-	}
-	st.kept[key] = in
-	for len(st.order) > insideKeep {
-		delete(st.kept, st.order[0])
-		st.order = st.order[1:]
-	}
+	st.kept.put(key, in)
 }
 
 // newInsideStore returns the store of a live run that does not record its
@@ -189,7 +181,7 @@ func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Requ
 	if _, ok := m.Model.(engine.InsideModel); !ok || req.Options.RecordAttention != "" || req.Options.RecordLens > 0 {
 		return nil
 	}
-	st := &insideStore{kept: map[string]*trace.Inside{}, failed: map[string]string{}}
+	st := &insideStore{kept: newFIFOCache[*trace.Inside](insideKeep), failed: map[string]string{}}
 	st.start = func(key string, ids []int) {
 		s.jobMu.Lock()
 		if s.closed {

@@ -34,8 +34,7 @@ type lessonPages struct {
 	toy func() (*models.Loaded, error) // models.Open("toy"), once
 
 	mu    sync.Mutex
-	cache map[string]*trace.Trace // by lessonKey
-	order []string                // keys, oldest first
+	cache *fifoCache[*trace.Trace] // by lessonKey, the newest lessonCacheSize
 }
 
 func newLessonPages() (*lessonPages, error) {
@@ -46,7 +45,7 @@ func newLessonPages() (*lessonPages, error) {
 	return &lessonPages{
 		cat:   cat,
 		toy:   sync.OnceValues(func() (*models.Loaded, error) { return models.Open("toy") }),
-		cache: map[string]*trace.Trace{},
+		cache: newFIFOCache[*trace.Trace](lessonCacheSize),
 	}, nil
 }
 
@@ -54,22 +53,14 @@ func newLessonPages() (*lessonPages, error) {
 func (p *lessonPages) get(key string) (*trace.Trace, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	t, ok := p.cache[key]
-	return t, ok
+	return p.cache.get(key)
 }
 
 // put keeps a trace, dropping the oldest beyond lessonCacheSize.
 func (p *lessonPages) put(key string, t *trace.Trace) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.cache[key]; !ok {
-		p.order = append(p.order, key)
-	}
-	p.cache[key] = t
-	for len(p.order) > lessonCacheSize {
-		delete(p.cache, p.order[0])
-		p.order = p.order[1:]
-	}
+	p.cache.put(key, t)
 }
 
 // lessonLang returns the page's language: ?lang= when it names one of the

@@ -305,13 +305,19 @@ func (s *Server) addJob() bool {
 
 // waitJobs waits until every generation has ended, or ctx ends.
 func (s *Server) waitJobs(ctx context.Context) error {
+	return waitOrGiveUp(ctx, &s.jobs, "web: generations did not stop in time")
+}
+
+// waitOrGiveUp waits until wg's goroutines have ended, or returns the
+// error late (which says what did not end) when ctx ends first.
+func waitOrGiveUp(ctx context.Context, wg *sync.WaitGroup, late string) error {
 	done := make(chan struct{})
-	go func() { s.jobs.Wait(); close(done) }()
+	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return errors.New("web: generations did not stop in time")
+		return errors.New(late)
 	}
 }
 

@@ -139,13 +139,7 @@ func serverPlaceholder(sp runSpec) *trace.Trace {
 
 // record is Client.Record behind a recovery boundary, like generate.
 func (s *Server) record(ctx context.Context, what string, c *remote.Client, req remote.Request) (*trace.Trace, error) {
-	var out *trace.Trace
-	err := s.guard(what, func() error {
-		var err error
-		out, err = c.Record(ctx, req)
-		return err
-	})
-	return out, err
+	return s.guardRun(what, func() (*trace.Trace, error) { return c.Record(ctx, req) })
 }
 
 // serverBranch prepares a branch of a server run in step mode: the

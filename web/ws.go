@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -66,14 +65,7 @@ func (h *hub) add(c *client) bool {
 // wait waits until the pumps of every connection have ended, or ctx ends.
 // Call it after closeAll.
 func (h *hub) wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { h.pumps.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return errors.New("web: WebSocket connections did not close in time")
-	}
+	return waitOrGiveUp(ctx, &h.pumps, "web: WebSocket connections did not close in time")
 }
 
 // remove unregisters c and closes its send channel, which tells its write

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -110,13 +109,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return exitError
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			fmt.Fprintf(stderr, "tracer bench: writing the report: %v\n", err)
-			return exitError
-		}
-		return exitOK
+		return printJSON(stdout, stderr, "bench", r)
 	}
 	printBench(stdout, r)
 	return exitOK

@@ -55,19 +55,9 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	var runs []web.ExportRun
 	for _, name := range files {
-		in := stdin
-		if name != "-" {
-			f, err := os.Open(name)
-			if err != nil {
-				fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
-				return exitError
-			}
-			defer f.Close()
-			in = f
-		}
-		t, err := trace.Read(in, *maxMiB<<20)
+		t, err := readTrace(name, stdin, *maxMiB<<20)
 		if err != nil {
-			fmt.Fprintf(stderr, "tracer export: %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 			return exitError
 		}
 		runs = append(runs, web.ExportRun{Trace: t, Label: label(name)})
@@ -110,28 +100,26 @@ func labels(runs []web.ExportRun) []string {
 
 // writeFileAtomic writes data to a temporary file beside name and renames
 // it, so a failed write never leaves half a file in name's place.
-func writeFileAtomic(name string, data []byte) error {
+func writeFileAtomic(name string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return os.Rename(tmp, name)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -40,14 +39,11 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitError
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(struct {
+		return printJSON(stdout, stderr, "info", struct {
 			engine.Info
 			TensorTypes []gguf.TypeBytes `json:"tensor_types,omitempty"`
 			Kernels     string           `json:"kernels"` // the matrix kernels in use (tensor.KernelName)
 		}{info, types, tensor.KernelName()})
-		return exitOK
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	row := func(k string, v any) { fmt.Fprintf(w, "%s\t%v\n", k, v) }

@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -123,6 +124,18 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) int {
 		return exitUsage
 	}
 	return -1
+}
+
+// printJSON writes v to stdout as indented JSON for the --json of the
+// command cmd, and says so on stderr when the write fails.
+func printJSON(stdout, stderr io.Writer, cmd string, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "tracer %s: writing the JSON: %v\n", cmd, err)
+		return exitError
+	}
+	return exitOK
 }
 
 func cmdVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,10 +75,7 @@ func cmdModels(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 		if rows == nil {
 			rows = []modelRow{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rows)
-		return exitOK
+		return printJSON(stdout, stderr, "models", rows)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(stderr, "tracer models: no models in the Hugging Face cache (%s) or the --models folders: get one with tracer pull ORG/NAME\n", cacheDir)
@@ -216,31 +212,30 @@ func printTable(w io.Writer, rows []modelRow) {
 
 // humanBytes writes n bytes in decimal units, as the Hub shows sizes.
 func humanBytes(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%d B", n)
-	case n < 1000_000:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	case n < 1000_000_000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	return thousands(n, [4]string{" B", " kB", " MB", " GB"})
 }
 
 // humanParams writes a parameter count as model names do: 920, 16.4K,
 // 134.5M, 1.1B.
 func humanParams(n int64) string {
-	switch {
-	case n <= 0:
+	if n <= 0 {
 		return "-"
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 1000_000:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	case n < 1000_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
 	}
-	return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	return thousands(n, [4]string{"", "K", "M", "B"})
+}
+
+// thousands writes n whole below 1000, otherwise with one decimal in
+// thousands, millions or billions; units are the suffixes of the four.
+func thousands(n int64, units [4]string) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d%s", n, units[0])
+	case n < 1000_000:
+		return fmt.Sprintf("%.1f%s", float64(n)/1e3, units[1])
+	case n < 1000_000_000:
+		return fmt.Sprintf("%.1f%s", float64(n)/1e6, units[2])
+	}
+	return fmt.Sprintf("%.1f%s", float64(n)/1e9, units[3])
 }
 
 func yesNo(b bool) string {

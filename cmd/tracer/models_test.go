@@ -130,3 +130,27 @@ func TestModelsTableShowsPipe(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want a row saying %q", code, out, errOut, want)
 	}
 }
+
+func TestHumanUnits(t *testing.T) {
+	tests := []struct {
+		name        string
+		n           int64
+		bytes, pars string
+	}{
+		{"zero", 0, "0 B", "-"},
+		{"under a thousand", 920, "920 B", "920"},
+		{"thousands", 16_400, "16.4 kB", "16.4K"},
+		{"millions", 134_515_008, "134.5 MB", "134.5M"},
+		{"billions", 1_100_048_384, "1.1 GB", "1.1B"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := humanBytes(tt.n); got != tt.bytes {
+				t.Errorf("humanBytes(%d) = %q, want %q", tt.n, got, tt.bytes)
+			}
+			if got := humanParams(tt.n); got != tt.pars {
+				t.Errorf("humanParams(%d) = %q, want %q", tt.n, got, tt.pars)
+			}
+		})
+	}
+}

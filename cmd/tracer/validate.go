@@ -21,21 +21,30 @@ func cmdValidate(_ context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 	name := fs.Arg(0)
-	in := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "tracer validate: %s\n", hint(err))
-			return exitError
-		}
-		defer f.Close()
-		in = f
-	}
-	t, err := trace.Read(in, *maxMiB<<20)
+	t, err := readTrace(name, stdin, *maxMiB<<20)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer validate: %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "tracer validate: %s\n", hint(err))
 		return exitError
 	}
 	fmt.Fprintf(stdout, "%s: valid %s trace: model %s, %d steps, stop reason %s\n", name, trace.Format, t.Model.Name, len(t.Steps), t.Output.StopReason)
 	return exitOK
+}
+
+// readTrace reads the trace, at most maxBytes, in the file name, or in
+// stdin when name is "-"; a trace's error names the file.
+func readTrace(name string, stdin io.Reader, maxBytes int64) (*trace.Trace, error) {
+	in := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	t, err := trace.Read(in, maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
 }

@@ -38,43 +38,42 @@ func MeasureRead(a []float32, threads, reps int) Bandwidth {
 			readSum(a[:chunks*64])
 			return
 		}
-		var wg sync.WaitGroup
-		for t := range threads {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				readSum(share(t))
-			}()
-		}
-		wg.Wait()
+		inParallel(threads, func(t int) { readSum(share(t)) })
 	}
 	pass()
-	secs := make([]float64, reps)
-	for r := range secs {
-		start := time.Now()
-		pass()
-		secs[r] = time.Since(start).Seconds()
-	}
-	slices.Sort(secs)
+	best, median := bestAndMedian(reps, pass)
 	bytes := float64(chunks * 64 * 4)
-	return Bandwidth{Threads: threads, BestGBps: bytes / secs[0] / 1e9, MedianGBps: bytes / secs[reps/2] / 1e9}
+	return Bandwidth{Threads: threads, BestGBps: bytes / best / 1e9, MedianGBps: bytes / median / 1e9}
 }
 
 // MeasureFMA times reps runs of the FMA kernel, iters rounds per thread.
 func MeasureFMA(threads, reps, iters int) FMAPeak {
 	threads, reps = max(threads, 1), max(reps, 1)
 	perRound, _ := fmaRounds(1)
-	run := func() {
-		var wg sync.WaitGroup
-		for range threads {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fmaRounds(iters)
-			}()
-		}
-		wg.Wait()
+	best, median := bestAndMedian(reps, func() {
+		inParallel(threads, func(int) { fmaRounds(iters) })
+	})
+	flops := float64(threads) * float64(iters) * float64(perRound)
+	return FMAPeak{Threads: threads, BestGFLOPS: flops / best / 1e9, MedianGFLOPS: flops / median / 1e9}
+}
+
+// inParallel runs work(0) to work(threads-1), each on its own goroutine,
+// and waits for all of them.
+func inParallel(threads int, work func(t int)) {
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(t)
+		}()
 	}
+	wg.Wait()
+}
+
+// bestAndMedian times reps (at least 1) calls of run and returns the
+// fastest and the median, in seconds.
+func bestAndMedian(reps int, run func()) (best, median float64) {
 	secs := make([]float64, reps)
 	for r := range secs {
 		start := time.Now()
@@ -82,8 +81,7 @@ func MeasureFMA(threads, reps, iters int) FMAPeak {
 		secs[r] = time.Since(start).Seconds()
 	}
 	slices.Sort(secs)
-	flops := float64(threads) * float64(iters) * float64(perRound)
-	return FMAPeak{Threads: threads, BestGFLOPS: flops / secs[0] / 1e9, MedianGFLOPS: flops / secs[reps/2] / 1e9}
+	return secs[0], secs[reps/2]
 }
 
 // readSumGo is the read kernel in Go: four 16-wide accumulators.

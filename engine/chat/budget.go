@@ -101,12 +101,8 @@ func sizeAdd(sizes ...int) int {
 // it has failed it fails every later call, so a template that swallows the
 // error (with default(), say) still stops.
 func (s *renderState) charge(in string, n int) error {
-	if s.exceeded != nil {
-		return s.exceeded
-	}
-	if n < 0 || n > s.budget-s.used {
-		s.exceeded = &BudgetError{Budget: s.budget, Used: s.used, Need: n, In: in}
-		return s.exceeded
+	if err := s.fits(in, n); err != nil {
+		return err
 	}
 	s.used += n
 	return nil

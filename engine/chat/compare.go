@@ -52,8 +52,8 @@ type comparer struct {
 	order map[[2]containerKey]int
 }
 
-// remembered looks a pair of containers up; ok is false when a or b is
-// not a container.
+// pairOf is the pair of containers a and b, the key of both memo tables;
+// ok is false when a or b is not a container.
 func pairOf(a, b *exec.Value) (pair [2]containerKey, ok bool) {
 	ka, okA := keyOf(a)
 	kb, okB := keyOf(b)

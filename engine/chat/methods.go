@@ -269,6 +269,20 @@ func joinMethod(st *renderState, self string, args *exec.VarArgs) (any, error) {
 	return joinStrings(st, "str.join()", parts, self)
 }
 
+// dictColumn is the list of one side of d's pairs, keys or values, in
+// order; in names the method for the budget.
+func dictColumn(st *renderState, in string, d *exec.Value, side func(*exec.Pair) *exec.Value) ([]any, error) {
+	pairs := dictPairs(d)
+	if err := st.chargeItems(in, len(pairs)); err != nil {
+		return nil, err
+	}
+	out := make([]any, len(pairs))
+	for i, p := range pairs {
+		out[i] = side(p).Interface()
+	}
+	return out, nil
+}
+
 // dictMethods read the dict in order through the receiver value (gonja's
 // Go map copy would lose the order).
 func dictMethods() map[string]valueMethod {
@@ -283,29 +297,13 @@ func dictMethods() map[string]valueMethod {
 			if err := checkParams(args, "keys"); err != nil {
 				return nil, err
 			}
-			pairs := dictPairs(d)
-			if err := st.chargeItems("dict.keys()", len(pairs)); err != nil {
-				return nil, err
-			}
-			keys := make([]any, len(pairs))
-			for i, p := range pairs {
-				keys[i] = p.Key.Interface()
-			}
-			return keys, nil
+			return dictColumn(st, "dict.keys()", d, func(p *exec.Pair) *exec.Value { return p.Key })
 		},
 		"values": func(st *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "values"); err != nil {
 				return nil, err
 			}
-			pairs := dictPairs(d)
-			if err := st.chargeItems("dict.values()", len(pairs)); err != nil {
-				return nil, err
-			}
-			values := make([]any, len(pairs))
-			for i, p := range pairs {
-				values[i] = p.Value.Interface()
-			}
-			return values, nil
+			return dictColumn(st, "dict.values()", d, func(p *exec.Pair) *exec.Value { return p.Value })
 		},
 		"get": func(_ *renderState, d *exec.Value, args *exec.VarArgs) (any, error) {
 			if err := checkParams(args, "get", "key", "default"); err != nil {

@@ -49,6 +49,21 @@ func helperArgs(va *exec.VarArgs, n int) ([]*exec.Value, *exec.Value) {
 	return va.Args, nil
 }
 
+// numberArgs takes the two operands of an arithmetic operator op that
+// works on numbers alone; bad is the error value when one is not a number.
+func numberArgs(va *exec.VarArgs, op string) (x, y number, bad *exec.Value) {
+	args, bad := helperArgs(va, 2)
+	if bad != nil {
+		return x, y, bad
+	}
+	x, xNum := asNumber(args[0])
+	y, yNum := asNumber(args[1])
+	if !xNum || !yNum {
+		return x, y, operandError(op, args[0], args[1])
+	}
+	return x, y, nil
+}
+
 func opAdd(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	args, bad := helperArgs(va, 2)
 	if bad != nil {
@@ -216,14 +231,9 @@ func opMod(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 
 // opPow is **: int ** non-negative int stays an int, as in Python.
 func opPow(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
-	args, bad := helperArgs(va, 2)
+	x, y, bad := numberArgs(va, "** or pow()")
 	if bad != nil {
 		return bad
-	}
-	x, xNum := asNumber(args[0])
-	y, yNum := asNumber(args[1])
-	if !xNum || !yNum {
-		return operandError("** or pow()", args[0], args[1])
 	}
 	if x.isFloat || y.isFloat || y.i < 0 {
 		return exec.AsValue(math.Pow(x.f, y.f))
@@ -249,14 +259,9 @@ func opPow(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 
 // opDiv is /: true division.
 func opDiv(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
-	args, bad := helperArgs(va, 2)
+	x, y, bad := numberArgs(va, "/")
 	if bad != nil {
 		return bad
-	}
-	x, xNum := asNumber(args[0])
-	y, yNum := asNumber(args[1])
-	if !xNum || !yNum {
-		return operandError("/", args[0], args[1])
 	}
 	if y.f == 0 {
 		return exec.AsValue(fmt.Errorf("ZeroDivisionError: division by zero"))
@@ -266,14 +271,9 @@ func opDiv(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 
 // opFloorDiv is //: floor division, an int for ints.
 func opFloorDiv(_ *exec.Evaluator, va *exec.VarArgs) *exec.Value {
-	args, bad := helperArgs(va, 2)
+	x, y, bad := numberArgs(va, "//")
 	if bad != nil {
 		return bad
-	}
-	x, xNum := asNumber(args[0])
-	y, yNum := asNumber(args[1])
-	if !xNum || !yNum {
-		return operandError("//", args[0], args[1])
 	}
 	if y.f == 0 {
 		return exec.AsValue(fmt.Errorf("ZeroDivisionError: integer division or modulo by zero"))

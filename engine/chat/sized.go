@@ -297,21 +297,34 @@ func filterReplace(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exe
 	return exec.AsValue(strings.Replace(s, oldText, replText, count))
 }
 
+// countAndFill reads the arguments batch and slice share: a positive
+// integer named name first, then fill_with (nil when absent or None).
+func countAndFill(params *exec.VarArgs, filter, name string) (int, *exec.Value, error) {
+	if err := checkParams(params, filter, name, "fill_with"); err != nil {
+		return 0, nil, err
+	}
+	n, ok := pyInt(kwarg(params, 0, name))
+	if !ok || n < 1 {
+		return 0, nil, fmt.Errorf("%s: %s must be a positive integer", filter, name)
+	}
+	fill := kwarg(params, 1, "fill_with")
+	if fill != nil && fill.IsNil() {
+		fill = nil
+	}
+	return n, fill, nil
+}
+
 // filterBatch is Jinja's batch(linecount, fill_with=None): the items in
 // lists of linecount, the last one filled up with fill_with when given.
 func filterBatch(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
-	if err := checkParams(params, "batch", "linecount", "fill_with"); err != nil {
+	size, fill, err := countAndFill(params, "batch", "linecount")
+	if err != nil {
 		return errorValue(err)
 	}
-	size, ok := pyInt(kwarg(params, 0, "linecount"))
-	if !ok || size < 1 {
-		return errorValue(fmt.Errorf("batch: linecount must be a positive integer"))
-	}
-	fill := kwarg(params, 1, "fill_with")
-	filled := fill != nil && !fill.IsNil()
+	filled := fill != nil
 	items := iterate(in)
 	rows := (len(items) + size - 1) / size
 	padding := 0
@@ -343,15 +356,11 @@ func filterSlice(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.
 	if in.IsError() {
 		return in
 	}
-	if err := checkParams(params, "slice", "slices", "fill_with"); err != nil {
+	slices, fill, err := countAndFill(params, "slice", "slices")
+	if err != nil {
 		return errorValue(err)
 	}
-	slices, ok := pyInt(kwarg(params, 0, "slices"))
-	if !ok || slices < 1 {
-		return errorValue(fmt.Errorf("slice: slices must be a positive integer"))
-	}
-	fill := kwarg(params, 1, "fill_with")
-	filled := fill != nil && !fill.IsNil()
+	filled := fill != nil
 	items := iterate(in)
 	if err := stateOf(e.Environment.Context).chargeItems("filter slice", sizeAdd(len(items), sizeMul(2, slices))); err != nil {
 		return errorValue(err)

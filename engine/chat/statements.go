@@ -32,6 +32,19 @@ type setStatement struct {
 func (s *setStatement) Position() *tokens.Token { return s.location }
 func (s *setStatement) String() string          { return fmt.Sprintf("set(line %d)", s.location.Line) }
 
+// parseBody parses a block statement's body up to its end tag (endset,
+// endwith, ...), which takes no arguments.
+func parseBody(p *parser.Parser, endTag string) (*nodes.Wrapper, error) {
+	body, end, err := p.WrapUntil(endTag)
+	if err != nil {
+		return nil, err
+	}
+	if !end.End() {
+		return nil, end.Error(endTag+" takes no arguments", nil)
+	}
+	return body, nil
+}
+
 func parseSet(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, error) {
 	s := &setStatement{location: p.Current()}
 	target, err := args.ParseVariableOrLiteral()
@@ -63,12 +76,9 @@ func parseSet(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, er
 		if !args.End() {
 			return nil, args.Error("expected '=' or the end of the set tag", args.Current())
 		}
-		body, end, err := p.WrapUntil("endset")
+		body, err := parseBody(p, "endset")
 		if err != nil {
 			return nil, err
-		}
-		if !end.End() {
-			return nil, end.Error("endset takes no arguments", nil)
 		}
 		s.Body = body
 		return s, nil
@@ -188,12 +198,9 @@ func parseWith(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 			return nil, args.Error("expected ',' in with tag", args.Current())
 		}
 	}
-	body, end, err := p.WrapUntil("endwith")
+	body, err := parseBody(p, "endwith")
 	if err != nil {
 		return nil, err
-	}
-	if !end.End() {
-		return nil, end.Error("endwith takes no arguments", nil)
 	}
 	s.Body = body
 	return s, nil
@@ -238,12 +245,9 @@ func parseFilterBlock(p *parser.Parser, args *parser.Parser) (nodes.ControlStruc
 	if !args.End() {
 		return nil, args.Error("malformed filter tag", args.Current())
 	}
-	body, end, err := p.WrapUntil("endfilter")
+	body, err := parseBody(p, "endfilter")
 	if err != nil {
 		return nil, err
-	}
-	if !end.End() {
-		return nil, end.Error("endfilter takes no arguments", nil)
 	}
 	s.Body = body
 	return s, nil
@@ -286,12 +290,9 @@ func parseGeneration(p *parser.Parser, args *parser.Parser) (nodes.ControlStruct
 	if !args.End() {
 		return nil, args.Error("generation takes no arguments", args.Current())
 	}
-	body, end, err := p.WrapUntil("endgeneration")
+	body, err := parseBody(p, "endgeneration")
 	if err != nil {
 		return nil, err
-	}
-	if !end.End() {
-		return nil, end.Error("endgeneration takes no arguments", nil)
 	}
 	return &generationStatement{location: p.Current(), Body: body}, nil
 }

@@ -66,8 +66,16 @@ func (c repoCache) link(commit, name, etag string) error {
 	if cur, err := os.Readlink(p); err == nil && cur == target {
 		return nil
 	}
-	tmp := tempName(p, ".link")
-	if err := os.Symlink(target, tmp); err != nil {
+	return replace(p, ".link", func(tmp string) error { return os.Symlink(target, tmp) })
+}
+
+// replace makes p anew in one rename: create writes the new file at a
+// temporary name beside p (tempName, ending in ext), which is then renamed
+// onto p. The temporary file does not outlive a failure.
+func replace(p, ext string, create func(tmp string) error) error {
+	tmp := tempName(p, ext)
+	if err := create(tmp); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, p); err != nil {
@@ -99,15 +107,7 @@ func (c repoCache) writeRef(rev, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := tempName(p, ".tmp")
-	if err := os.WriteFile(tmp, []byte(commit), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return replace(p, ".tmp", func(tmp string) error { return os.WriteFile(tmp, []byte(commit), 0o644) })
 }
 
 // complete reports whether the snapshot folder dir holds what file needs:

@@ -99,19 +99,12 @@ type Client struct {
 // Dial checks that the server answers and has the model, and learns which
 // engine it is.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
-	c, err := newClient(cfg)
+	c, list, err := connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	list, err := c.list(ctx)
-	if err != nil {
+	if err := c.pick(list, cfg.Model, cfg.Engine); err != nil {
 		return nil, err
-	}
-	if err := c.pick(list, cfg.Model); err != nil {
-		return nil, err
-	}
-	if cfg.Engine != "" {
-		c.Engine = cfg.Engine
 	}
 	return c, nil
 }
@@ -119,11 +112,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 // Models lists every model the server offers (one /v1/models request),
 // each as a Client ready to record from; cfg.Model is ignored.
 func Models(ctx context.Context, cfg Config) ([]*Client, error) {
-	base, err := newClient(cfg)
-	if err != nil {
-		return nil, err
-	}
-	list, err := base.list(ctx)
+	base, list, err := connect(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +122,8 @@ func Models(ctx context.Context, cfg Config) ([]*Client, error) {
 	out := make([]*Client, 0, len(list.Data))
 	for _, m := range list.Data {
 		c := *base
-		if err := c.pick(list, m.ID); err != nil {
+		if err := c.pick(list, m.ID, cfg.Engine); err != nil {
 			return nil, err
-		}
-		if cfg.Engine != "" {
-			c.Engine = cfg.Engine
 		}
 		out = append(out, &c)
 	}
@@ -197,6 +183,19 @@ type modelList struct {
 	} `json:"data"`
 }
 
+// connect makes the client of cfg and reads the server's /v1/models.
+func connect(ctx context.Context, cfg Config) (*Client, modelList, error) {
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, modelList{}, err
+	}
+	list, err := c.list(ctx)
+	if err != nil {
+		return nil, modelList{}, err
+	}
+	return c, list, nil
+}
+
 // list reads /v1/models.
 func (c *Client) list(ctx context.Context) (modelList, error) {
 	var list modelList
@@ -204,9 +203,10 @@ func (c *Client) list(ctx context.Context) (modelList, error) {
 	return list, err
 }
 
-// pick sets the model to use from a /v1/models answer, the engine and,
-// from llama.cpp, the vocabulary size.
-func (c *Client) pick(list modelList, want string) error {
+// pick sets the model to use from a /v1/models answer, the engine (engine
+// when not empty, else the one that owns the model) and, from llama.cpp,
+// the vocabulary size.
+func (c *Client) pick(list modelList, want, engine string) error {
 	if len(list.Data) == 0 {
 		return fmt.Errorf("remote: %s/v1/models lists no model: %w", c.URL(), ErrUnknownModel)
 	}
@@ -239,6 +239,9 @@ func (c *Client) pick(list modelList, want string) error {
 		c.Engine = EngineOllama
 	default:
 		c.Engine = EngineOpenAI
+	}
+	if engine != "" {
+		c.Engine = engine
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 )
 
 // Llama2C is a llama2.c tokenizer (tokenizer.bin, tok512.bin): a list of
@@ -22,15 +21,7 @@ type Llama2C struct {
 
 // LoadLlama2C reads a llama2.c tokenizer file.
 func LoadLlama2C(path string) (*Llama2C, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	t, err := ParseLlama2C(data)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
-	}
-	return t, nil
+	return parseFile(path, ParseLlama2C)
 }
 
 // ParseLlama2C reads the llama2.c tokenizer format (little endian):

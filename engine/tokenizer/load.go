@@ -71,13 +71,9 @@ func isFile(path string) bool {
 // tokens from the tokenizer_config.json and special_tokens_map.json beside
 // it.
 func LoadHF(path string) (*HF, error) {
-	data, err := os.ReadFile(path)
+	t, err := parseFile(path, parseHF)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	t, err := parseHF(data)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: %w", path, err)
+		return nil, err
 	}
 	cfg, err := readTokenizerConfig(filepath.Dir(path))
 	if err != nil {
@@ -244,6 +240,21 @@ func (cfg *tokenizerConfig) resolve(lookup func(string) (int, bool)) Specials {
 		return -1
 	}
 	return Specials{BOS: id("bos_token"), EOS: id("eos_token"), PAD: id("pad_token"), UNK: id("unk_token")}
+}
+
+// parseFile reads the file at path and parses it; the errors say
+// "tokenizer:", and a parse error names the file.
+func parseFile[T any](path string, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return zero, fmt.Errorf("tokenizer: %w", err)
+	}
+	t, err := parse(data)
+	if err != nil {
+		return zero, fmt.Errorf("tokenizer: %s: %w", path, err)
+	}
+	return t, nil
 }
 
 // readJSON decodes path into v; a missing file leaves v alone.

@@ -66,28 +66,33 @@ func (r *gsubReader) fail(format string, args ...any) {
 	}
 }
 
-// u16 reads a uint16 at off; what names the field for the error.
-func (r *gsubReader) u16(off int, what string) uint16 {
+// field returns the size bytes at off, or nil once reading has failed or
+// when they lie outside the table; what names the field for the error.
+func (r *gsubReader) field(off, size int, what string) []byte {
 	if r.err != nil {
-		return 0
+		return nil
 	}
-	if off < 0 || off+2 > len(r.b) {
+	if off < 0 || off+size > len(r.b) {
 		r.fail("%s at offset %d lies outside the table (%d bytes)", what, off, len(r.b))
-		return 0
+		return nil
 	}
-	return binary.BigEndian.Uint16(r.b[off:])
+	return r.b[off : off+size]
 }
 
-// u32 reads a uint32 at off.
+// u16 reads a uint16 at off; 0 when field fails.
+func (r *gsubReader) u16(off int, what string) uint16 {
+	if b := r.field(off, 2, what); b != nil {
+		return binary.BigEndian.Uint16(b)
+	}
+	return 0
+}
+
+// u32 reads a uint32 at off; 0 when field fails.
 func (r *gsubReader) u32(off int, what string) uint32 {
-	if r.err != nil {
-		return 0
+	if b := r.field(off, 4, what); b != nil {
+		return binary.BigEndian.Uint32(b)
 	}
-	if off < 0 || off+4 > len(r.b) {
-		r.fail("%s at offset %d lies outside the table (%d bytes)", what, off, len(r.b))
-		return 0
-	}
-	return binary.BigEndian.Uint32(r.b[off:])
+	return 0
 }
 
 // glyphs reads n glyph ids at off, charging them to the budget.
