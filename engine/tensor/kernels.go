@@ -4,11 +4,13 @@ package tensor
 // the assembly, and for shapes it does not take), and bounds-checked
 // wrappers of the assembly kernels, which trust their arguments.
 
-// wideRow is the row length from which dot products keep sixteen lanes
-// instead of eight: two independent FMA chains per row, which a long row
-// needs to stream at memory speed. Short rows keep the eight lanes of one
-// register, nearer a plain loop's order, and lose no speed: the core
-// overlaps their chains from one row to the next.
+// wideRow is the row length from which dot products keep more lanes than
+// eight: sixteen for float32 weights, thirty-two for 16-bit ones, so that
+// a long row has independent FMA chains enough to stream at memory speed
+// (two registers of lanes for float32, two to four for 16-bit weights,
+// which carry half the bytes per term). Short rows keep the eight lanes
+// of one register, nearer a plain loop's order, and lose no speed: the
+// core overlaps their chains from one row to the next.
 const wideRow = 256
 
 // dotF32 returns Σ w[j]·x[j] over len(w) in sixteen lanes (len(w) ≥
@@ -37,30 +39,38 @@ func dotF32(w, x []float32) float32 {
 	return lanes(&s)
 }
 
-// dotBF16 is dotF32 with bfloat16 weights widened as they are read.
+// dotBF16 is dotF32 with bfloat16 weights widened as they are read, and
+// thirty-two lanes for long rows (see lanes32).
 func dotBF16(w []uint16, x []float32) float32 {
 	x = x[:len(w)]
-	var s [16]float32
-	mask := 7
 	if len(w) >= wideRow {
-		mask = 15
+		var s [32]float32
+		for i, v := range w {
+			s[i&31] += BF16ToF32(v) * x[i]
+		}
+		return lanes32(&s)
 	}
+	var s [16]float32
 	for i, v := range w {
-		s[i&mask] += BF16ToF32(v) * x[i]
+		s[i&7] += BF16ToF32(v) * x[i]
 	}
 	return lanes(&s)
 }
 
-// dotF16 is dotF32 with binary16 weights widened as they are read.
+// dotF16 is dotF32 with binary16 weights widened as they are read, and
+// thirty-two lanes for long rows (see lanes32).
 func dotF16(w []uint16, x []float32) float32 {
 	x = x[:len(w)]
-	var s [16]float32
-	mask := 7
 	if len(w) >= wideRow {
-		mask = 15
+		var s [32]float32
+		for i, h := range w {
+			s[i&31] += F16ToF32(h) * x[i]
+		}
+		return lanes32(&s)
 	}
+	var s [16]float32
 	for i, h := range w {
-		s[i&mask] += F16ToF32(h) * x[i]
+		s[i&7] += F16ToF32(h) * x[i]
 	}
 	return lanes(&s)
 }
@@ -75,6 +85,19 @@ func lanes(s *[16]float32) float32 {
 		a[l] = s[l] + s[l+8]
 	}
 	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+}
+
+// lanes32 adds the thirty-two partial sums of a long row of 16-bit
+// weights, lane l holding the terms j ≡ l (mod 32) in order (a row of
+// 16 mod 32 terms ends in lanes 0 to 15): first b[l] = s[l] + s[l+16],
+// the two registers (AVX-512) or register pairs (AVX2) of lanes, then b
+// as lanes adds sixteen.
+func lanes32(s *[32]float32) float32 {
+	var b [16]float32
+	for l := range b {
+		b[l] = s[l] + s[l+16]
+	}
+	return lanes(&b)
 }
 
 // axpyF32 computes d[k] += a·w[k].
@@ -102,8 +125,8 @@ func axpyF16(d []float32, a float32, w []uint16) {
 }
 
 // dotRows computes dst[r] = W[row+r]·x for r < len(dst), with the assembly
-// kernel of sixteen lanes (Cols ≥ wideRow, a multiple of 16) or eight
-// (a multiple of 8).
+// kernel of sixteen lanes (thirty-two for 16-bit weights; Cols ≥ wideRow,
+// a multiple of 16) or eight (a multiple of 8).
 func (m Matrix) dotRows(dst []float32, row int, x []float32) {
 	k, rows := m.Cols, len(dst)
 	if rows == 0 {
@@ -158,12 +181,22 @@ func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32) {
 	}
 }
 
-// dot4x6 computes dst[(6g+t)·ldd + r] = W[row+r]·x[6g+t] for g < groups,
-// t < 6, r < 4, with the AVX-512 kernel (Cols ≥ wideRow, a multiple of
-// 16).
-func (m Matrix) dot4x6(dst []float32, ldd, row int, x []float32, groups int) {
-	k := m.Cols
-	dst, x = dst[:(6*groups-1)*ldd+4], x[:6*groups*k]
+// zGroup is the number of rows of x in a group of the AVX-512 prefill
+// kernel: six for float32 weights (dot4x6ZF32), three for 16-bit ones
+// (dot4x3Z*, which keep two accumulators per dot product).
+func (m Matrix) zGroup() int {
+	if m.DType == F32 {
+		return 6
+	}
+	return 3
+}
+
+// dot4xZ computes dst[(s·g+t)·ldd + r] = W[row+r]·x[s·g+t] for g <
+// groups, t < s = m.zGroup(), r < 4, with the AVX-512 kernel (Cols ≥
+// wideRow, a multiple of 16).
+func (m Matrix) dot4xZ(dst []float32, ldd, row int, x []float32, groups int) {
+	k, s := m.Cols, m.zGroup()
+	dst, x = dst[:(s*groups-1)*ldd+4], x[:s*groups*k]
 	lo, hi := row*k, (row+4)*k
 	switch m.DType {
 	case F32:
@@ -171,30 +204,41 @@ func (m Matrix) dot4x6(dst []float32, ldd, row int, x []float32, groups int) {
 		dot4x6ZF32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	case BF16:
 		w := m.u16[lo:hi]
-		dot4x6ZBF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot4x3ZBF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	case F16:
 		w := m.u16[lo:hi]
-		dot4x6ZF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot4x3ZF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	}
 }
 
-// dot2x3 computes dst[(3g+t)·ldd + r] = W[row+r]·x[3g+t] for g < groups,
-// t < 3, r < 2, with the sixteen-lane assembly kernel (Cols ≥ wideRow, a
-// multiple of 16).
-func (m Matrix) dot2x3(dst []float32, ldd, row int, x []float32, groups int) {
-	k := m.Cols
-	dst, x = dst[:(3*groups-1)*ldd+2], x[:3*groups*k]
-	lo, hi := row*k, (row+2)*k
+// wideBlock is the number of weight rows the AVX2 prefill kernel of long
+// rows takes at once: two for float32 weights (dot2x3F32), one for 16-bit
+// ones (dot1x3*, whose thirty-two lanes take four accumulators per dot
+// product).
+func (m Matrix) wideBlock() int {
+	if m.DType == F32 {
+		return 2
+	}
+	return 1
+}
+
+// dotWide3 computes dst[(3g+t)·ldd + r] = W[row+r]·x[3g+t] for g <
+// groups, t < 3, r < m.wideBlock(), with the AVX2 kernel of long rows
+// (Cols ≥ wideRow, a multiple of 16).
+func (m Matrix) dotWide3(dst []float32, ldd, row int, x []float32, groups int) {
+	k, b := m.Cols, m.wideBlock()
+	dst, x = dst[:(3*groups-1)*ldd+b], x[:3*groups*k]
+	lo, hi := row*k, (row+b)*k
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
 		dot2x3F32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	case BF16:
 		w := m.u16[lo:hi]
-		dot2x3BF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot1x3BF16(&dst[0], ldd, &w[0], &x[0], k, k, groups)
 	case F16:
 		w := m.u16[lo:hi]
-		dot2x3F16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot1x3F16(&dst[0], ldd, &w[0], &x[0], k, k, groups)
 	}
 }
 

@@ -27,8 +27,8 @@ func KernelName() string {
 
 func cpuidECX1() uint32
 
-// dotRows*: dst[r] = Σ_{j<k} w[r·ldw + j]·x[j] for r < rows; k a positive
-// multiple of 16.
+// dotRows*: dst[r] = Σ_{j<k} w[r·ldw + j]·x[j] for r < rows, sixteen
+// lanes (F32) or thirty-two (BF16, F16); k a positive multiple of 16.
 //
 //go:noescape
 func dotRowsF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
@@ -62,17 +62,21 @@ func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int
 //go:noescape
 func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
 
-// dot2x3*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j] for
-// g < groups, t < 3, r < 2; k a positive multiple of 16.
+// dot2x3F32: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
+// for g < groups, t < 3, r < 2, sixteen lanes; k a positive multiple of
+// 16.
 //
 //go:noescape
 func dot2x3F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 
+// dot1x3*: dst[(3g+t)·ldd] = Σ_{j<k} w[j]·x[(3g+t)·ldx + j] for g <
+// groups, t < 3, thirty-two lanes; k a positive multiple of 16.
+//
 //go:noescape
-func dot2x3BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+func dot1x3BF16(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int)
 
 //go:noescape
-func dot2x3F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+func dot1x3F16(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int)
 
 // axpyRows*: for i < rows in order, dst[o] += a[i]·w[i·ldw + o] for o < m, m
 // a positive multiple of 8.

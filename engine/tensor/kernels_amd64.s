@@ -5,18 +5,24 @@
 
 // AVX2 + FMA kernels of kernels_amd64.go.
 //
-// A dot product over a long row (256 terms or more) keeps sixteen lanes in
-// two ymm accumulators, lo and hi: lane l sums the terms j ≡ l (mod 16) in
-// order, one FMA each; at the end a = lo + hi lane by lane. A short row
-// keeps eight lanes in one accumulator a. Either way the eight lanes of a
-// are added as ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)) by VHADDPS trees, so a
-// result does not depend on which kernel computed it. Two independent FMA
-// chains per long row let one row at a time run at 16 bytes a cycle:
-// decode reads the weights as one sequential stream, which the hardware
-// prefetchers follow far better than interleaved rows (on Zen 4, two
-// interleaved rows stream at half the speed of one). Short rows keep the
-// order of eight lanes, nearer a plain loop's, and their chains overlap
-// from row to row.
+// A dot product over a long row (256 terms or more) of float32 weights
+// keeps sixteen lanes in two ymm accumulators, lo and hi: lane l sums the
+// terms j ≡ l (mod 16) in order, one FMA each; at the end a = lo + hi lane
+// by lane. A long row of 16-bit weights (bfloat16, binary16) keeps
+// thirty-two lanes in four accumulators s0..s3 (lanes 0-7, 8-15, 16-23,
+// 24-31): lane l sums the terms j ≡ l (mod 32) in order, a row of 16 mod
+// 32 terms ending with its last sixteen in s0 and s1; at the end
+// lo = s0 + s2 and hi = s1 + s3, then a = lo + hi. A short row keeps eight
+// lanes in one accumulator a. Either way the eight lanes of a are added
+// as ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)) by VHADDPS trees, so a result
+// does not depend on which kernel computed it. Independent FMA chains let
+// one row at a time run at memory speed: two chains carry 16 bytes of
+// float32 weights a cycle, but only 8 of 16-bit weights, too few, hence
+// four for those. Decode reads the weights as one sequential stream,
+// which the hardware prefetchers follow far better than interleaved rows
+// (on Zen 4, two interleaved rows stream at half the speed of one). Short
+// rows keep the order of eight lanes, nearer a plain loop's, and their
+// chains overlap from row to row.
 //
 // Every axpy sums its terms in the order of the weight rows, one FMA each,
 // so the decode kernel (axpyRows) and the prefill panel agree too.
@@ -73,7 +79,8 @@
 	VEXTRACTF128 $1, a, xc \
 	VADDPS xc, xa, xa
 
-// DOTROWS body: dst[r] = w[r]·x for r < rows; k a positive multiple of 16.
+// DOTROWS body: dst[r] = w[r]·x for r < rows in sixteen lanes (float32
+// weights); k a positive multiple of 16.
 // func(dst *float32, w *T, ldw int, x *float32, k int, rows int)
 #define DOTROWS(FMAW, SHIFT) \
 	MOVQ dst+0(FP), DI \
@@ -105,9 +112,144 @@ loop: \
 	VZEROUPPER \
 	RET
 
-// DOT2X3 body: two weight rows against groups·3 rows of x; for g <
-// groups, t < 3, r < 2: dst[(3g+t)·ldd + r] = w[r]·x[3g+t]. Each step
-// loads the weights once for three rows of x.
+// DOTROWS32 body: DOTROWS for 16-bit weights in thirty-two lanes, four
+// accumulators Y0..Y3; k a positive multiple of 16 (a last block of
+// sixteen goes to Y0 and Y1).
+// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+#define DOTROWS32(FMAW) \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $1, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ CX, R10 \
+	ANDQ $~31, R10 \
+	MOVQ rows+40(FP), BX \
+row: \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (DX)(AX*4), Y4 \
+	VMOVUPS 32(DX)(AX*4), Y5 \
+	VMOVUPS 64(DX)(AX*4), Y6 \
+	VMOVUPS 96(DX)(AX*4), Y7 \
+	FMAW(0, SI, Y4, Y0, Y8) \
+	FMAW(8, SI, Y5, Y1, Y9) \
+	FMAW(16, SI, Y6, Y2, Y10) \
+	FMAW(24, SI, Y7, Y3, Y11) \
+	ADDQ $32, AX \
+	CMPQ AX, R10 \
+	JB loop \
+	CMPQ AX, CX \
+	JAE sum \
+	VMOVUPS (DX)(AX*4), Y4 \
+	VMOVUPS 32(DX)(AX*4), Y5 \
+	FMAW(0, SI, Y4, Y0, Y8) \
+	FMAW(8, SI, Y5, Y1, Y9) \
+sum: \
+	VADDPS Y2, Y0, Y0 \
+	VADDPS Y3, Y1, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	SUM1(Y0, X0, X1) \
+	MOVSS X0, (DI) \
+	ADDQ $4, DI \
+	ADDQ R9, SI \
+	DECQ BX \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
+// FMA3X computes a0 += w·x[t0], a1 += w·x[t1], a2 += w·x[t2] for the 8
+// elements of x at element index AX plus off of the rows at DX, R10, R11.
+#define FMA3X(off, w, a0, a1, a2) \
+	VFMADD231PS (off*4)(DX)(AX*4), w, a0 \
+	VFMADD231PS (off*4)(R10)(AX*4), w, a1 \
+	VFMADD231PS (off*4)(R11)(AX*4), w, a2
+
+// DOT1X3_32 body: one row of 16-bit weights against groups·3 rows of x in
+// the thirty-two lanes of DOTROWS32; for g < groups, t < 3:
+// dst[(3g+t)·ldd] = w·x[3g+t]. The accumulator of lanes 8c..8c+7 and x
+// row t is Y(3c+t); each weight load serves three rows of x, read by the
+// FMAs from memory. k a positive multiple of 16.
+// func(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int)
+#define DOT1X3_32(LW) \
+	MOVQ dst+0(FP), DI \
+	MOVQ ldd+8(FP), R8 \
+	SHLQ $2, R8 \
+	MOVQ w+16(FP), SI \
+	MOVQ x+24(FP), DX \
+	MOVQ ldx+32(FP), R9 \
+	SHLQ $2, R9 \
+	MOVQ k+40(FP), CX \
+	MOVQ CX, R12 \
+	ANDQ $~31, R12 \
+	MOVQ groups+48(FP), BX \
+group: \
+	LEAQ (DX)(R9*1), R10 \
+	LEAQ (DX)(R9*2), R11 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11 \
+	XORQ AX, AX \
+loop: \
+	LW(0, SI, Y12) \
+	FMA3X(0, Y12, Y0, Y1, Y2) \
+	LW(8, SI, Y13) \
+	FMA3X(8, Y13, Y3, Y4, Y5) \
+	LW(16, SI, Y14) \
+	FMA3X(16, Y14, Y6, Y7, Y8) \
+	LW(24, SI, Y15) \
+	FMA3X(24, Y15, Y9, Y10, Y11) \
+	ADDQ $32, AX \
+	CMPQ AX, R12 \
+	JB loop \
+	CMPQ AX, CX \
+	JAE sum \
+	LW(0, SI, Y12) \
+	FMA3X(0, Y12, Y0, Y1, Y2) \
+	LW(8, SI, Y13) \
+	FMA3X(8, Y13, Y3, Y4, Y5) \
+sum: \
+	VADDPS Y6, Y0, Y0 \
+	VADDPS Y9, Y3, Y3 \
+	VADDPS Y3, Y0, Y0 \
+	SUM1(Y0, X0, X12) \
+	MOVSS X0, (DI) \
+	VADDPS Y7, Y1, Y1 \
+	VADDPS Y10, Y4, Y4 \
+	VADDPS Y4, Y1, Y1 \
+	SUM1(Y1, X1, X13) \
+	MOVSS X1, (DI)(R8*1) \
+	VADDPS Y8, Y2, Y2 \
+	VADDPS Y11, Y5, Y5 \
+	VADDPS Y5, Y2, Y2 \
+	SUM1(Y2, X2, X14) \
+	MOVSS X2, (DI)(R8*2) \
+	LEAQ (DI)(R8*2), DI \
+	ADDQ R8, DI \
+	LEAQ (DX)(R9*2), DX \
+	ADDQ R9, DX \
+	DECQ BX \
+	JNZ group \
+	VZEROUPPER \
+	RET
+
+// DOT2X3 body: two rows of float32 weights against groups·3 rows of x;
+// for g < groups, t < 3, r < 2: dst[(3g+t)·ldd + r] = w[r]·x[3g+t]. Each
+// step loads the weights once for three rows of x.
 // func(dst *float32, ldd int, w *T, ldw int, x *float32, ldx int, k int, groups int)
 #define DOT2X3(LW, SHIFT) \
 	MOVQ dst+0(FP), DI \
@@ -402,11 +544,11 @@ TEXT ·dotRowsF32(SB), NOSPLIT, $0-48
 
 // func dotRowsBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsBF16(SB), NOSPLIT, $0-48
-	DOTROWS(FMAW_BF16, 1)
+	DOTROWS32(FMAW_BF16)
 
 // func dotRowsF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsF16(SB), NOSPLIT, $0-48
-	DOTROWS(FMAW_F16, 1)
+	DOTROWS32(FMAW_F16)
 
 // func dotRows8F32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
 TEXT ·dotRows8F32(SB), NOSPLIT, $0-48
@@ -436,13 +578,13 @@ TEXT ·dot4x3x8F16(SB), NOSPLIT, $0-64
 TEXT ·dot2x3F32(SB), NOSPLIT, $0-64
 	DOT2X3(LW_F32, 2)
 
-// func dot2x3BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot2x3BF16(SB), NOSPLIT, $0-64
-	DOT2X3(LW_BF16, 1)
+// func dot1x3BF16(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int)
+TEXT ·dot1x3BF16(SB), NOSPLIT, $0-56
+	DOT1X3_32(LW_BF16)
 
-// func dot2x3F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot2x3F16(SB), NOSPLIT, $0-64
-	DOT2X3(LW_F16, 1)
+// func dot1x3F16(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int)
+TEXT ·dot1x3F16(SB), NOSPLIT, $0-56
+	DOT1X3_32(LW_F16)
 
 // func axpyRowsF32(dst *float32, a *float32, w *float32, ldw int, rows int, m int)
 TEXT ·axpyRowsF32(SB), NOSPLIT, $0-48

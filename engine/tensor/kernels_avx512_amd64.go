@@ -11,8 +11,8 @@ import "golang.org/x/sys/cpu"
 // wideRow); the AVX2 kernels, computing the same bits, do the rest.
 var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 
-// dotRowsZ*: dotRows* in AVX-512, one row per pass; k a positive
-// multiple of 16.
+// dotRowsZ*: dotRows* in AVX-512 (the same lanes, the same bits), one row
+// per pass; k a positive multiple of 16.
 //
 //go:noescape
 func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
@@ -23,18 +23,22 @@ func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 //go:noescape
 func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 
-// dot4x6Z*: dst[(6g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(6g+t)·ldx + j]
+// dot4x6ZF32: dst[(6g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(6g+t)·ldx + j]
 // for g < groups, t < 6, r < 4, sixteen lanes; k a positive multiple of
 // 16.
 //
 //go:noescape
 func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 
+// dot4x3Z*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
+// for g < groups, t < 3, r < 4, thirty-two lanes; k a positive multiple
+// of 16.
+//
 //go:noescape
-func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
 
 //go:noescape
-func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+func dot4x3ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
 
 // panel6x64Z*: dst[t·ldd + c] = Σ_{i<in} x[t·ldx + i]·w[i·ldw + c] for
 // t < 6, c < 64; in ≥ 1.

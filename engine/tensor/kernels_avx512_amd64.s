@@ -5,30 +5,44 @@
 // AVX-512 kernels of kernels_avx512_amd64.go, for long rows (256 terms or
 // more, a multiple of 16).
 //
-// A dot product keeps its sixteen lanes in one zmm accumulator: lane l
-// sums the terms j ≡ l (mod 16) in order, one FMA each, exactly the lanes
-// the AVX2 kernels keep in two ymm registers. At the end the high half is
-// added to the low, a[l] = s[l] + s[l+8], and the eight lanes of a by the
-// VHADDPS trees of kernels_amd64.s (SUM2, REDUCE4), so every result is bit
-// for bit the one the AVX2 kernels compute.
+// A dot product of float32 weights keeps its sixteen lanes in one zmm
+// accumulator: lane l sums the terms j ≡ l (mod 16) in order, one FMA
+// each, exactly the lanes the AVX2 kernels keep in two ymm registers. One
+// of 16-bit weights (bfloat16, binary16) keeps thirty-two lanes in two
+// zmm accumulators s0 and s1, lane l summing the terms j ≡ l (mod 32),
+// a row of 16 mod 32 terms ending with its last sixteen in s0; then
+// s0 += s1 lane by lane, b[l] = s[l] + s[l+16], as the AVX2 kernels add
+// their four ymm registers. At the end the high half is added to the
+// low, a[l] = s[l] + s[l+8], and the eight lanes of a by the VHADDPS
+// trees of kernels_amd64.s (SUM2, REDUCE4), so every result is bit for
+// bit the one the AVX2 kernels compute.
 //
 // Decode (dotRowsZ*) reads one row at a time, one sequential stream. Two
 // rows per pass would give two FMA chains, but measured on our AMD EPYC
 // two interleaved streams near each other (adjacent rows, or rows 32
-// apart) read 3 to 8 times slower than one, and one chain already covers
-// 32 bytes of 16-bit weights (64 of float32) per FMA latency.
+// apart) read 3 to 8 times slower than one. One chain covers 64 bytes of
+// float32 weights per FMA latency, enough; but only 32 bytes of 16-bit
+// weights, about the read bandwidth itself, so decode of those was
+// latency-bound (F16 at 76 % of the bandwidth): hence their second
+// accumulator, two chains per row.
 //
-// Prefill (dot4x6Z*) holds a tile of four weight rows by six rows of x in
-// 24 accumulators: ten vector loads per 24 FMAs, with the four weight rows
-// (at most 4·Cols·4 bytes) staying in L1 while the rows of x stream from
-// L2.
+// Prefill of float32 weights (dot4x6ZF32) holds a tile of four weight
+// rows by six rows of x in 24 accumulators: ten vector loads per 24 FMAs,
+// with the four weight rows (at most 4·Cols·4 bytes) staying in L1 while
+// the rows of x stream from L2. Prefill of 16-bit weights (dot4x3Z*)
+// needs two accumulators per dot product, so its tile is four weight rows
+// by three rows of x: the same six loads of x per 24 FMAs, and eight of
+// weights from L1.
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
 // Load 16 weights at element index AX of the row at base into dst.
 #define LZ_F32(base, dst) VMOVUPS (base)(AX*4), dst
-#define LZ_BF16(base, dst) VPMOVZXWD (base)(AX*2), dst; VPSLLD $16, dst, dst
-#define LZ_F16(base, dst) VCVTPH2PS (base)(AX*2), dst
+
+// Load 16 weights at element index AX plus off of the row at base into
+// dst.
+#define LZW_BF16(off, base, dst) VPMOVZXWD (off*2)(base)(AX*2), dst; VPSLLD $16, dst, dst
+#define LZW_F16(off, base, dst) VCVTPH2PS (off*2)(base)(AX*2), dst
 
 // FOLD adds the high eight lanes of z to its low eight: y[l] = z[l] + z[l+8].
 #define FOLD(z, y, tmp) VEXTRACTF64X4 $1, z, tmp; VADDPS tmp, y, y
@@ -48,8 +62,9 @@
 	VEXTRACTF128 $1, a, xc \
 	VADDPS xc, xa, xa
 
-// DOTROWSZ body: dst[r] = w[r]·x for r < rows, one row at a time, the
-// weights read as one sequential stream; k a positive multiple of 16.
+// DOTROWSZ body: dst[r] = w[r]·x for r < rows in sixteen lanes (float32
+// weights), one row at a time, the weights read as one sequential stream;
+// k a positive multiple of 16.
 // func(dst *float32, w *T, ldw int, x *float32, k int, rows int)
 #define DOTROWSZ(LZ, SHIFT) \
 	MOVQ dst+0(FP), DI \
@@ -80,6 +95,193 @@ loop: \
 	VZEROUPPER \
 	RET
 
+// DOTROWSZ32 body: DOTROWSZ for 16-bit weights in thirty-two lanes, two
+// accumulators Z0 (lanes 0-15) and Z1 (16-31); k a positive multiple of
+// 16 (a last block of sixteen goes to Z0).
+// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+#define DOTROWSZ32(LZW) \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $1, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ CX, R10 \
+	ANDQ $~31, R10 \
+	MOVQ rows+40(FP), BX \
+row: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (DX)(AX*4), Z4 \
+	VMOVUPS 64(DX)(AX*4), Z5 \
+	LZW(0, SI, Z6) \
+	LZW(16, SI, Z7) \
+	VFMADD231PS Z6, Z4, Z0 \
+	VFMADD231PS Z7, Z5, Z1 \
+	ADDQ $32, AX \
+	CMPQ AX, R10 \
+	JB loop \
+	CMPQ AX, CX \
+	JAE sum \
+	VMOVUPS (DX)(AX*4), Z4 \
+	LZW(0, SI, Z6) \
+	VFMADD231PS Z6, Z4, Z0 \
+sum: \
+	VADDPS Z1, Z0, Z0 \
+	FOLD(Z0, Y0, Y2) \
+	VXORPS Y1, Y1, Y1 \
+	SUM2Z(Y0, Y1, X0, X2) \
+	MOVSS X0, (DI) \
+	ADDQ $4, DI \
+	ADDQ R9, SI \
+	DECQ BX \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
+// FMA3 multiplies the weights in w by the three rows of x in xa, xb, xc
+// into the accumulators a0..a2.
+#define FMA3(w, xa, xb, xc, a0, a1, a2) \
+	VFMADD231PS w, xa, a0 \
+	VFMADD231PS w, xb, a1 \
+	VFMADD231PS w, xc, a2
+
+// DOT4X3Z32 body: four rows of 16-bit weights against groups·3 rows of x
+// in thirty-two lanes; for g < groups, t < 3, r < 4: dst[(3g+t)·ldd + r]
+// = w[r]·x[3g+t]. The accumulators of row r and x row t are Z(4t+r)
+// (lanes 0-15) and Z(12+4t+r) (lanes 16-31), so that the four sums of
+// one x row reduce together into four adjacent outputs.
+// func(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+#define DOT4X3Z32(LZW) \
+	MOVQ dst+0(FP), R15 \
+	MOVQ w+16(FP), SI \
+	MOVQ ldw+24(FP), AX \
+	SHLQ $1, AX \
+	LEAQ (SI)(AX*1), DI \
+	LEAQ (SI)(AX*2), R13 \
+	LEAQ (DI)(AX*2), R14 \
+	MOVQ x+32(FP), DX \
+	MOVQ ldx+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (DX)(AX*1), R8 \
+	LEAQ (DX)(AX*2), R9 \
+	MOVQ k+48(FP), CX \
+	MOVQ CX, R10 \
+	ANDQ $~31, R10 \
+	MOVQ groups+56(FP), BX \
+group: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	XORQ AX, AX \
+loop: \
+	VMOVUPS (DX)(AX*4), Z24 \
+	VMOVUPS (R8)(AX*4), Z25 \
+	VMOVUPS (R9)(AX*4), Z26 \
+	LZW(0, SI, Z30) \
+	FMA3(Z30, Z24, Z25, Z26, Z0, Z4, Z8) \
+	LZW(0, DI, Z31) \
+	FMA3(Z31, Z24, Z25, Z26, Z1, Z5, Z9) \
+	LZW(0, R13, Z30) \
+	FMA3(Z30, Z24, Z25, Z26, Z2, Z6, Z10) \
+	LZW(0, R14, Z31) \
+	FMA3(Z31, Z24, Z25, Z26, Z3, Z7, Z11) \
+	VMOVUPS 64(DX)(AX*4), Z27 \
+	VMOVUPS 64(R8)(AX*4), Z28 \
+	VMOVUPS 64(R9)(AX*4), Z29 \
+	LZW(16, SI, Z30) \
+	FMA3(Z30, Z27, Z28, Z29, Z12, Z16, Z20) \
+	LZW(16, DI, Z31) \
+	FMA3(Z31, Z27, Z28, Z29, Z13, Z17, Z21) \
+	LZW(16, R13, Z30) \
+	FMA3(Z30, Z27, Z28, Z29, Z14, Z18, Z22) \
+	LZW(16, R14, Z31) \
+	FMA3(Z31, Z27, Z28, Z29, Z15, Z19, Z23) \
+	ADDQ $32, AX \
+	CMPQ AX, R10 \
+	JB loop \
+	CMPQ AX, CX \
+	JAE sum \
+	VMOVUPS (DX)(AX*4), Z24 \
+	VMOVUPS (R8)(AX*4), Z25 \
+	VMOVUPS (R9)(AX*4), Z26 \
+	LZW(0, SI, Z30) \
+	FMA3(Z30, Z24, Z25, Z26, Z0, Z4, Z8) \
+	LZW(0, DI, Z31) \
+	FMA3(Z31, Z24, Z25, Z26, Z1, Z5, Z9) \
+	LZW(0, R13, Z30) \
+	FMA3(Z30, Z24, Z25, Z26, Z2, Z6, Z10) \
+	LZW(0, R14, Z31) \
+	FMA3(Z31, Z24, Z25, Z26, Z3, Z7, Z11) \
+sum: \
+	VADDPS Z12, Z0, Z0 \
+	VADDPS Z13, Z1, Z1 \
+	VADDPS Z14, Z2, Z2 \
+	VADDPS Z15, Z3, Z3 \
+	VADDPS Z16, Z4, Z4 \
+	VADDPS Z17, Z5, Z5 \
+	VADDPS Z18, Z6, Z6 \
+	VADDPS Z19, Z7, Z7 \
+	VADDPS Z20, Z8, Z8 \
+	VADDPS Z21, Z9, Z9 \
+	VADDPS Z22, Z10, Z10 \
+	VADDPS Z23, Z11, Z11 \
+	MOVQ ldd+8(FP), AX \
+	SHLQ $2, AX \
+	FOLD(Z0, Y0, Y24) \
+	FOLD(Z1, Y1, Y25) \
+	FOLD(Z2, Y2, Y26) \
+	FOLD(Z3, Y3, Y27) \
+	FOLD(Z4, Y4, Y28) \
+	FOLD(Z5, Y5, Y29) \
+	FOLD(Z6, Y6, Y30) \
+	FOLD(Z7, Y7, Y31) \
+	FOLD(Z8, Y8, Y24) \
+	FOLD(Z9, Y9, Y25) \
+	FOLD(Z10, Y10, Y26) \
+	FOLD(Z11, Y11, Y27) \
+	REDUCE4Z(Y0, Y1, Y2, Y3, X0, X2) \
+	VMOVUPS X0, (R15) \
+	REDUCE4Z(Y4, Y5, Y6, Y7, X4, X6) \
+	VMOVUPS X4, (R15)(AX*1) \
+	REDUCE4Z(Y8, Y9, Y10, Y11, X8, X10) \
+	VMOVUPS X8, (R15)(AX*2) \
+	LEAQ (R15)(AX*2), R15 \
+	ADDQ AX, R15 \
+	MOVQ ldx+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (AX)(AX*2), AX \
+	ADDQ AX, DX \
+	ADDQ AX, R8 \
+	ADDQ AX, R9 \
+	DECQ BX \
+	JNZ group \
+	VZEROUPPER \
+	RET
+
 // FMA6 multiplies the weights in w by the six rows of x in Z24..Z29 into
 // the accumulators a0..a5 (one per row of x).
 #define FMA6(w, a0, a1, a2, a3, a4, a5) \
@@ -90,7 +292,8 @@ loop: \
 	VFMADD231PS w, Z28, a4 \
 	VFMADD231PS w, Z29, a5
 
-// DOT4X6Z body: four weight rows against groups·6 rows of x; for g <
+// DOT4X6Z body: four rows of float32 weights against groups·6 rows of x
+// in sixteen lanes; for g <
 // groups, t < 6, r < 4: dst[(6g+t)·ldd + r] = w[r]·x[6g+t]. The
 // accumulator of row r and x row t is Z(4t+r), so that the four sums of
 // one x row reduce together into four adjacent outputs.
@@ -350,20 +553,20 @@ TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
 
 // func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-48
-	DOTROWSZ(LZ_BF16, 1)
+	DOTROWSZ32(LZW_BF16)
 
 // func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZF16(SB), NOSPLIT, $0-48
-	DOTROWSZ(LZ_F16, 1)
+	DOTROWSZ32(LZW_F16)
 
 // func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 TEXT ·dot4x6ZF32(SB), NOSPLIT, $0-64
 	DOT4X6Z(LZ_F32, 2)
 
-// func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x6ZBF16(SB), NOSPLIT, $0-64
-	DOT4X6Z(LZ_BF16, 1)
+// func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+TEXT ·dot4x3ZBF16(SB), NOSPLIT, $0-64
+	DOT4X3Z32(LZW_BF16)
 
-// func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x6ZF16(SB), NOSPLIT, $0-64
-	DOT4X6Z(LZ_F16, 1)
+// func dot4x3ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+TEXT ·dot4x3ZF16(SB), NOSPLIT, $0-64
+	DOT4X3Z32(LZW_F16)

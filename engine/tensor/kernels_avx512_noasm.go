@@ -15,10 +15,10 @@ func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int) 
 func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
-func dot4x6ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
-func dot4x6ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+func dot4x3ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
 func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int) {

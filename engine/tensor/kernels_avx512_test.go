@@ -8,8 +8,9 @@ import (
 
 // avx2Rows computes dst = x Wᵀ for long rows (Cols ≥ wideRow, a multiple
 // of 16) with the AVX2 decode kernel, one row of x at a time: the twin the
-// AVX-512 kernels must match bit for bit, since they keep the same sixteen
-// lanes and add them in the same order.
+// AVX-512 kernels must match bit for bit, since they keep the same lanes
+// (sixteen for float32 weights, thirty-two for 16-bit ones) and add them
+// in the same order.
 func avx2Rows(dst []float32, w Matrix, x []float32, n int) {
 	in, out := w.Cols, w.Rows
 	for t := 0; t < n; t++ {
@@ -107,8 +108,10 @@ func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
 
 // TestAVX512MatchesAVX2 covers the AVX-512 kernels' edges: one to nine
 // weight rows (blocks of four and a remainder in prefill), rows of x on
-// and off the tiles of six, and row lengths from the shortest long row to
-// SmolLM2's MLP.
+// and off the tiles of six (float32) and three (16-bit weights), and row
+// lengths from the shortest long row to SmolLM2's MLP, of 0 and of 16
+// mod 32 terms (a last block of sixteen in the thirty-two lanes of 16-bit
+// weights).
 func TestAVX512MatchesAVX2(t *testing.T) {
 	if !useAVX512 {
 		t.Skip("no AVX-512 kernels on this machine or build")
@@ -121,6 +124,9 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		// Tiles of x: 42 rows of 1536 (xTileBytes), so 3 whole tiles and
 		// one of 2 rows (done as the last 6), or of 5 and 41 rows.
 		{5, 1536, 128}, {4, 1536, 131}, {9, 1536, 167},
+		// 16 mod 32 terms: 272, 784, 1552 (tiles of x of 42 rows, so one
+		// of 4 rows, a group of three and one done as the last three).
+		{4, 272, 7}, {5, 784, 8}, {6, 272, 3}, {3, 784, 64}, {5, 1552, 130},
 	}
 	for _, dt := range []DType{F32, BF16, F16} {
 		for _, tc := range tests {
@@ -134,12 +140,14 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 // FuzzAVX512 checks random long-row shapes: the AVX-512 kernels equal the
 // AVX2 kernels bit for bit and stay within the rounding bound of the exact
 // sums (see testAVX512 and, with six or more rows of x, testAVX512T).
-// Shapes stay small: at most 40 rows, 784 columns and 256 rows of x
-// (several tiles of x for the longer rows).
+// Shapes stay small: at most 40 rows, 784 columns (of 0 or 16 mod 32)
+// and 256 rows of x (several tiles of x for the longer rows).
 func FuzzAVX512(f *testing.F) {
 	f.Add(uint8(4), uint8(20), uint8(64), uint8(0), uint64(1))
 	f.Add(uint8(9), uint8(0), uint8(7), uint8(1), uint64(2))
 	f.Add(uint8(1), uint8(3), uint8(1), uint8(2), uint64(3))
+	f.Add(uint8(5), uint8(33), uint8(10), uint8(2), uint64(4))
+	f.Add(uint8(7), uint8(1), uint8(2), uint8(1), uint64(5))
 	f.Fuzz(func(t *testing.T, rows, cols, n, dtype uint8, seed uint64) {
 		if !useAVX512 {
 			t.Skip("no AVX-512 kernels on this machine or build")

@@ -21,10 +21,10 @@ func dotRowsF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)  
 func dot2x3F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
-func dot2x3BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+func dot1x3BF16(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
-func dot2x3F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+func dot1x3F16(dst *float32, ldd int, w *uint16, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
 func axpyRowsF32(dst *float32, a *float32, w *float32, ldw int, rows int, m int) { panic("no asm") }

@@ -24,21 +24,25 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 //		}
 //	}
 //
-// The sum runs in float32 over sixteen interleaved partial sums for rows
-// of 256 or more (eight for shorter ones), lane l taking the terms
-// j ≡ l (mod 16) in order, added at the end as a[l] = s[l] + s[l+8], then
-// ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)): the lanes of two AVX2 registers (of
-// one for short rows). So the last bits differ from the loop above, and
-// the assembly kernels (one fused multiply-add per term) differ from the
-// pure-Go loops only in rounding. Every dot product is summed the same way
-// whichever kernel and thread computes it, so the result does not depend
-// on n or on the split.
+// The sum runs in float32 over interleaved partial sums: for rows of 256
+// or more, sixteen for float32 weights, lane l taking the terms
+// j ≡ l (mod 16) in order, and thirty-two for bfloat16 and binary16
+// weights (j ≡ l (mod 32); a row of 16 mod 32 terms ends in lanes 0 to
+// 15), first added as b[l] = s[l] + s[l+16]; eight lanes for shorter
+// rows. The sixteen lanes are added at the end as a[l] = s[l] + s[l+8],
+// then ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)): the lanes of two AVX2
+// registers (of one for short rows). So the last bits differ from the
+// loop above, and the assembly kernels (one fused multiply-add per term)
+// differ from the pure-Go loops only in rounding. Every dot product is
+// summed the same way whichever kernel and thread computes it, so the
+// result does not depend on n or on the split.
 //
 // Decode (one or two rows of x) streams the weight rows one after another,
 // the pattern the hardware prefetchers follow best; prefill reads each
-// pair (short rows: quadruple) of weight rows once for every three rows
-// of x. With AVX-512, prefill reads each quadruple of long weight rows
-// once for every six rows of x; the sums and so the bits stay the same.
+// pair of long float32 weight rows (a long 16-bit row alone; short rows
+// by four) once for every three rows of x. With AVX-512, prefill reads
+// each quadruple of long weight rows once for every six rows of x (three
+// for 16-bit weights); the sums and so the bits stay the same.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {
@@ -124,12 +128,13 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		matMulRowsZ(dst, w, x, n, lo, hi)
 		return
 	}
-	// Prefill: blocks of 2 (long rows) or 4 weight rows against groups of
-	// 3 rows of x; a last partial group is done as the last 3 rows of x,
+	// Prefill: blocks of 4 weight rows (short rows), 2 (long rows of
+	// float32) or 1 (long rows of 16-bit weights) against groups of 3 rows
+	// of x; a last partial group is done as the last 3 rows of x,
 	// recomputing one or two (to the same bits).
 	rows := 4
 	if wide {
-		rows = 2
+		rows = w.wideBlock()
 	}
 	g, tail := n/3, n%3 != 0
 	r := lo
@@ -143,7 +148,7 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 				groups = 1
 			}
 			if wide {
-				w.dot2x3(dst[t0*out+r:], out, r, x[t0*in:], groups)
+				w.dotWide3(dst[t0*out+r:], out, r, x[t0*in:], groups)
 			} else {
 				w.dot4x3(dst[t0*out+r:], out, r, x[t0*in:], groups)
 			}
@@ -187,24 +192,25 @@ func (m Matrix) prefetch(lo, hi int) {
 const xTileBytes = 256 << 10
 
 // matMulRowsZ is the prefill of matMulRows with the AVX-512 kernels (n ≥
-// 6, long rows): blocks of 4 weight rows against groups of 6 rows of x,
-// the block's weights (4·Cols elements) staying in L1 while a tile of x
-// (at most xTileBytes) streams from L2. A tile's last partial group is
-// done as its last 6 rows of x (a last tile of fewer than 6 rows as the
-// last 6 rows of all), recomputing up to five to the same bits; the last
-// weight rows, fewer than a block, one row of x at a time.
+// 6, long rows): blocks of 4 weight rows against groups of s = zGroup()
+// rows of x (6 for float32 weights, 3 for 16-bit ones), the block's
+// weights (4·Cols elements) staying in L1 while a tile of x (at most
+// xTileBytes) streams from L2. A tile's last partial group is done as
+// its last s rows of x (a last tile of fewer than s rows as the last s
+// rows of all), recomputing up to s-1 to the same bits; the last weight
+// rows, fewer than a block, one row of x at a time.
 func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
-	in, out := w.Cols, w.Rows
-	tile := max(6, xTileBytes/(4*in)/6*6)
+	in, out, s := w.Cols, w.Rows, w.zGroup()
+	tile := max(s, xTileBytes/(4*in)/s*s)
 	end := lo + (hi-lo)/4*4
 	for t0 := 0; t0 < n; t0 += tile {
 		t1 := min(t0+tile, n)
-		s := min(t0, t1-6)
-		g, tail := (t1-s)/6, (t1-s)%6 != 0
+		b := min(t0, t1-s)
+		g, tail := (t1-b)/s, (t1-b)%s != 0
 		for r := lo; r < end; r += 4 {
-			w.dot4x6(dst[s*out+r:], out, r, x[s*in:], g)
+			w.dot4xZ(dst[b*out+r:], out, r, x[b*in:], g)
 			if tail {
-				w.dot4x6(dst[(t1-6)*out+r:], out, r, x[(t1-6)*in:], 1)
+				w.dot4xZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1)
 			}
 		}
 	}
