@@ -11,15 +11,17 @@
 // On amd64 with AVX2, FMA and F16C (checked at run time) the matrix
 // products, Exp and SiLU run in assembly (kernels_amd64.s, exp_amd64.s);
 // with AVX-512 as well (F, BW, VL), long rows (256 or more) run the
-// kernels of kernels_avx512_amd64.s, which keep the same sixteen lanes in
-// one zmm register and so compute the same bits as the AVX2 ones;
-// elsewhere, or built with -tags purego, pure-Go loops compute the same
-// sums in the same order, without fused multiply-adds. A decode step is
-// bound by memory bandwidth: its kernels stream each weight row once, in
-// order, and a weight of at most 64 KiB (an attention's keys or values),
-// too short a stream for the hardware prefetchers, is asked of the caches
-// whole before the product starts. Prefill is bound by arithmetic: its kernels reuse each weight row
-// for several tokens from registers. A Pool splits both over goroutines
+// kernels of kernels_avx512_amd64.s, which keep the same lanes (sixteen
+// for float32 weights in one zmm register, thirty-two for 16-bit ones in
+// two, so that a row is two FMA chains) and so compute the same bits as
+// the AVX2 ones; elsewhere, or built with -tags purego, pure-Go loops
+// compute the same sums in the same order, without fused multiply-adds.
+// A decode step is bound by memory bandwidth: its kernels stream each
+// weight row once, in order, and a weight of at most 64 KiB (an
+// attention's keys or values), too short a stream for the hardware
+// prefetchers, is asked of the caches whole before the product starts.
+// Prefill is bound by arithmetic: its kernels reuse each weight row for
+// several tokens from registers. A Pool splits both over goroutines
 // with a fork and join of a few hundred nanoseconds.
 //
 // Shape mistakes are programmer bugs and panic; nothing here reads outside
