@@ -97,6 +97,72 @@ func TestMatMulsSharesRounding(t *testing.T) {
 	}
 }
 
+// FuzzMatMuls runs MatMuls over a fuzzed list of up to five weights of
+// any type (quantized, F16 rounding its input, F32), each with random
+// blocks, against activations from fuzzed bytes (NaN and infinities
+// included), on one or two rows of x. Property: no panic, and every
+// product has MatMul's bits, however the roundings are shared.
+func FuzzMatMuls(f *testing.F) {
+	f.Add([]byte{0, 0, 0}, uint64(1), []byte{1, 2, 3}, false)
+	f.Add([]byte{0, 1, 0, 7}, uint64(2), []byte{0x00, 0x00, 0x80, 0x7f}, true)
+	f.Add([]byte{2, 4, 3, 5, 5}, uint64(3), []byte{0xff, 0xff, 0xff, 0x7f}, false)
+	dtypes := []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, F32}
+	f.Fuzz(func(t *testing.T, kinds []byte, seed uint64, raw []byte, two bool) {
+		const cols = 256
+		if len(kinds) > 5 {
+			kinds = kinds[:5]
+		}
+		r := rand.New(rand.NewPCG(seed, 19))
+		n := 1
+		if two {
+			n = 2
+		}
+		x := make([]float32, n*cols)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		for i := 0; i+4 <= len(raw) && i/4 < len(x); i += 4 {
+			x[(i/4*37)%len(x)] = math.Float32frombits(binary.LittleEndian.Uint32(raw[i:]))
+		}
+		var prods []Product
+		var want [][]float32
+		for i, k := range kinds {
+			dt, rows := dtypes[int(k)%len(dtypes)], 3+i
+			var w Matrix
+			var err error
+			switch dt {
+			case F16, F32:
+				b := make([]byte, rows*cols*dt.Size())
+				for j := range b {
+					b[j] = byte(r.Uint32())
+				}
+				if w, err = NewMatrix(b, dt, rows, cols); dt == F16 {
+					w = w.RoundF16()
+				}
+			default:
+				w, err = NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wd := make([]float32, n*rows)
+			MatMul(wd, w, x)
+			want = append(want, wd)
+			prods = append(prods, Product{Dst: make([]float32, n*rows), W: w})
+		}
+		p := NewPool(2)
+		defer p.Close()
+		p.MatMuls(x, prods...)
+		for i, pr := range prods {
+			for j, v := range pr.Dst {
+				if math.Float32bits(v) != math.Float32bits(want[i][j]) && !(v != v && want[i][j] != want[i][j]) {
+					t.Errorf("product %d (%s), output %d: got %v, want %v (MatMul)", i, pr.W.DType, j, v, want[i][j])
+				}
+			}
+		}
+	})
+}
+
 // TestMatMulsPanics: a product whose shapes do not fit x is a programmer
 // bug, as for MatMul.
 func TestMatMulsPanics(t *testing.T) {
