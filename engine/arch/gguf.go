@@ -1,6 +1,7 @@
 package arch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -32,19 +33,29 @@ import (
 
 // OpenGGUF loads the GGUF file at path, memory-mapped: architectures llama
 // (Llama 2/3, TinyLlama, SmolLM2 layouts), qwen2 and gpt2; tensor types F32, F16,
-// BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The result is a
-// *Model; Close it to unmap the file.
+// BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The quantized
+// tensors are read from a copy in huge pages where the kernel allows
+// (gguf_huge.go says why). The result is a *Model; Close it to unmap the
+// file and free the copy.
 func OpenGGUF(path string) (engine.Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
+	freeCopies := copyQuantized(f)
+	closeAll := func() error {
+		err := f.Close()
+		if freeCopies != nil {
+			err = errors.Join(err, freeCopies())
+		}
+		return err
+	}
 	m, err := newGGUF(f)
 	if err != nil {
-		f.Close()
+		closeAll()
 		return nil, err
 	}
-	m.closer = f
+	m.closer = closerFunc(closeAll)
 	return m, nil
 }
 

@@ -3,6 +3,11 @@
 package arch
 
 import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -31,3 +36,57 @@ func allocWeights(n int) (data []byte, free func() error, err error) {
 
 // addr is the address of b's first byte; b must not be empty.
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+
+// thpMode is the selected mode of transparent huge pages ("always",
+// "madvise" or "never"), "" when the kernel does not say.
+func thpMode() string {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return ""
+	}
+	_, rest, ok := bytes.Cut(b, []byte("["))
+	mode, _, ok2 := bytes.Cut(rest, []byte("]"))
+	if !ok || !ok2 {
+		return ""
+	}
+	return string(mode)
+}
+
+// memAvailable is /proc/meminfo's MemAvailable in bytes, -1 when unknown.
+func memAvailable() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:")
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		if err != nil {
+			return -1
+		}
+		return kb << 10
+	}
+	return -1
+}
+
+// dropPages unmaps the whole pages of a read-only file mapping that b
+// covers (MADV_DONTNEED): the page cache keeps them, the process no
+// longer counts them, and a later read would fault them back in. Advice
+// only; b must be part of a file mapping, never of Go memory.
+func dropPages(b []byte) {
+	const page = 4096
+	if len(b) < page {
+		return
+	}
+	start := (addr(b) + page - 1) &^ (page - 1)
+	end := (addr(b) + uintptr(len(b))) &^ (page - 1)
+	if end <= start {
+		return
+	}
+	_ = syscall.Madvise(b[start-addr(b):end-addr(b)], syscall.MADV_DONTNEED)
+}

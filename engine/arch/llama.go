@@ -171,17 +171,19 @@ func (n *llama) block(p *pass, l int) {
 	xn := p.s.xn[:T*h]
 
 	n.perToken(p, L, tokAttnNorm)
-	linear(p, q, L.wq, L.bq, xn)
-	linear(p, k, L.wk, L.bk, xn)
-	linear(p, v, L.wv, L.bv, xn)
+	p.pool.MatMuls(xn, tensor.Product{Dst: q, W: L.wq}, tensor.Product{Dst: k, W: L.wk}, tensor.Product{Dst: v, W: L.wv})
+	addBias(q, L.bq)
+	addBias(k, L.bk)
+	addBias(v, L.bv)
 	n.perToken(p, L, tokRotate)
 	if !n.ggml || !p.attendGGML(l, q, k, v, att) {
 		p.attend(l, q, k, v, att)
 	}
 	linear(p, proj, L.wo, L.bo, att)
 	n.perToken(p, L, tokAddMLPNorm)
-	linear(p, gate, L.gate, L.bGate, xn)
-	linear(p, up, L.up, L.bUp, xn)
+	p.pool.MatMuls(xn, tensor.Product{Dst: gate, W: L.gate}, tensor.Product{Dst: up, W: L.up})
+	addBias(gate, L.bGate)
+	addBias(up, L.bUp)
 	n.perToken(p, L, tokSwiGLU)
 	linear(p, proj, L.down, L.bDown, gate)
 	tensor.Add(x, x, proj)
@@ -255,8 +257,16 @@ func (n *llama) rotate(p *pass, t int, x []float32, heads int) {
 }
 
 // linear computes dst = x Wᵀ + b for an [out, in] weight; b may be nil.
+// Weights that share x (q, k and v; gate and up) go to the pool's MatMuls
+// together, which rounds x once for all of them where the products round
+// their input (GGUF files), then addBias.
 func linear(p *pass, dst []float32, w tensor.Matrix, b []float32, x []float32) {
 	p.pool.MatMul(dst, w, x)
+	addBias(dst, b)
+}
+
+// addBias adds b to every row of dst; b may be nil.
+func addBias(dst, b []float32) {
 	if b != nil {
 		tensor.AddRows(dst, b)
 	}

@@ -8,11 +8,12 @@ import (
 // qActs holds a product's activations rounded for its weight type, one
 // set per row t of x.
 type qActs struct {
-	f     []float32 // (n, cols): activations rounded to binary16, for RoundF16 weights
-	d     []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
-	qs    []int8    // (n, cols): the rounded values
-	bsums []int32   // (n, cols/16): Q8_K sums of each 16 values
-	xv    []byte    // (n, cols/32, 128): per Q8_0 block its values twice, then its lane offsets twice (int32), for the VNNI kernels
+	f      []float32 // (n, cols): activations rounded to binary16, for RoundF16 weights
+	d      []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
+	qs     []int8    // (n, cols): the rounded values
+	bsums  []int32   // (n, cols/16): Q8_K sums of each 16 values
+	xv     []byte    // (n, cols/32, 128): per Q8_0 block its values twice, then its lane offsets twice (int32), for the VNNI kernels
+	rounds int       // roundings done, for tests that check MatMuls shares them
 }
 
 // quantJob computes the rows [lo, hi) of a product with quantized weights
@@ -26,6 +27,33 @@ type quantJob struct {
 
 // needsRounding reports whether products with m round their activations.
 func (m Matrix) needsRounding() bool { return m.roundF16 || m.DType.Quantized() }
+
+// A rounding is how a product rounds its activations: two weights with
+// the same rounding take the same rounded activations.
+type rounding int
+
+const (
+	roundNone   rounding = iota // float32 activations as they are
+	roundF16                    // binary16 (F16 weights marked RoundF16)
+	roundQ8_0                   // Q8_0 blocks, VNNI offsets for Q8_0 weights
+	roundQ8_0Q4                 // Q8_0 blocks, VNNI offsets for Q4_0 weights
+	roundQ8K                    // Q8_K blocks (the K-quants)
+)
+
+// rounding returns how products with m round their activations.
+func (m Matrix) rounding() rounding {
+	switch {
+	case m.roundF16:
+		return roundF16
+	case m.DType == Q8_0:
+		return roundQ8_0
+	case m.DType == Q4_0:
+		return roundQ8_0Q4
+	case m.DType.Quantized():
+		return roundQ8K
+	}
+	return roundNone
+}
 
 // matMulRound is MatMul for weights whose products round their
 // activations (quantized, or F16 marked by RoundF16). The rounding is
@@ -46,25 +74,90 @@ func (m Matrix) needsRounding() bool { return m.roundF16 || m.DType.Quantized() 
 // where K-quant blocks sum per sub-block with their 6-bit (Q6_K: 8-bit)
 // scales and subtract dmin·Σ min·(sum of x's sub-block).
 func (p *Pool) matMulRound(dst []float32, w Matrix, x []float32, n int) {
-	if p == nil {
-		var a qActs // a lone product allocates its rounded activations
-		p.matMulRounded(&a, dst, w, x, n)
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.matMulRounded(&p.qa, dst, w, x, n)
+	p.matMulsRound(x[:n*w.Cols], Product{Dst: dst, W: w})
 }
 
-// matMulRounded is matMulRound with the activations' buffers a (p.mu held
-// when p is not nil).
-func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, x []float32, n int) {
+// A Product is one weight of MatMuls and the destination of its product.
+type Product struct {
+	Dst []float32 // (n, W.Rows)
+	W   Matrix    // (out, in), as for MatMul
+}
+
+// MatMuls computes pr.Dst = x pr.Wᵀ for every product pr, as MatMul
+// does, for weights that share one input x (n, in): the q, k and v
+// projections of a normed hidden state, or gate and up. Products that
+// round their activations (quantized weights, F16 ones marked RoundF16)
+// round x once for a run of weights that round it the same way, instead
+// of once each; every result is MatMul's, bit for bit. No Dst may overlap
+// x.
+func (p *Pool) MatMuls(x []float32, prods ...Product) {
+	rounds := false
+	for _, pr := range prods {
+		checkMatMul("MatMuls", pr.Dst, pr.W.Rows, pr.W.Cols, x)
+		if pr.W.needsRounding() {
+			rounds = true
+		} else {
+			p.MatMul(pr.Dst, pr.W, x)
+		}
+	}
+	if rounds {
+		p.matMulsRound(x, prods...)
+	}
+}
+
+// matMulsRound computes the products of prods whose weights round their
+// activations, with the pool's rounded-activation buffers (p may be nil:
+// a lone call allocates its own).
+func (p *Pool) matMulsRound(x []float32, prods ...Product) {
+	var a *qActs
+	if p == nil {
+		a = new(qActs)
+	} else {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		a = &p.qa
+	}
+	last := roundNone
+	for _, pr := range prods {
+		r := pr.W.rounding()
+		if r == roundNone {
+			continue
+		}
+		if r != last {
+			a.round(pr.W, x)
+			last = r
+		}
+		p.matMulRounded(a, pr.Dst, pr.W, len(x)/pr.W.Cols)
+	}
+}
+
+// Roundings returns how many times p has rounded activations for
+// products with quantized or RoundF16 weights: a model's tests count them
+// to see that products sharing an input share its rounding (MatMuls).
+func (p *Pool) Roundings() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.qa.rounds
+}
+
+// round rounds x (n, w.Cols) as products with w take it.
+func (a *qActs) round(w Matrix, x []float32) {
+	a.rounds++
 	if w.roundF16 {
 		growF(&a.f, len(x))
-		f := a.f[:len(x)]
 		for i, v := range x {
-			f[i] = F16ToF32(F32ToF16(v))
+			a.f[i] = F16ToF32(F32ToF16(v))
 		}
+		return
+	}
+	a.quantize(w.DType, x, len(x)/w.Cols, w.Cols)
+}
+
+// matMulRounded is the product with w of the activations a holds, rounded
+// for w (p.mu held when p is not nil).
+func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, n int) {
+	if w.roundF16 {
+		f := a.f[:n*w.Cols]
 		w.roundF16 = false
 		if p == nil {
 			matMulRows(dst, w, f, n, 0, w.Rows)
@@ -75,7 +168,6 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, x []float32, n i
 		p.mm = matMulJob{}
 		return
 	}
-	a.quantize(w.DType, x, n, w.Cols)
 	if p == nil {
 		job := quantJob{dst: dst, w: w, a: a, n: n}
 		job.Run(0, w.Rows)
@@ -99,20 +191,8 @@ func (j *quantJob) Run(lo, hi int) {
 			xq := a.qs[t*in : (t+1)*in]
 			var s float32
 			switch w.DType {
-			case Q8_0:
-				xd := a.d[t*in/32 : (t+1)*in/32]
-				if useAsm {
-					s = dotQ8_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
-				} else {
-					s = dotQ8_0(row, xd, xq)
-				}
-			case Q4_0:
-				xd := a.d[t*in/32 : (t+1)*in/32]
-				if useAsm {
-					s = dotQ4_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
-				} else {
-					s = dotQ4_0(row, xd, xq)
-				}
+			case Q8_0, Q4_0:
+				s = dotQ8Act(w.DType, row, a.d[t*in/32:(t+1)*in/32], xq)
 			case Q4_K:
 				if useAsm {
 					s = dotQ4KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
@@ -131,6 +211,20 @@ func (j *quantJob) Run(lo, hi int) {
 			j.dst[t*out+i] = s
 		}
 	}
+}
+
+// dotQ8Act is the Q8_0 or Q4_0 (dt) row w against Q8_0 activations
+// (scales xd, values xq): dotQ8_0 or dotQ4_0, in AVX2 where present.
+func dotQ8Act(dt DType, w []byte, xd []float32, xq []int8) float32 {
+	switch {
+	case dt == Q8_0 && useAsm:
+		return dotQ8_0AVX2(&w[0], &xd[0], &xq[0], len(xd))
+	case dt == Q8_0:
+		return dotQ8_0(w, xd, xq)
+	case useAsm:
+		return dotQ4_0AVX2(&w[0], &xd[0], &xq[0], len(xd))
+	}
+	return dotQ4_0(w, xd, xq)
 }
 
 // runPairs computes the Q8_0 or Q4_0 rows [lo, hi) with the VNNI kernels
