@@ -44,6 +44,13 @@ var budgetHogs = []budgetHog{
 	{"printed shared list", "{% set s = 'x' * 1000000 %}{{ [s] * 1000 }}", "output budget of 1 MiB exceeded in printing"},
 	{"map center", "{{ range(1000)|map('center', 100000)|list }}", "output budget of 1 MiB exceeded in filter center"},
 
+	// Lists of list literals shared many times: the printers must not wrap
+	// each item for gonja (found by FuzzRender: 20 MB before the budget).
+	{"tojson of shared list literals", "{%set a=[]%}{%set b=[a]*1000%}{%set c=[b]*1000%}{{c|tojson}}", "output budget of 1 MiB exceeded in filter tojson"},
+	{"tojson of shared dict literals", "{%set a={}%}{%set b=[a]*1000%}{%set c=[b]*1000%}{{c|tojson}}", "output budget of 1 MiB exceeded in filter tojson"},
+	{"printed shared list literals", "{%set a=[]%}{%set b=[a]*1000%}{%set c=[b]*1000%}{{c}}", "output budget of 1 MiB exceeded in printing"},
+	{"string of shared list literals", "{%set a=[[]]%}{%set b=[a]*1000%}{%set c=[b]*1000%}{{c|string}}", "output budget of 1 MiB exceeded"},
+
 	// Operators.
 	{"string repetition", "{{ 'x' * 10**12 }}", "output budget of 1 MiB exceeded in operator *"},
 	{"string repetition by a float", "{{ 'x' * 1e12 }}", "can't multiply sequence"},

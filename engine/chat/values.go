@@ -208,6 +208,15 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 			b.WriteString("[]")
 			return nil
 		}
+		// The items through reflection, as writeRepr reads them: gonja's
+		// Index, and even Interface on the list, allocate for each call,
+		// which for a list shared many times ([[]]*1000 repeated) costs far
+		// more memory than the text written before the budget stops it.
+		rv := v.Val
+		for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+			rv = rv.Elem()
+		}
+		direct := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
 		b.WriteByte('[')
 		for i := range n {
 			if b.over {
@@ -217,7 +226,13 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 				b.WriteString(opts.itemSep)
 			}
 			writeNewline(b, opts, depth+1)
-			if err := writeJSONItem(b, v, i, opts, depth+1); err != nil {
+			var err error
+			if item := rv; direct && item.Index(i).CanInterface() {
+				err = writeJSONOf(b, item.Index(i).Interface(), opts, depth+1)
+			} else {
+				err = writeJSON(b, v.Index(i), opts, depth+1)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -234,18 +249,40 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 	return nil
 }
 
-// writeJSONItem writes item i of list. A string or number item of a []any
-// or tuple is written as it is: wrapping each item in an *exec.Value, as
-// gonja's Index does, would cost more than the text written.
-func writeJSONItem(b *textBuilder, list *exec.Value, i int, opts jsonOptions, depth int) error {
-	var item any
-	switch l := list.Interface().(type) {
-	case []any:
-		item = l[i]
-	case tuple:
-		item = l[i]
-	default:
-		return writeJSON(b, list.Index(i), opts, depth)
+// writeJSONItems writes a list held inside another list (a list literal, a
+// tuple, a list made by an operator or filter), its items as they are,
+// without wrapping the list in an *exec.Value.
+func writeJSONItems[T any](b *textBuilder, items []T, opts jsonOptions, depth int) error {
+	if len(items) == 0 {
+		b.WriteString("[]")
+		return nil
+	}
+	b.WriteByte('[')
+	for i, item := range items {
+		if b.over {
+			return nil
+		}
+		if i > 0 {
+			b.WriteString(opts.itemSep)
+		}
+		writeNewline(b, opts, depth+1)
+		if err := writeJSONOf(b, any(item), opts, depth+1); err != nil {
+			return err
+		}
+	}
+	writeNewline(b, opts, depth)
+	b.WriteByte(']')
+	return nil
+}
+
+// writeJSONOf writes one item of a list: strings, numbers, booleans, None
+// and nested lists directly, anything else through writeJSON.
+func writeJSONOf(b *textBuilder, item any, opts jsonOptions, depth int) error {
+	if b.over {
+		return nil
+	}
+	if depth > maxValueDepth {
+		return fmt.Errorf("tojson: data nested deeper than %d levels", maxValueDepth)
 	}
 	switch x := item.(type) {
 	case nil: // an undefined or None item, as writeJSON writes it
@@ -264,49 +301,71 @@ func writeJSONItem(b *textBuilder, list *exec.Value, i int, opts jsonOptions, de
 		b.WriteString(pyFloatJSON(x))
 	case *exec.Value:
 		return writeJSON(b, x, opts, depth)
-	case []any, tuple:
-		return writeJSON(b, exec.AsValue(x), opts, depth) // one wrapper per list
+	case []any:
+		return writeJSONItems(b, x, opts, depth)
+	case tuple:
+		return writeJSONItems(b, x, opts, depth)
+	case exec.ValuesList:
+		return writeJSONItems(b, x, opts, depth)
+	case *exec.Dict:
+		return writeJSONPairs(b, x, opts, depth)
 	default:
-		return writeJSON(b, list.Index(i), opts, depth)
+		return writeJSON(b, exec.AsValue(x), opts, depth)
 	}
 	return nil
 }
 
+// jsonEntry is one key and value of a dict being written.
+type jsonEntry struct {
+	key   string
+	value *exec.Value
+}
+
+// writeJSONDict writes a dict: gonja's ordered *exec.Dict (keys in
+// insertion order) or a Go map (keys sorted, as gonja lists them).
 func writeJSONDict(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error {
-	type entry struct {
-		key   string
-		value *exec.Value
+	if d, ok := v.Interface().(*exec.Dict); ok {
+		return writeJSONPairs(b, d, opts, depth)
 	}
-	var entries []entry
-	add := func(k, value *exec.Value) error {
+	var entries []jsonEntry
+	for _, k := range v.Keys() {
 		key, err := jsonKey(k)
-		entries = append(entries, entry{key, value})
-		return err
-	}
-	switch d := v.Interface().(type) {
-	case *exec.Dict: // ordered: keys in insertion order
-		for _, p := range d.Pairs {
-			if err := add(p.Key, p.Value); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
-	default: // a Go map: gonja lists its keys sorted
-		for _, k := range v.Keys() {
-			value, _ := v.GetItem(k.Interface())
-			if err := add(k, value); err != nil {
-				return err
-			}
-		}
+		value, _ := v.GetItem(k.Interface())
+		entries = append(entries, jsonEntry{key, value})
 	}
+	return writeJSONEntries(b, entries, opts, depth)
+}
+
+// writeJSONPairs writes an *exec.Dict, found in a list without a wrapper
+// or inside one.
+func writeJSONPairs(b *textBuilder, d *exec.Dict, opts jsonOptions, depth int) error {
+	var entries []jsonEntry
+	for _, p := range d.Pairs {
+		key, err := jsonKey(p.Key)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, jsonEntry{key, p.Value})
+	}
+	return writeJSONEntries(b, entries, opts, depth)
+}
+
+func writeJSONEntries(b *textBuilder, entries []jsonEntry, opts jsonOptions, depth int) error {
 	if len(entries) == 0 {
 		b.WriteString("{}")
 		return nil
 	}
 	if opts.sortKeys {
-		slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+		slices.SortStableFunc(entries, func(a, b jsonEntry) int { return strings.Compare(a.key, b.key) })
 	}
 	b.WriteByte('{')
 	for i, e := range entries {
+		if b.over {
+			return nil
+		}
 		if i > 0 {
 			b.WriteString(opts.itemSep)
 		}
