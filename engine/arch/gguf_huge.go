@@ -2,6 +2,7 @@ package arch
 
 import (
 	"tracer/engine/gguf"
+	"tracer/engine/internal/mmap"
 )
 
 // Why a GGUF file's quantized weights are copied at load.
@@ -18,7 +19,7 @@ import (
 // anonymous pages: 17.5), and a Q8_0 decode token takes 10 % less time
 // from huge pages than from the mapping, the whole gap between
 // `tracer bench --model FILE.gguf` and the same weights built in memory
-// (which allocWeights puts in huge pages).
+// (which mmap.Huge puts in huge pages).
 //
 // So OpenGGUF copies the quantized tensors (the bulk of a quantized file),
 // bytes unchanged, into one region of anonymous memory advised
@@ -53,7 +54,7 @@ func copyQuantized(f *gguf.File) (free func() error) {
 	if total == 0 || !hugeCopyFits(total) {
 		return nil
 	}
-	region, free, err := allocWeights(total)
+	region, free, err := mmap.Huge(total)
 	if err != nil {
 		return nil // the mapping serves
 	}
@@ -64,7 +65,7 @@ func copyQuantized(f *gguf.File) (free func() error) {
 		}
 		n := len(t.Data)
 		copy(region[off:off+n], t.Data)
-		dropPages(t.Data)
+		mmap.Drop(t.Data)
 		f.Tensors[i].Data = region[off : off+n : off+n]
 		off += (n + quantAlign - 1) / quantAlign * quantAlign
 	}
@@ -82,7 +83,7 @@ func quantizedTensor(t gguf.TensorInfo) bool {
 // it here: the kernel hands out transparent huge pages on request, and n
 // is at most half of the memory available.
 func hugeCopyFits(n int) bool {
-	thp, avail := thpMode(), memAvailable()
+	thp, avail := mmap.THPMode(), mmap.ProcBytes("/proc/meminfo", "MemAvailable")
 	return copyWorthIt(n, thp, avail)
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"tracer/engine/gguf"
+	"tracer/engine/internal/mmap"
 	"tracer/engine/tensor"
 )
 
@@ -23,7 +24,7 @@ import (
 // mapping's 4 KiB pages ran at 67-73 % of the bandwidth limit).
 func TestOpenGGUFCopiesQuantized(t *testing.T) {
 	if !hugeCopyFits(1 << 20) {
-		t.Skipf("no copy here: transparent huge pages %q, MemAvailable %d bytes", thpMode(), memAvailable())
+		t.Skipf("no copy here: transparent huge pages %q, MemAvailable %d bytes", mmap.THPMode(), mmap.ProcBytes("/proc/meminfo", "MemAvailable"))
 	}
 	for _, c := range []struct {
 		dtype    tensor.DType

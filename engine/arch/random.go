@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"tracer/engine"
+	"tracer/engine/internal/mmap"
 	"tracer/engine/safetensors"
 	"tracer/engine/tensor"
 )
@@ -168,7 +169,7 @@ func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, e
 	for _, in := range infos {
 		size += elements(in.Shape) * dtype.Size()
 	}
-	region, free, err := allocWeights(size)
+	region, free, err := mmap.Huge(size)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %s: %d bytes of weights: %w", where, size, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"tracer/engine/gguf"
+	"tracer/engine/internal/mmap"
 	"tracer/engine/safetensors"
 	"tracer/engine/tensor"
 )
@@ -44,7 +45,7 @@ func NewRandomGGUF(name string, s Shape, dtype tensor.DType, seed uint64) (*Mode
 	if err := WriteRandomGGUF(&buf, name, s, dtype, seed); err != nil {
 		return nil, err
 	}
-	region, free, err := allocWeights(buf.Len())
+	region, free, err := mmap.Huge(buf.Len())
 	if err != nil {
 		return nil, fmt.Errorf("arch: random %s: %d bytes of weights: %w", name, buf.Len(), err)
 	}

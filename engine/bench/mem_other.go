@@ -2,11 +2,9 @@
 
 package bench
 
-// Elsewhere the probe array comes from the Go heap and the process's
-// memory figures are unknown (-1).
+// Elsewhere the process's memory figures are unknown (-1).
 
-func allocFloats(n int) ([]float32, func(), error) { return make([]float32, n), func() {}, nil }
-func anonHugeBytes() int64                         { return -1 }
+func anonHugeBytes() int64 { return -1 }
 
 // RSSBytes is the process's resident memory: unknown (-1) here.
 func RSSBytes() int64 { return -1 }

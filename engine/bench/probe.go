@@ -4,6 +4,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
+
+	"tracer/engine/internal/mmap"
 )
 
 // Bandwidth is the main-memory read bandwidth with some number of threads,
@@ -118,4 +121,17 @@ func fmaRoundsGo(iters int) (int, float32) {
 		s += acc[j][0]
 	}
 	return 16 * 16 * 2, s
+}
+
+// allocFloats returns n zeroed float32s of anonymous memory in huge pages
+// (mmap.Huge), as membw.c's hugepages=1 does; free unmaps them.
+func allocFloats(n int) (a []float32, free func(), err error) {
+	mem, unmap, err := mmap.Huge(n * 4)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n > 0 {
+		a = unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), n)
+	}
+	return a, func() { unmap() }, nil
 }
