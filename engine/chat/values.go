@@ -203,11 +203,6 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 	case v.IsString():
 		writeJSONString(b, v.String(), opts.ensureASCII)
 	case v.IsList():
-		n := v.Len()
-		if n == 0 {
-			b.WriteString("[]")
-			return nil
-		}
 		// The items through reflection, as writeRepr reads them: gonja's
 		// Index, and even Interface on the list, allocate for each call,
 		// which for a list shared many times ([[]]*1000 repeated) costs far
@@ -217,27 +212,12 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 			rv = rv.Elem()
 		}
 		direct := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
-		b.WriteByte('[')
-		for i := range n {
-			if b.over {
-				return nil
+		return writeJSONList(b, v.Len(), opts, depth, func(i int) error {
+			if direct && rv.Index(i).CanInterface() {
+				return writeJSONOf(b, rv.Index(i).Interface(), opts, depth+1)
 			}
-			if i > 0 {
-				b.WriteString(opts.itemSep)
-			}
-			writeNewline(b, opts, depth+1)
-			var err error
-			if item := rv; direct && item.Index(i).CanInterface() {
-				err = writeJSONOf(b, item.Index(i).Interface(), opts, depth+1)
-			} else {
-				err = writeJSON(b, v.Index(i), opts, depth+1)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		writeNewline(b, opts, depth)
-		b.WriteByte(']')
+			return writeJSON(b, v.Index(i), opts, depth+1)
+		})
 	case v.IsDict():
 		if _, ok := v.Interface().(namespace); ok {
 			return fmt.Errorf("tojson: Object of type Namespace is not JSON serializable")
@@ -249,16 +229,14 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 	return nil
 }
 
-// writeJSONItems writes a list held inside another list (a list literal, a
-// tuple, a list made by an operator or filter), its items as they are,
-// without wrapping the list in an *exec.Value.
-func writeJSONItems[T any](b *textBuilder, items []T, opts jsonOptions, depth int) error {
-	if len(items) == 0 {
+// writeJSONList writes a list of n items, item(i) writing item i.
+func writeJSONList(b *textBuilder, n int, opts jsonOptions, depth int, item func(i int) error) error {
+	if n == 0 {
 		b.WriteString("[]")
 		return nil
 	}
 	b.WriteByte('[')
-	for i, item := range items {
+	for i := range n {
 		if b.over {
 			return nil
 		}
@@ -266,13 +244,22 @@ func writeJSONItems[T any](b *textBuilder, items []T, opts jsonOptions, depth in
 			b.WriteString(opts.itemSep)
 		}
 		writeNewline(b, opts, depth+1)
-		if err := writeJSONOf(b, any(item), opts, depth+1); err != nil {
+		if err := item(i); err != nil {
 			return err
 		}
 	}
 	writeNewline(b, opts, depth)
 	b.WriteByte(']')
 	return nil
+}
+
+// writeJSONItems writes a list held inside another list (a list literal, a
+// tuple, a list made by an operator or filter), its items as they are,
+// without wrapping the list in an *exec.Value.
+func writeJSONItems[T any](b *textBuilder, items []T, opts jsonOptions, depth int) error {
+	return writeJSONList(b, len(items), opts, depth, func(i int) error {
+		return writeJSONOf(b, any(items[i]), opts, depth+1)
+	})
 }
 
 // writeJSONOf writes one item of a list: strings, numbers, booleans, None
