@@ -180,14 +180,7 @@ func writeReprValue(b *textBuilder, v *exec.Value, depth int) {
 			}
 		}
 		b.WriteString(open)
-		// The items through reflection: gonja's Index wraps each one in a
-		// new Value, which for a list shared many times costs more than
-		// the text written.
-		rv := v.Val
-		for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-			rv = rv.Elem()
-		}
-		direct := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
+		items := itemsOf(v)
 		for i := range v.Len() {
 			if b.over {
 				return
@@ -195,8 +188,8 @@ func writeReprValue(b *textBuilder, v *exec.Value, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if item := rv; direct && rv.Index(i).CanInterface() {
-				writeReprOf(b, item.Index(i).Interface(), depth+1)
+			if x, ok := items.item(i); ok {
+				writeReprOf(b, x, depth+1)
 				continue
 			}
 			writeRepr(b, v.Index(i), depth+1)
@@ -438,4 +431,30 @@ func jinjaTitle(s string) string {
 		start = false
 	}
 	return b.String()
+}
+
+// listItems reads list v's items through reflection where it can
+// (item answers false where an item must be read through gonja's Index
+// instead). Index, and even Interface on the list, allocate on every
+// call: for a list shared many times ([[]]*1000 repeated) that costs far
+// more memory than the text the printers write before the budget stops
+// them. A value, not a closure, so that reading costs no allocation.
+type listItems struct {
+	rv     reflect.Value
+	direct bool
+}
+
+func itemsOf(v *exec.Value) listItems {
+	rv := v.Val
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		rv = rv.Elem()
+	}
+	return listItems{rv, rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array}
+}
+
+func (l listItems) item(i int) (any, bool) {
+	if l.direct && l.rv.Index(i).CanInterface() {
+		return l.rv.Index(i).Interface(), true
+	}
+	return nil, false
 }

@@ -203,18 +203,10 @@ func writeJSON(b *textBuilder, v *exec.Value, opts jsonOptions, depth int) error
 	case v.IsString():
 		writeJSONString(b, v.String(), opts.ensureASCII)
 	case v.IsList():
-		// The items through reflection, as writeRepr reads them: gonja's
-		// Index, and even Interface on the list, allocate for each call,
-		// which for a list shared many times ([[]]*1000 repeated) costs far
-		// more memory than the text written before the budget stops it.
-		rv := v.Val
-		for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-			rv = rv.Elem()
-		}
-		direct := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
+		items := itemsOf(v)
 		return writeJSONList(b, v.Len(), opts, depth, func(i int) error {
-			if direct && rv.Index(i).CanInterface() {
-				return writeJSONOf(b, rv.Index(i).Interface(), opts, depth+1)
+			if x, ok := items.item(i); ok {
+				return writeJSONOf(b, x, opts, depth+1)
 			}
 			return writeJSON(b, v.Index(i), opts, depth+1)
 		})
