@@ -24,6 +24,18 @@ func dotPairsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byt
 //go:noescape
 func dotPairsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int)
 
+// dotQuadsQ8_0VNNI writes, for p < quads and j < 4, dst[p+j·h]: the dot
+// products (dotQ8_0AVX2's bits) of the Q8_0 rows at w+(p+j·h)·rb, as
+// dotPairsQ8_0VNNI does for two rows.
+//
+//go:noescape
+func dotQuadsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
+
+// dotQuadsQ4_0VNNI is dotQuadsQ8_0VNNI for Q4_0 rows (dotQ4_0AVX2's bits).
+//
+//go:noescape
+func dotQuadsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
+
 // quantQ8_0Z is quantizeQ8_0 and qActs.vnni for blocks of 32 values in
 // AVX-512 (quant_avx512_amd64.s), shift 7 for Q8_0 weights, 3 for Q4_0:
 // the same bits for finite x.

@@ -15,6 +15,13 @@ func dotPairsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byt
 	panic("no asm")
 }
 
+func dotQuadsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int) {
+	panic("no asm")
+}
+func dotQuadsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int) {
+	panic("no asm")
+}
+
 func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int) {
 	panic("no asm")
 }

@@ -17,17 +17,18 @@ func sameBits(a, b float32) bool {
 
 // q8Dots returns one Q8_0 or Q4_0 row's dot product with the activations
 // x by each kernel this machine has: "go" always, "avx2" and the VNNI
-// kernel (the row alone, and paired with a copy whose first scale differs)
-// where they run; "pair go" is the Go twin of the copy.
+// kernels (the row alone, paired with a copy whose first scale differs,
+// and four rows with that copy third) where they run; "pair go" is the Go
+// twin of the copy.
 func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 	var a qActs
 	a.quantize(dt, x, 1, len(x))
 	a.vnni(dt) // also where quantize leaves it to the VNNI kernels
 	n := len(a.d)
 	out := map[string]float32{}
-	dot, avx2, vnni := dotQ8_0, dotQ8_0AVX2, dotPairsQ8_0VNNI
+	dot, avx2, vnni, quads := dotQ8_0, dotQ8_0AVX2, dotPairsQ8_0VNNI, dotQuadsQ8_0VNNI
 	if dt == Q4_0 {
-		dot, avx2, vnni = dotQ4_0, dotQ4_0AVX2, dotPairsQ4_0VNNI
+		dot, avx2, vnni, quads = dotQ4_0, dotQ4_0AVX2, dotPairsQ4_0VNNI, dotQuadsQ4_0VNNI
 	}
 	out["go"] = dot(w, a.d, a.qs)
 	if useAsm {
@@ -43,6 +44,12 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 		vnni(&two[0], 1, &w2[0], len(w), &a.d[0], xv, n, 1)
 		out["vnni paired"] = two[0]
 		out["pair vnni"], out["pair go"] = two[1], dot(w2[len(w):], a.d, a.qs)
+		// four rows, the third with the changed scale: dotQuads' two pairs
+		var four [4]float32
+		w4 := append(append(append([]byte(nil), w...), w2...), w...)
+		quads(&four[0], 1, &w4[0], len(w), &a.d[0], xv, n, 1)
+		out["vnni quad 0"], out["vnni quad 1"], out["vnni quad 3"] = four[0], four[1], four[3]
+		out["quad 2 vnni"] = four[2]
 	}
 	return out
 }
@@ -54,6 +61,10 @@ func checkQ8Dots(t *testing.T, dt DType, w []byte, x []float32) {
 	if v, ok := got["pair vnni"]; ok && !sameBits(v, got["pair go"]) {
 		t.Errorf("vnni, second row of a pair: got %v, want %v, the Go twin's bits", v, got["pair go"])
 	}
+	if v, ok := got["quad 2 vnni"]; ok && !sameBits(v, got["pair go"]) {
+		t.Errorf("vnni, third row of a quad: got %v, want %v, the Go twin's bits", v, got["pair go"])
+	}
+	delete(got, "quad 2 vnni")
 	delete(got, "pair vnni")
 	delete(got, "pair go")
 	for k, v := range got {

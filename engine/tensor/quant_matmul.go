@@ -228,25 +228,32 @@ func dotQ8Act(dt DType, w []byte, xd []float32, xq []int8) float32 {
 }
 
 // runPairs computes the Q8_0 or Q4_0 rows [lo, hi) with the VNNI kernels
-// two at a time, row lo+k with row lo+h+k (h half the rows; an odd last
-// row is paired with itself). The bits are those of one row at a time.
-// The pairs are far apart because two adjacent rows read at once are two
-// streams the prefetcher follows badly: measured on our AMD EPYC, 3 times
-// slower from memory than one row at a time or two rows half a matrix
-// apart.
+// four at a time, rows lo+k+j·q for j < 4 (q a quarter of the rows: two
+// pairs whose FMA chains interleave), then the rows left two at a time,
+// row k with row k+h (an odd last row is paired with itself). The bits
+// are those of one row at a time. The rows read at once are far apart
+// because adjacent rows are streams the prefetcher follows badly:
+// measured on our AMD EPYC, two adjacent rows were 3 times slower from
+// memory than one row at a time or two rows half a matrix apart.
 func (j *quantJob) runPairs(lo, hi int) {
+	q := (hi - lo) / 4
+	j.pairs(lo, q, q, 4)
+	lo += 4 * q
 	h := (hi - lo) / 2
-	j.pairs(lo, h, h)
+	j.pairs(lo, h, h, 2)
 	if (hi-lo)%2 == 1 {
-		j.pairs(hi-1, 0, 1)
+		j.pairs(hi-1, 0, 1, 2)
 	}
 }
 
-// pairs computes rows k+p and k+p+h for p < count, for every row of x (h
-// may be 0: one row). With several rows of x (a prefill) it goes by
-// chunks of pairRun pairs, each chunk against every row of x while its
-// weights are in cache.
-func (j *quantJob) pairs(k, h, count int) {
+// pairs computes rows k+p+i·h for p < count and i < rows (2 or 4), for
+// every row of x (h may be 0: one row, with rows 2). With several rows of
+// x (a prefill) it goes by chunks of pairRun pairs, each chunk against
+// every row of x while its weights are in cache.
+func (j *quantJob) pairs(k, h, count, rows int) {
+	if count == 0 {
+		return
+	}
 	w, a := j.w, j.a
 	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
 	chunk := count
@@ -257,11 +264,17 @@ func (j *quantJob) pairs(k, h, count int) {
 		m := min(chunk, count-c)
 		for t := 0; t < j.n; t++ {
 			xd, xv := a.d[t*nb:(t+1)*nb], a.xv[t*nb*128:(t+1)*nb*128]
-			dst := j.dst[t*out+k+c : t*out+k+c+h+m]
-			if w.DType == Q8_0 {
-				dotPairsQ8_0VNNI(&dst[0], h, &w.q[(k+c)*rb], rb, &xd[0], &xv[0], nb, m)
-			} else {
-				dotPairsQ4_0VNNI(&dst[0], h, &w.q[(k+c)*rb], rb, &xd[0], &xv[0], nb, m)
+			dst := j.dst[t*out+k+c : t*out+k+c+(rows-1)*h+m]
+			wq := &w.q[(k+c)*rb]
+			switch {
+			case rows == 4 && w.DType == Q8_0:
+				dotQuadsQ8_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
+			case rows == 4:
+				dotQuadsQ4_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
+			case w.DType == Q8_0:
+				dotPairsQ8_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
+			default:
+				dotPairsQ4_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
 			}
 		}
 	}
