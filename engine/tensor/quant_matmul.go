@@ -185,6 +185,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runPairs(lo, hi)
 		return
 	}
+	var k kScratch // K-quant rows' unpacked scales, reused by every row
 	for i := lo; i < hi; i++ {
 		row := w.quantRow(i)
 		for t := 0; t < j.n; t++ {
@@ -195,7 +196,7 @@ func (j *quantJob) Run(lo, hi int) {
 				s = dotQ8Act(w.DType, row, a.d[t*in/32:(t+1)*in/32], xq)
 			case Q4_K:
 				if useAsm {
-					s = dotQ4KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
+					s = dotQ4KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16], &k)
 				} else {
 					s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 				}
@@ -203,7 +204,7 @@ func (j *quantJob) Run(lo, hi int) {
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
 				if useAsm {
-					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq)
+					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, &k)
 				} else {
 					s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
 				}
@@ -621,41 +622,61 @@ func growI8(buf *[]int8, n int) {
 	*buf = (*buf)[:n]
 }
 
+// q6kMaxBlocks is the longest K-quant row dotQ4KAsm and dotQ6KAsm take
+// (32768 weights): the row's unpacked scales live in a kScratch. Longer
+// rows go to dotQ4K and dotQ6K, which give the same bits.
+const q6kMaxBlocks = 128
+
+// kScratch holds a K-quant row's scales unpacked for the AVX2 kernels. It
+// is made once per run of rows (quantJob.Run), not per row: zeroing its
+// 6 KiB for every row of a few blocks cost more than the row's product.
+type kScratch struct {
+	sc [16 * q6kMaxBlocks]int16 // sub-block scales: Q4_K 8 a block, Q6_K 16
+	ml [4 * q6kMaxBlocks]int32  // Q4_K: the four min lanes of each block (q4KMins)
+}
+
 // dotQ4KAsm is dotQ4K in AVX2 for rows of at most q6kMaxBlocks blocks
-// (longer rows go to dotQ4K, the same bits).
-func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
+// (longer rows go to dotQ4K, the same bits), unpacking into k.
+func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32, k *kScratch) float32 {
 	if len(xd) > q6kMaxBlocks {
 		return dotQ4K(w, xd, xq, bsums)
 	}
-	var sc [8 * q6kMaxBlocks]int16
-	var ml [4 * q6kMaxBlocks]int32
 	for b := range xd {
-		scales := w[144*b+4 : 144*b+16]
-		for j := range 8 {
-			v, _ := scaleMinK4(j, scales)
-			sc[8*b+j] = int16(v)
-		}
-		m := q4KMins(scales, bsums[16*b:16*b+16])
-		copy(ml[4*b:], m[:])
+		// scaleMinK4 for all eight sub-blocks at once, four bytes a word:
+		// scales 0..3 and mins 0..3 are the low six bits of the first and
+		// second words; scales and mins 4..7 take their low four bits from
+		// the third word's nibbles and their top two from the top bits of
+		// the first and second words.
+		u0 := binary.LittleEndian.Uint32(w[144*b+4:])
+		u1 := binary.LittleEndian.Uint32(w[144*b+8:])
+		u2 := binary.LittleEndian.Uint32(w[144*b+12:])
+		sLo, sHi := u0&0x3f3f3f3f, u2&0x0f0f0f0f|(u0>>6&0x03030303)<<4
+		mLo, mHi := u1&0x3f3f3f3f, u2>>4&0x0f0f0f0f|(u1>>6&0x03030303)<<4
+		sc := k.sc[8*b : 8*b+8 : 8*b+8]
+		sc[0], sc[1], sc[2], sc[3] = int16(uint8(sLo)), int16(uint8(sLo>>8)), int16(uint8(sLo>>16)), int16(sLo>>24)
+		sc[4], sc[5], sc[6], sc[7] = int16(uint8(sHi)), int16(uint8(sHi>>8)), int16(uint8(sHi>>16)), int16(sHi>>24)
+		// q4KMins: lane l = m[2l]·(S[2l]) + m[2l+1]·(S[2l+1]), S[j] the
+		// activations' sum over sub-block j (two sums of 16).
+		bs := bsums[16*b : 16*b+16 : 16*b+16]
+		ml := k.ml[4*b : 4*b+4 : 4*b+4]
+		ml[0] = int32(uint8(mLo))*(bs[0]+bs[1]) + int32(uint8(mLo>>8))*(bs[2]+bs[3])
+		ml[1] = int32(uint8(mLo>>16))*(bs[4]+bs[5]) + int32(mLo>>24)*(bs[6]+bs[7])
+		ml[2] = int32(uint8(mHi))*(bs[8]+bs[9]) + int32(uint8(mHi>>8))*(bs[10]+bs[11])
+		ml[3] = int32(uint8(mHi>>16))*(bs[12]+bs[13]) + int32(mHi>>24)*(bs[14]+bs[15])
 	}
-	return dotQ4KAVX2(&w[0], &sc[0], &ml[0], &xd[0], &xq[0], len(xd))
+	return dotQ4KAVX2(&w[0], &k.sc[0], &k.ml[0], &xd[0], &xq[0], len(xd))
 }
 
-// q6kMaxBlocks is the longest K-quant row dotQ4KAsm and dotQ6KAsm take
-// (32768 weights): the row's unpacked scales live on the stack. Longer rows
-// go to dotQ4K and dotQ6K, which give the same bits.
-const q6kMaxBlocks = 128
-
-// dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks.
-func dotQ6KAsm(w []byte, xd []float32, xq []int8) float32 {
+// dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks,
+// unpacking into k.
+func dotQ6KAsm(w []byte, xd []float32, xq []int8, k *kScratch) float32 {
 	if len(xd) > q6kMaxBlocks {
 		return dotQ6K(w, xd, xq)
 	}
-	var sc [16 * q6kMaxBlocks]int16
 	for b := range xd {
 		for j, v := range w[210*b+192 : 210*b+208] {
-			sc[16*b+j] = int16(int8(v))
+			k.sc[16*b+j] = int16(int8(v))
 		}
 	}
-	return dotQ6KAVX2(&w[0], &sc[0], &xd[0], &xq[0], len(xd))
+	return dotQ6KAVX2(&w[0], &k.sc[0], &xd[0], &xq[0], len(xd))
 }

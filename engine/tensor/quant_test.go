@@ -295,9 +295,9 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				a.quantize(dt, x, 1, len(x))
 				var got, want float32
 				if dt == Q4_K {
-					got, want = dotQ4KAsm(w, a.d, a.qs, a.bsums), dotQ4K(w, a.d, a.qs, a.bsums)
+					got, want = dotQ4KAsm(w, a.d, a.qs, a.bsums, new(kScratch)), dotQ4K(w, a.d, a.qs, a.bsums)
 				} else {
-					got, want = dotQ6KAsm(w, a.d, a.qs), dotQ6K(w, a.d, a.qs)
+					got, want = dotQ6KAsm(w, a.d, a.qs, new(kScratch)), dotQ6K(w, a.d, a.qs)
 				}
 				if got != want { // the same integers, combined in the same order
 					t.Errorf("got %v, want %v (Go twin)", got, want)
