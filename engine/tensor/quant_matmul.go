@@ -674,8 +674,9 @@ func dotQ6KAsm(w []byte, xd []float32, xq []int8, k *kScratch) float32 {
 		return dotQ6K(w, xd, xq)
 	}
 	for b := range xd {
-		for j, v := range w[210*b+192 : 210*b+208] {
-			k.sc[16*b+j] = int16(int8(v))
+		src, dst := (*[16]byte)(w[210*b+192:]), (*[16]int16)(k.sc[16*b:])
+		for j, v := range src {
+			dst[j] = int16(int8(v))
 		}
 	}
 	return dotQ6KAVX2(&w[0], &k.sc[0], &xd[0], &xq[0], len(xd))
