@@ -42,7 +42,7 @@ func OpenGGUF(path string) (engine.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	freeCopies := copyQuantized(f)
+	freeCopies, packed := copyQuantized(f)
 	closeAll := func() error {
 		err := f.Close()
 		if freeCopies != nil {
@@ -50,7 +50,7 @@ func OpenGGUF(path string) (engine.Model, error) {
 		}
 		return err
 	}
-	m, err := newGGUF(f)
+	m, err := newGGUF(f, packed)
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -67,6 +67,7 @@ type ggufLoader struct {
 	params  int64
 	bytes   int64
 	byDType map[tensor.DType]int64
+	packed  map[string]bool // the tensors packQuantized rewrote
 }
 
 // dtypeOf maps a ggml type to the tensor dtype that computes with it.
@@ -111,9 +112,12 @@ func (ld *ggufLoader) matrix(name string, rows, cols int) (tensor.Matrix, error)
 		return tensor.Matrix{}, err
 	}
 	var m tensor.Matrix
-	if dt.Quantized() {
+	switch {
+	case ld.packed[name]:
+		m, err = tensor.NewPackedQuantMatrix(t.Data, dt, rows, cols)
+	case dt.Quantized():
 		m, err = tensor.NewQuantMatrix(t.Data, dt, rows, cols)
-	} else {
+	default:
 		m, err = tensor.NewMatrix(t.Data, dt, rows, cols)
 	}
 	if err != nil {
@@ -232,12 +236,12 @@ func ggufDims(f *gguf.File, a string) (dims, float32, float64, error) {
 }
 
 // newGGUF builds a model on a parsed GGUF file.
-func newGGUF(f *gguf.File) (*Model, error) {
+func newGGUF(f *gguf.File, packed map[string]bool) (*Model, error) {
 	a, _, err := f.String("general.architecture")
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	ld := &ggufLoader{f: f, used: map[string]bool{}, byDType: map[tensor.DType]int64{}}
+	ld := &ggufLoader{f: f, used: map[string]bool{}, byDType: map[tensor.DType]int64{}, packed: packed}
 	var (
 		d        dims
 		net      network

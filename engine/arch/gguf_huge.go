@@ -3,6 +3,7 @@ package arch
 import (
 	"tracer/engine/gguf"
 	"tracer/engine/internal/mmap"
+	"tracer/engine/tensor"
 )
 
 // Why a GGUF file's quantized weights are copied at load.
@@ -40,11 +41,12 @@ import (
 const quantAlign = 64
 
 // copyQuantized moves the quantized tensors of f into huge-page memory
-// (see above), pointing their Data at the copies. f must come from
-// gguf.Open: the pages copied from are dropped from its file mapping. It
-// returns the function that frees the copies, or nil when it copied
-// nothing.
-func copyQuantized(f *gguf.File) (free func() error) {
+// (see above), pointing their Data at the copies, and writes the Q8_0 and
+// Q4_0 matrices there in the packed layout where it pays (packable). f
+// must come from gguf.Open: the pages copied from are dropped from its
+// file mapping. It returns the function that frees the copies, or nil when
+// it copied nothing, and the names of the packed tensors.
+func copyQuantized(f *gguf.File) (free func() error, packed map[string]bool) {
 	total := 0
 	for _, t := range f.Tensors {
 		if quantizedTensor(t) {
@@ -52,24 +54,30 @@ func copyQuantized(f *gguf.File) (free func() error) {
 		}
 	}
 	if total == 0 || !hugeCopyFits(total) {
-		return nil
+		return nil, nil
 	}
 	region, free, err := mmap.Huge(total)
 	if err != nil {
-		return nil // the mapping serves
+		return nil, nil // the mapping serves
 	}
+	packed = map[string]bool{}
 	off := 0
 	for i, t := range f.Tensors {
 		if !quantizedTensor(t) {
 			continue
 		}
 		n := len(t.Data)
-		copy(region[off:off+n], t.Data)
+		dst := region[off : off+n : off+n]
+		if dt, cols, ok := packable(t); ok && tensor.PackQuantRows(dst, t.Data, dt, cols) == nil {
+			packed[t.Name] = true
+		} else {
+			copy(dst, t.Data)
+		}
 		mmap.Drop(t.Data)
-		f.Tensors[i].Data = region[off : off+n : off+n]
+		f.Tensors[i].Data = dst
 		off += (n + quantAlign - 1) / quantAlign * quantAlign
 	}
-	return free
+	return free, packed
 }
 
 // quantizedTensor reports whether t holds quantized weights tracer
@@ -77,6 +85,31 @@ func copyQuantized(f *gguf.File) (free func() error) {
 func quantizedTensor(t gguf.TensorInfo) bool {
 	dt, ok := dtypeOf(t.Type)
 	return ok && dt.Quantized() && len(t.Data) > 0
+}
+
+// packable reports whether t is a matrix whose rows are faster in the
+// packed layout (tensor.PackedLayout: Q8_0 and Q4_0 where the VNNI kernels
+// run), with its dtype and row length. Only the order of each quad of
+// rows' bytes changes, not the bytes read per token.
+func packable(t gguf.TensorInfo) (tensor.DType, int, bool) {
+	dt, ok := dtypeOf(t.Type)
+	if !ok || !tensor.PackedLayout(dt) || len(t.Dims) != 2 || t.Dims[0] > 1<<30 {
+		return dt, 0, false
+	}
+	return dt, int(t.Dims[0]), true
+}
+
+// packQuantized writes the packable matrices of f in the packed layout,
+// in place, and returns their names. The tensors' Data must be tracer's
+// own memory (built in memory), never a file mapping.
+func packQuantized(f *gguf.File) map[string]bool {
+	packed := map[string]bool{}
+	for _, t := range f.Tensors {
+		if dt, cols, ok := packable(t); ok && tensor.PackQuantRows(t.Data, t.Data, dt, cols) == nil {
+			packed[t.Name] = true
+		}
+	}
+	return packed
 }
 
 // hugeCopyFits reports whether copying n bytes into huge pages is worth

@@ -64,7 +64,7 @@ func TestOpenGGUFCopiesQuantized(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromBytes, err := newGGUF(f)
+			fromBytes, err := newGGUF(f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -56,7 +56,7 @@ func NewRandomGGUF(name string, s Shape, dtype tensor.DType, seed uint64) (*Mode
 		free()
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	m, err := newGGUF(f)
+	m, err := newGGUF(f, packQuantized(f))
 	if err != nil {
 		free()
 		return nil, err

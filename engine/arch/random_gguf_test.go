@@ -11,7 +11,7 @@ import (
 )
 
 // ggufTinyShape is a small llama shape whose widths are whole Q8_0 blocks.
-var ggufTinyShape = Shape{Arch: "llama", VocabSize: 96, Hidden: 64, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 96, MaxPositions: 64, Tied: true}
+var ggufTinyShape = Shape{Arch: "llama", VocabSize: 96, Hidden: 256, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 288, MaxPositions: 64, Tied: true}
 
 // TestRandomGGUF: the random GGUF file parses, holds the dtype it was
 // asked for (a Q4_0 file its embedding in Q8_0) and loads as the model
@@ -44,7 +44,7 @@ func TestRandomGGUF(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(c.wantTypes) {
 				t.Errorf("tensor types: got %v, want %v", got, c.wantTypes)
 			}
-			fromFile, err := newGGUF(f)
+			fromFile, err := newGGUF(f, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,6 +59,20 @@ func TestRandomGGUF(t *testing.T) {
 				if want[i] != gotLogits[i] {
 					t.Fatalf("logit %d: got %v in memory, want %v from the file", i, gotLogits[i], want[i])
 				}
+			}
+			// In memory the Q8_0 and Q4_0 matrices are packed where the
+			// VNNI kernels run: the logits above compare that layout with
+			// ggml's, bit for bit.
+			f2, err := gguf.Parse("tiny.gguf", bytes.Clone(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPacked := 0
+			if tensor.PackedLayout(c.dtype) {
+				wantPacked = c.wantTypes["Q8_0"] + c.wantTypes["Q4_0"] // every quantized tensor is a matrix
+			}
+			if n := len(packQuantized(f2)); n != wantPacked {
+				t.Errorf("packQuantized packed %d matrices, want %d", n, wantPacked)
 			}
 			cache, err := m.NewCache(1, 64)
 			if err != nil {

@@ -90,6 +90,114 @@ func NewQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
 	return Matrix{Rows: rows, Cols: cols, DType: dtype, q: data}, nil
 }
 
+// The packed layout of Q8_0 and Q4_0 matrices interleaves rows four by
+// four, so that the VNNI kernels, which take four rows at a time, read
+// the weights as one stream in order: the hardware prefetchers follow
+// one stream well, and four rows read side by side from ggml's layout
+// badly (quant_avx512_amd64.s). Each quad of rows, 4·rb bytes (rb the
+// bytes of a row), holds
+//
+//	per whole group of eight blocks (32 blocks, 32·bs bytes):
+//		the 8 f16 scales of row 0, then of rows 1, 2 and 3 (64 bytes);
+//		for each block i < 8: row 0's values of block i, then rows 1, 2, 3's
+//	per block left (the row's last blocks mod 8): rows 0..3's blocks, ggml's layout
+//
+// where bs is the block's bytes (34, 18) and a block's values are bs-2
+// bytes. The rows after the last whole quad keep ggml's layout. Every
+// weight keeps its bytes and the matrix its size: only their order
+// changes.
+
+// PackedLayout reports whether products with dtype's weights are faster
+// in the packed layout on this machine: Q8_0 and Q4_0 where the VNNI
+// kernels run. Only there does NewPackedQuantMatrix accept them.
+func PackedLayout(dtype DType) bool {
+	return useVNNI && (dtype == Q8_0 || dtype == Q4_0)
+}
+
+// PackQuantRows writes src, whole rows of cols weights of dtype (Q8_0 or
+// Q4_0) in ggml's layout, to dst in the packed layout. dst has src's
+// length and is src itself or does not overlap it.
+func PackQuantRows(dst, src []byte, dtype DType, cols int) error {
+	if dtype != Q8_0 && dtype != Q4_0 {
+		return fmt.Errorf("tensor: only Q8_0 and Q4_0 rows pack, not %s", dtype)
+	}
+	_, bs := dtype.Block()
+	if cols <= 0 || cols%32 != 0 || len(src)%(cols/32*bs) != 0 || len(dst) != len(src) {
+		return fmt.Errorf("tensor: %d bytes are not whole %s rows of %d weights", len(src), dtype, cols)
+	}
+	rb, vs, nb := cols/32*bs, bs-2, cols/32
+	var tmp []byte
+	if len(src) > 0 && &dst[0] == &src[0] {
+		tmp = make([]byte, 4*rb)
+	}
+	q := 0
+	for ; q+4*rb <= len(src); q += 4 * rb {
+		in, out := src[q:q+4*rb], dst[q:q+4*rb]
+		if tmp != nil {
+			in = tmp
+			copy(in, out)
+		}
+		o := 0
+		for g := 0; g+8 <= nb; g += 8 {
+			for j := range 4 {
+				for k := range 8 {
+					blk := in[j*rb+(g+k)*bs:]
+					out[o+16*j+2*k], out[o+16*j+2*k+1] = blk[0], blk[1]
+					copy(out[o+64+(4*k+j)*vs:o+64+(4*k+j+1)*vs], blk[2:bs])
+				}
+			}
+			o += 32 * bs
+		}
+		for b := nb / 8 * 8; b < nb; b++ {
+			for j := range 4 {
+				copy(out[o:o+bs], in[j*rb+b*bs:])
+				o += bs
+			}
+		}
+	}
+	copy(dst[q:], src[q:])
+	return nil
+}
+
+// NewPackedQuantMatrix is NewQuantMatrix for data that PackQuantRows
+// rewrote, on a machine where PackedLayout(dtype) holds.
+func NewPackedQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
+	if !PackedLayout(dtype) {
+		return Matrix{}, fmt.Errorf("tensor: %s rows are not packed on this machine (PackedLayout)", dtype)
+	}
+	m, err := NewQuantMatrix(data, dtype, rows, cols)
+	m.packed = err == nil
+	return m, err
+}
+
+// packedBlock returns where block b of row i of a packed matrix keeps its
+// f16 scale and its values: byte offsets in m.q. Row i must lie in a
+// whole quad.
+func (m Matrix) packedBlock(i, b int) (scale, vals int) {
+	_, bs := m.DType.Block()
+	rb, groups := m.rowBytes(), m.Cols/32/8
+	quad, j := i/4*4*rb, i%4
+	if g, k := b/8, b%8; g < groups {
+		at := quad + g*32*bs
+		return at + 16*j + 2*k, at + 64 + (4*k+j)*(bs-2)
+	}
+	at := quad + groups*32*bs + ((b-8*groups)*4+j)*bs
+	return at, at + 2
+}
+
+// ggmlBlock returns block b of row i in ggml's layout: in place, or for a
+// packed matrix put together in tmp (the block's bytes) where it is not.
+func (m Matrix) ggmlBlock(i, b int, tmp []byte) []byte {
+	_, bs := m.DType.Block()
+	if !m.packed || i >= m.Rows/4*4 {
+		return m.quantRow(i)[b*bs : (b+1)*bs]
+	}
+	scale, vals := m.packedBlock(i, b)
+	copy(tmp[:2], m.q[scale:])
+	copy(tmp[2:bs], m.q[vals:])
+	return tmp[:bs]
+}
+
 // RoundF16 returns m (an F16 matrix) marked so that products with it round
 // their activations to binary16 first, as llama.cpp does for F16 weights.
 func (m Matrix) RoundF16() Matrix {
@@ -105,7 +213,8 @@ func (m Matrix) rowBytes() int {
 	return m.Cols / elems * bytes
 }
 
-// quantRow returns the blocks of row i.
+// quantRow returns the blocks of row i in ggml's layout: not for the rows
+// of a packed matrix's quads (ggmlBlock takes a block out of any row).
 func (m Matrix) quantRow(i int) []byte {
 	rb := m.rowBytes()
 	return m.q[i*rb : (i+1)*rb]
@@ -113,10 +222,10 @@ func (m Matrix) quantRow(i int) []byte {
 
 // dequantRow writes row i as float32: dst (Cols).
 func (m Matrix) dequantRow(dst []float32, i int) {
-	row := m.quantRow(i)
-	elems, bytes := m.DType.Block()
+	elems, _ := m.DType.Block()
+	var tmp [256]byte
 	for b := 0; b < m.Cols/elems; b++ {
-		blk, out := row[b*bytes:(b+1)*bytes], dst[b*elems:(b+1)*elems]
+		blk, out := m.ggmlBlock(i, b, tmp[:]), dst[b*elems:(b+1)*elems]
 		switch m.DType {
 		case Q8_0:
 			dequantQ8_0(out, blk)
@@ -134,10 +243,11 @@ func (m Matrix) dequantRow(dst []float32, i int) {
 
 // quantAt returns weight (i, j) of a quantized matrix.
 func (m Matrix) quantAt(i, j int) float32 {
-	elems, bytes := m.DType.Block()
+	elems, _ := m.DType.Block()
 	var out [256]float32
 	b := j / elems
-	sub := Matrix{Rows: 1, Cols: elems, DType: m.DType, q: m.quantRow(i)[b*bytes : (b+1)*bytes]}
+	var tmp [256]byte
+	sub := Matrix{Rows: 1, Cols: elems, DType: m.DType, q: m.ggmlBlock(i, b, tmp[:])}
 	sub.dequantRow(out[:elems], 0)
 	return out[j%elems]
 }

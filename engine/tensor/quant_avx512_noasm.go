@@ -8,17 +8,16 @@ const useVNNI = false
 // The VNNI kernels' signatures, never called here: quant_matmul.go tests
 // useVNNI first.
 
-func dotPairsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int) {
-	panic("no asm")
-}
-func dotPairsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, pairs int) {
-	panic("no asm")
-}
-
 func dotQuadsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int) {
 	panic("no asm")
 }
 func dotQuadsQ4_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int) {
+	panic("no asm")
+}
+func dotQuadsPackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int) {
+	panic("no asm")
+}
+func dotQuadsPackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int) {
 	panic("no asm")
 }
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -17,39 +19,45 @@ func sameBits(a, b float32) bool {
 
 // q8Dots returns one Q8_0 or Q4_0 row's dot product with the activations
 // x by each kernel this machine has: "go" always, "avx2" and the VNNI
-// kernels (the row alone, paired with a copy whose first scale differs,
-// and four rows with that copy third) where they run; "pair go" is the Go
-// twin of the copy.
+// kernels where they run: the row alone (computed four times), and four
+// rows whose third is a copy with its first scale changed, in ggml's
+// layout and packed. "changed go" is the Go twin of the copy, which every
+// key starting "changed " must equal.
 func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 	var a qActs
 	a.quantize(dt, x, 1, len(x))
 	a.vnni(dt) // also where quantize leaves it to the VNNI kernels
 	n := len(a.d)
 	out := map[string]float32{}
-	dot, avx2, vnni, quads := dotQ8_0, dotQ8_0AVX2, dotPairsQ8_0VNNI, dotQuadsQ8_0VNNI
+	dot, avx2 := dotQ8_0, dotQ8_0AVX2
+	quads, packed := dotQuadsQ8_0VNNI, dotQuadsPackedQ8_0VNNI
 	if dt == Q4_0 {
-		dot, avx2, vnni, quads = dotQ4_0, dotQ4_0AVX2, dotPairsQ4_0VNNI, dotQuadsQ4_0VNNI
+		dot, avx2 = dotQ4_0, dotQ4_0AVX2
+		quads, packed = dotQuadsQ4_0VNNI, dotQuadsPackedQ4_0VNNI
 	}
 	out["go"] = dot(w, a.d, a.qs)
 	if useAsm {
 		out["avx2"] = avx2(&w[0], &a.d[0], &a.qs[0], n)
 	}
 	if useVNNI {
-		var two [2]float32
-		xv := &a.xv[0]
-		vnni(&two[0], 0, &w[0], len(w), &a.d[0], xv, n, 1)
-		out["vnni alone"] = two[0]
-		w2 := append(append([]byte(nil), w...), w...)
-		w2[len(w)+1] ^= 0x04 // the first f16 scale's exponent ± 1
-		vnni(&two[0], 1, &w2[0], len(w), &a.d[0], xv, n, 1)
-		out["vnni paired"] = two[0]
-		out["pair vnni"], out["pair go"] = two[1], dot(w2[len(w):], a.d, a.qs)
-		// four rows, the third with the changed scale: dotQuads' two pairs
+		w2 := slices.Clone(w)
+		w2[1] ^= 0x04 // the first f16 scale's exponent ± 1
+		out["changed go"] = dot(w2, a.d, a.qs)
+		w4 := slices.Concat(w, w, w2, w)
+		w4p := make([]byte, len(w4))
+		if err := PackQuantRows(w4p, w4, dt, 32*n); err != nil {
+			panic(err)
+		}
 		var four [4]float32
-		w4 := append(append(append([]byte(nil), w...), w2...), w...)
-		quads(&four[0], 1, &w4[0], len(w), &a.d[0], xv, n, 1)
+		quads(&four[0], 0, &w4[0], len(w), &a.d[0], &a.xv[0], n, 1)
+		out["vnni alone"] = four[0]
+		quads(&four[0], 1, &w4[0], len(w), &a.d[0], &a.xv[0], n, 1)
 		out["vnni quad 0"], out["vnni quad 1"], out["vnni quad 3"] = four[0], four[1], four[3]
-		out["quad 2 vnni"] = four[2]
+		out["changed vnni quad 2"] = four[2]
+		four = [4]float32{}
+		packed(&four[0], &w4p[0], &a.d[0], &a.xv[0], n, 1)
+		out["vnni packed 0"], out["vnni packed 1"], out["vnni packed 3"] = four[0], four[1], four[3]
+		out["changed vnni packed 2"] = four[2]
 	}
 	return out
 }
@@ -58,18 +66,13 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 func checkQ8Dots(t *testing.T, dt DType, w []byte, x []float32) {
 	t.Helper()
 	got := q8Dots(dt, w, x)
-	if v, ok := got["pair vnni"]; ok && !sameBits(v, got["pair go"]) {
-		t.Errorf("vnni, second row of a pair: got %v, want %v, the Go twin's bits", v, got["pair go"])
-	}
-	if v, ok := got["quad 2 vnni"]; ok && !sameBits(v, got["pair go"]) {
-		t.Errorf("vnni, third row of a quad: got %v, want %v, the Go twin's bits", v, got["pair go"])
-	}
-	delete(got, "quad 2 vnni")
-	delete(got, "pair vnni")
-	delete(got, "pair go")
 	for k, v := range got {
-		if !sameBits(v, got["go"]) {
-			t.Errorf("%s kernel: got %v (%08x), want %v (%08x), the Go twin's bits", k, v, math.Float32bits(v), got["go"], math.Float32bits(got["go"]))
+		want, of := got["go"], "go"
+		if strings.HasPrefix(k, "changed ") {
+			want, of = got["changed go"], "changed go"
+		}
+		if !sameBits(v, want) {
+			t.Errorf("%s kernel: got %v (%08x), want %v (%08x), the bits of %s", k, v, math.Float32bits(v), want, math.Float32bits(want), of)
 		}
 	}
 }
@@ -189,15 +192,17 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 	})
 }
 
-// TestQuantMatMulSameBits: a whole Q8_0 or Q4_0 product (rows paired half
-// a matrix apart by the VNNI kernels, an odd row alone, several rows of
-// x, split over a pool) gives every output the Go twin's bits.
+// TestQuantMatMulSameBits: a whole Q8_0 or Q4_0 product (rows four at a
+// time a quarter of the matrix apart by the VNNI kernels, the rows left
+// alone, several rows of x, split over a pool), in ggml's layout and
+// packed where the VNNI kernels run, gives every output the Go twin's
+// bits; the packed matrix gives back ggml's weights.
 func TestQuantMatMulSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	pool := NewPool(2)
 	defer pool.Close()
 	for _, dt := range []DType{Q8_0, Q4_0} {
-		for _, sh := range []struct{ rows, cols, n int }{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}} {
+		for _, sh := range []struct{ rows, cols, n int }{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}, {9, 288, 2}, {6, 512, 3}, {13, 1536, 1}} {
 			t.Run(fmt.Sprintf("%s/%dx%d/n=%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
 				m, err := NewQuantMatrix(randomBlocks(r, dt, sh.rows, sh.cols), dt, sh.rows, sh.cols)
 				if err != nil {
@@ -221,12 +226,40 @@ func TestQuantMatMulSameBits(t *testing.T) {
 						}
 					}
 				}
-				for _, p := range []*Pool{nil, pool} {
-					got := make([]float32, len(want))
-					p.MatMul(got, m, x)
-					for i := range got {
-						if !sameBits(got[i], want[i]) {
-							t.Fatalf("pool %v, out %d: got %v, want %v, the Go twin's bits", p != nil, i, got[i], want[i])
+				ms := []Matrix{m}
+				if PackedLayout(dt) {
+					pk := slices.Clone(m.q) // packed in place
+					if err := PackQuantRows(pk, pk, dt, sh.cols); err != nil {
+						t.Fatal(err)
+					}
+					pm, err := NewPackedQuantMatrix(pk, dt, sh.rows, sh.cols)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if string(pk) == string(m.q) && sh.cols >= 256 {
+						t.Fatal("PackQuantRows left the rows as they were")
+					}
+					ms = append(ms, pm)
+					a, b := make([]float32, sh.cols), make([]float32, sh.cols)
+					for i := 0; i < sh.rows; i++ {
+						m.Row(a, i)
+						pm.Row(b, i)
+						if !slices.Equal(a, b) {
+							t.Fatalf("row %d of the packed matrix gives other weights", i)
+						}
+					}
+					if i, j := sh.rows-1, sh.cols-1; m.quantAt(i, j) != pm.quantAt(i, j) || m.quantAt(0, 40%sh.cols) != pm.quantAt(0, 40%sh.cols) {
+						t.Fatal("quantAt differs on the packed matrix")
+					}
+				}
+				for _, m := range ms {
+					for _, p := range []*Pool{nil, pool} {
+						got := make([]float32, len(want))
+						p.MatMul(got, m, x)
+						for i := range got {
+							if !sameBits(got[i], want[i]) {
+								t.Fatalf("packed %v, pool %v, out %d: got %v, want %v, the Go twin's bits", m.packed, p != nil, i, got[i], want[i])
+							}
 						}
 					}
 				}

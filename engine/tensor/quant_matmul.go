@@ -12,7 +12,7 @@ type qActs struct {
 	d      []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
 	qs     []int8    // (n, cols): the rounded values
 	bsums  []int32   // (n, cols/16): Q8_K sums of each 16 values
-	xv     []byte    // (n, cols/32, 128): per Q8_0 block its values twice, then its lane offsets twice (int32), for the VNNI kernels
+	xv     []byte    // (n, cols/32, 64): per Q8_0 block its values, then its eight lane offsets (int32), for the VNNI kernels
 	rounds int       // roundings done, for tests that check MatMuls shares them
 }
 
@@ -182,9 +182,10 @@ func (j *quantJob) Run(lo, hi int) {
 	w, a := j.w, j.a
 	in, out := w.Cols, w.Rows
 	if useVNNI && (w.DType == Q8_0 || w.DType == Q4_0) {
-		j.runPairs(lo, hi)
+		j.runQuads(lo, hi)
 		return
 	}
+	// Here no row is packed: only machines with the VNNI kernels pack.
 	var k kScratch // K-quant rows' unpacked scales, reused by every row
 	for i := lo; i < hi; i++ {
 		row := w.quantRow(i)
@@ -228,62 +229,84 @@ func dotQ8Act(dt DType, w []byte, xd []float32, xq []int8) float32 {
 	return dotQ4_0(w, xd, xq)
 }
 
-// runPairs computes the Q8_0 or Q4_0 rows [lo, hi) with the VNNI kernels
-// four at a time, rows lo+k+j·q for j < 4 (q a quarter of the rows: two
-// pairs whose FMA chains interleave), then the rows left two at a time,
-// row k with row k+h (an odd last row is paired with itself). The bits
-// are those of one row at a time. The rows read at once are far apart
-// because adjacent rows are streams the prefetcher follows badly:
-// measured on our AMD EPYC, two adjacent rows were 3 times slower from
-// memory than one row at a time or two rows half a matrix apart.
-func (j *quantJob) runPairs(lo, hi int) {
-	q := (hi - lo) / 4
-	j.pairs(lo, q, q, 4)
-	lo += 4 * q
-	h := (hi - lo) / 2
-	j.pairs(lo, h, h, 2)
-	if (hi-lo)%2 == 1 {
-		j.pairs(hi-1, 0, 1, 2)
+// runQuads computes the Q8_0 or Q4_0 rows [lo, hi) with the VNNI kernels
+// four at a time. In ggml's layout the four rows are lo+k+j·q for j < 4
+// (q a quarter of the rows: adjacent rows read side by side are streams
+// the prefetchers follow badly; measured on our AMD EPYC, 4 times slower
+// from memory than rows a quarter of the matrix apart), then the at most
+// three rows left one at a time. A packed matrix holds its rows four by
+// four (quant.go): the quads that start in [lo, hi), the last possibly
+// ending past hi, which then no other range computes, then the rows after
+// the last quad. The bits are those of one row at a time.
+func (j *quantJob) runQuads(lo, hi int) {
+	if !j.w.packed {
+		q := (hi - lo) / 4
+		j.quads(lo, q, q)
+		lo += 4 * q
+	} else {
+		first, end := (lo+3)/4, min((hi+3)/4, j.w.Rows/4)
+		j.packedQuads(first, end)
+		lo = max(lo, 4*end)
+	}
+	for k := lo; k < hi; k++ {
+		j.quads(k, 0, 1)
 	}
 }
 
-// pairs computes rows k+p+i·h for p < count and i < rows (2 or 4), for
-// every row of x (h may be 0: one row, with rows 2). With several rows of
-// x (a prefill) it goes by chunks of pairRun pairs, each chunk against
-// every row of x while its weights are in cache.
-func (j *quantJob) pairs(k, h, count, rows int) {
+// quads computes rows k+p+i·h for p < count and i < 4 in ggml's layout,
+// for every row of x (h may be 0: one row, computed four times). With
+// several rows of x (a prefill) it goes by chunks of quadRun quads, each
+// chunk against every row of x while its weights are in cache.
+func (j *quantJob) quads(k, h, count int) {
 	if count == 0 {
 		return
 	}
 	w, a := j.w, j.a
 	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
+	kernel := dotQuadsQ8_0VNNI
+	if w.DType == Q4_0 {
+		kernel = dotQuadsQ4_0VNNI
+	}
 	chunk := count
 	if j.n > 1 {
-		chunk = pairRun
+		chunk = quadRun
 	}
 	for c := 0; c < count; c += chunk {
 		m := min(chunk, count-c)
 		for t := 0; t < j.n; t++ {
-			xd, xv := a.d[t*nb:(t+1)*nb], a.xv[t*nb*128:(t+1)*nb*128]
-			dst := j.dst[t*out+k+c : t*out+k+c+(rows-1)*h+m]
-			wq := &w.q[(k+c)*rb]
-			switch {
-			case rows == 4 && w.DType == Q8_0:
-				dotQuadsQ8_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
-			case rows == 4:
-				dotQuadsQ4_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
-			case w.DType == Q8_0:
-				dotPairsQ8_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
-			default:
-				dotPairsQ4_0VNNI(&dst[0], h, wq, rb, &xd[0], &xv[0], nb, m)
-			}
+			xd, xv := a.d[t*nb:(t+1)*nb], a.xv[t*nb*64:(t+1)*nb*64]
+			dst := j.dst[t*out+k+c : t*out+k+c+3*h+m]
+			kernel(&dst[0], h, &w.q[(k+c)*rb], rb, &xd[0], &xv[0], nb, m)
 		}
 	}
 }
 
-// pairRun is how many row pairs a prefill takes against every row of x
-// at a time: 32 pairs of 1536 Q8_0 weights are 100 KB, in L2.
-const pairRun = 32
+// packedQuads computes the quads [first, end) of a packed matrix (rows
+// 4·first to 4·end), for every row of x, by chunks as quads does.
+func (j *quantJob) packedQuads(first, end int) {
+	w, a := j.w, j.a
+	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
+	kernel := dotQuadsPackedQ8_0VNNI
+	if w.DType == Q4_0 {
+		kernel = dotQuadsPackedQ4_0VNNI
+	}
+	chunk := end - first
+	if j.n > 1 {
+		chunk = quadRun
+	}
+	for c := first; c < end; c += chunk {
+		m := min(chunk, end-c)
+		for t := 0; t < j.n; t++ {
+			xd, xv := a.d[t*nb:(t+1)*nb], a.xv[t*nb*64:(t+1)*nb*64]
+			dst := j.dst[t*out+4*c : t*out+4*(c+m)]
+			kernel(&dst[0], &w.q[4*c*rb], &xd[0], &xv[0], nb, m)
+		}
+	}
+}
+
+// quadRun is how many quads of rows a prefill takes against every row of
+// x at a time: 32 quads of 1536 Q8_0 weights are 200 KB, in L2.
+const quadRun = 32
 
 // quantize rounds x (n, cols) for weights of dtype: Q8_0 blocks for Q8_0
 // and Q4_0, Q8_K blocks for the K-quants.
@@ -292,7 +315,7 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	if dtype == Q8_0 || dtype == Q4_0 {
 		growF(&a.d, len(x)/32)
 		if useVNNI && len(x) >= 32 {
-			growXV(&a.xv, 4*len(x))
+			growXV(&a.xv, 2*len(x))
 			shift := 7
 			if dtype == Q4_0 {
 				shift = 3
@@ -318,9 +341,9 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	}
 }
 
-// vnni lays out the Q8_0 activations for the VNNI kernels, 128 bytes a
-// block: its 32 values twice (one copy per row of a pair), then its eight
-// lane offsets twice as little-endian int32, lane m's offset minus the sum
+// vnni lays out the Q8_0 activations for the VNNI kernels, 64 bytes a
+// block: its 32 values, then its eight lane offsets as little-endian
+// int32, lane m's offset minus the sum
 // of values 4m..4m+3 times 128 for Q8_0 weights (the kernels offset them
 // by 128) or 8 for Q4_0 (the kernels take the nibbles without their -8).
 func (a *qActs) vnni(dtype DType) {
@@ -329,16 +352,15 @@ func (a *qActs) vnni(dtype DType) {
 		shift = 3
 	}
 	blocks := len(a.qs) / 32
-	growXV(&a.xv, 128*blocks)
+	growXV(&a.xv, 64*blocks)
 	for b := range blocks {
-		q, v := a.qs[32*b:32*b+32], a.xv[128*b:128*b+128]
+		q, v := a.qs[32*b:32*b+32], a.xv[64*b:64*b+64]
 		for j, x := range q {
-			v[j], v[32+j] = byte(x), byte(x)
+			v[j] = byte(x)
 		}
 		for m := range 8 {
 			off := -(int32(q[4*m]) + int32(q[4*m+1]) + int32(q[4*m+2]) + int32(q[4*m+3])) << shift
-			binary.LittleEndian.PutUint32(v[64+4*m:], uint32(off))
-			binary.LittleEndian.PutUint32(v[96+4*m:], uint32(off))
+			binary.LittleEndian.PutUint32(v[32+4*m:], uint32(off))
 		}
 	}
 }

@@ -242,14 +242,17 @@ func sign(x float32) float32 {
 // included: NaN and infinities too) with random activations. Property: no
 // panic; where the reference is finite, MatMul equals it within float32
 // rounding: 1e-5 of the sum of the terms' magnitudes (hostile scales make
-// large terms that cancel).
+// large terms that cancel); Q8_0 and Q4_0 rows packed give the same bits.
 func FuzzQuantMatMul(f *testing.F) {
 	f.Add(uint8(0), uint64(1), []byte{1, 2, 3})
 	f.Add(uint8(3), uint64(7), []byte{0xff, 0x7c})
 	f.Fuzz(func(t *testing.T, kind uint8, seed uint64, raw []byte) {
 		dt := []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K}[int(kind)%5]
 		r := rand.New(rand.NewPCG(seed, 9))
-		rows, cols := 3, 256
+		rows, cols := 5, 288 // a quad of rows and one more; a group of 8 blocks and one more
+		if dt != Q8_0 && dt != Q4_0 {
+			cols = 256
+		}
 		b := randomBlocks(r, dt, rows, cols)
 		for i, v := range raw {
 			b[(i*7919)%len(b)] = v
@@ -271,6 +274,23 @@ func FuzzQuantMatMul(f *testing.F) {
 			}
 			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+float64(abs[i])) {
 				t.Errorf("out %d: got %v, want %v", i, got[i], want[i])
+			}
+		}
+		if PackedLayout(dt) { // the same bits from the packed layout
+			pb := make([]byte, len(b))
+			if err := PackQuantRows(pb, b, dt, cols); err != nil {
+				t.Fatal(err)
+			}
+			pm, err := NewPackedQuantMatrix(pb, dt, rows, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			packed := make([]float32, 2*rows)
+			MatMul(packed, pm, x)
+			for i := range got {
+				if !sameBits(packed[i], got[i]) {
+					t.Errorf("packed, out %d: got %v, want %v as from ggml's layout", i, packed[i], got[i])
+				}
 			}
 		}
 	})
