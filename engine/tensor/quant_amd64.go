@@ -13,13 +13,13 @@ func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 //go:noescape
 func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 
-// dotQ4KAVX2 is dotQ4K in AVX2 (ggml's own AVX2 order, the same bits):
-// n Q4_K blocks at w with their scales unpacked to sc (8 a block) and
-// their min lanes to ml (4 a block, see dotQ4K), the Q8_K activations'
+// dotQ4KAVX2 writes dst[r] for r < rows: dotQ4K in AVX2 (ggml's own AVX2
+// order, the same bits) of the row of n Q4_K blocks at w+r·rb, with the
+// Q8_K activations' sums over each 32 values s32 (8 a block), their
 // scales xd and values xq.
 //
 //go:noescape
-func dotQ4KAVX2(w *byte, sc *int16, ml *int32, xd *float32, xq *int8, n int) float32
+func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 
 // dotQ6KAVX2 is dotQ6K in AVX2 (ggml's own AVX2 order, the same bits):
 // n Q6_K blocks at w with their scales unpacked to sc (16 a block), the

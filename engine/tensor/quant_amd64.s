@@ -117,31 +117,68 @@ q4done:
 // dotQ4KAVX2 is ggml_vec_dot_q4_K_q8_K's AVX2 path: per block, eight
 // int32 lanes, lane m = Σ over the four 32-byte runs of qs of sc[2p]·Σ
 // (low nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes 4m..4m+3, then
-// acc[m] += float(lane m)·(d_x·d_w); and four min lanes (ml, prepared by
-// the caller: m[2k]·S[2k] + m[2k+1]·S[2k+1], S the sub-block sums of x)
-// accumulated as accm[k] += float(ml[k])·(-d_x·dmin_w). The result is
-// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
-// func dotQ4KAVX2(w *byte, sc *int16, ml *int32, xd *float32, xq *int8, n int) float32
-TEXT ·dotQ4KAVX2(SB), NOSPLIT, $0-52
-	MOVQ w+0(FP), SI
-	MOVQ sc+8(FP), R8
-	MOVQ ml+16(FP), R12
-	MOVQ xd+24(FP), DX
-	MOVQ xq+32(FP), DI
-	MOVQ n+40(FP), CX
+// acc[m] += float(lane m)·(d_x·d_w); and four min lanes, lane k =
+// m[2k]·S[2k] + m[2k+1]·S[2k+1] (S the sums of x over the sub-blocks of
+// 32, s32, as int16: VPMADDWD), accumulated as accm[k] += float(lane
+// k)·(-d_x·dmin_w). The result is hsum_float_8(acc) + ((accm0+accm2) +
+// (accm1+accm3)). The block's six-bit scales and mins are unpacked here,
+// as ggml's utmp words: scales 0..3 and mins 0..3 are the low six bits of
+// the block's first and second words, scales and mins 4..7 take their low
+// four bits from the third word's nibbles and their top two from the top
+// bits of the first and second words.
+// The rows loop: rows of rb bytes from w, dst[r] for r < rows; n blocks a
+// row, so the activations restart with each row.
+// func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+TEXT ·dotQ4KAVX2(SB), NOSPLIT, $16-64
+	MOVQ w+8(FP), R12
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X6
 	VPBROADCASTD X6, Y6
 	MOVL $0x80000000, AX
 	VMOVD AX, X15                // the sign bit
+	CMPQ rows+24(FP), $0
+	JEQ q4kend
+q4krow:
+	MOVQ R12, SI
+	MOVQ s32+32(FP), R8
+	MOVQ xd+40(FP), DX
+	MOVQ xq+48(FP), DI
+	MOVQ n+56(FP), CX
 	VXORPS Y4, Y4, Y4            // acc
 	VXORPS X5, X5, X5            // accm
 	TESTQ CX, CX
 	JEQ q4kdone
 q4kblock:
+	MOVL 4(SI), AX               // u0
+	MOVL 8(SI), BX               // u1
+	MOVL 12(SI), R11             // u2
+	MOVL AX, R13
+	ANDL $0x3f3f3f3f, R13        // scales 0..3
+	MOVL AX, R14
+	SHRL $2, R14
+	ANDL $0x30303030, R14
+	MOVL R11, R15
+	ANDL $0x0f0f0f0f, R15
+	ORL R15, R14                 // scales 4..7
+	VMOVD R13, X8
+	VPINSRD $1, R14, X8, X8
+	VPMOVZXBW X8, X8
+	VMOVDQU X8, 0(SP)            // the eight scales, int16
+	MOVL BX, R13
+	ANDL $0x3f3f3f3f, R13        // mins 0..3
+	MOVL BX, R14
+	SHRL $2, R14
+	ANDL $0x30303030, R14
+	SHRL $4, R11
+	ANDL $0x0f0f0f0f, R11
+	ORL R11, R14                 // mins 4..7
+	VMOVD R13, X9
+	VPINSRD $1, R14, X9, X9
+	VPMOVZXBW X9, X9
+	VPMADDWD (R8), X9, X12       // the four min lanes
 	VPXOR Y10, Y10, Y10
 	LEAQ 16(SI), R9              // qs
-	MOVQ $4, R10
+	XORQ R10, R10
 q4kpair:
 	VMOVDQU (R9), Y0
 	VPSRLW $4, Y0, Y1
@@ -151,16 +188,16 @@ q4kpair:
 	VMOVDQU 32(DI), Y3
 	VPMADDUBSW Y2, Y0, Y0
 	VPMADDUBSW Y3, Y1, Y1
-	VPBROADCASTW (R8), Y8
-	VPBROADCASTW 2(R8), Y9
+	VPBROADCASTW 0(SP)(R10*4), Y8
+	VPBROADCASTW 2(SP)(R10*4), Y9
 	VPMADDWD Y8, Y0, Y0
 	VPMADDWD Y9, Y1, Y1
 	VPADDD Y1, Y0, Y0
 	VPADDD Y0, Y10, Y10
 	ADDQ $32, R9
 	ADDQ $64, DI
-	ADDQ $4, R8
-	DECQ R10
+	INCQ R10
+	CMPQ R10, $4
 	JNE q4kpair
 	VCVTDQ2PS Y10, Y10
 	MOVWLZX (SI), AX
@@ -169,7 +206,7 @@ q4kpair:
 	VMULSS (DX), X11, X11        // d = d_x·d_w
 	VBROADCASTSS X11, Y11
 	VFMADD231PS Y10, Y11, Y4
-	VCVTDQ2PS (R12), X12         // the four min lanes
+	VCVTDQ2PS X12, X12
 	MOVWLZX 2(SI), AX
 	VMOVD AX, X13
 	VCVTPH2PS X13, X13
@@ -179,7 +216,7 @@ q4kpair:
 	VFMADD231PS X12, X13, X5
 	ADDQ $144, SI
 	ADDQ $4, DX
-	ADDQ $16, R12
+	ADDQ $16, R8
 	DECQ CX
 	JNE q4kblock
 q4kdone:
@@ -194,7 +231,14 @@ q4kdone:
 	VMOVSHDUP X5, X7
 	VADDSS X7, X5, X5            // (m0+m2) + (m1+m3)
 	VADDSS X5, X4, X4
-	VMOVSS X4, ret+48(FP)
+	MOVQ dst+0(FP), AX
+	VMOVSS X4, (AX)
+	ADDQ $4, AX
+	MOVQ AX, dst+0(FP)
+	ADDQ rb+16(FP), R12
+	DECQ rows+24(FP)
+	JNE q4krow
+q4kend:
 	VZEROUPPER
 	RET
 

@@ -12,6 +12,7 @@ type qActs struct {
 	d      []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
 	qs     []int8    // (n, cols): the rounded values
 	bsums  []int32   // (n, cols/16): Q8_K sums of each 16 values
+	s32    []int16   // (n, cols/32): Q8_K sums of each 32 values, for dotQ4KAsm
 	xv     []byte    // (n, cols/32, 64): per Q8_0 block its values, then its eight lane offsets (int32), for the VNNI kernels
 	rounds int       // roundings done, for tests that check MatMuls shares them
 }
@@ -185,8 +186,12 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
+	if useAsm && w.DType == Q4_K {
+		j.runQ4K(lo, hi)
+		return
+	}
 	// Here no row is packed: only machines with the VNNI kernels pack.
-	var k kScratch // K-quant rows' unpacked scales, reused by every row
+	var k kScratch // Q6_K rows' unpacked scales, reused by every row
 	for i := lo; i < hi; i++ {
 		row := w.quantRow(i)
 		for t := 0; t < j.n; t++ {
@@ -196,11 +201,7 @@ func (j *quantJob) Run(lo, hi int) {
 			case Q8_0, Q4_0:
 				s = dotQ8Act(w.DType, row, a.d[t*in/32:(t+1)*in/32], xq)
 			case Q4_K:
-				if useAsm {
-					s = dotQ4KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16], &k)
-				} else {
-					s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
-				}
+				s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q5_K:
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
@@ -338,6 +339,13 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	a.bsums = a.bsums[:len(x)/16]
 	for b := 0; b < len(x)/256; b++ {
 		a.d[b] = quantizeQ8K(a.qs[256*b:256*b+256], a.bsums[16*b:16*b+16], x[256*b:256*b+256])
+	}
+	if cap(a.s32) < len(x)/32 {
+		a.s32 = make([]int16, len(x)/32)
+	}
+	a.s32 = a.s32[:len(x)/32]
+	for j := range a.s32 {
+		a.s32[j] = int16(a.bsums[2*j] + a.bsums[2*j+1]) // |Σ| ≤ 32·128
 	}
 }
 
@@ -644,49 +652,43 @@ func growI8(buf *[]int8, n int) {
 	*buf = (*buf)[:n]
 }
 
-// q6kMaxBlocks is the longest K-quant row dotQ4KAsm and dotQ6KAsm take
-// (32768 weights): the row's unpacked scales live in a kScratch. Longer
-// rows go to dotQ4K and dotQ6K, which give the same bits.
+// q6kMaxBlocks is the longest K-quant row dotQ6KAsm takes (32768
+// weights): the row's unpacked scales live in a kScratch. Longer rows go
+// to dotQ6K, which gives the same bits.
 const q6kMaxBlocks = 128
 
-// kScratch holds a K-quant row's scales unpacked for the AVX2 kernels. It
+// kScratch holds a Q6_K row's scales unpacked for the AVX2 kernel. It
 // is made once per run of rows (quantJob.Run), not per row: zeroing its
 // 6 KiB for every row of a few blocks cost more than the row's product.
 type kScratch struct {
-	sc [16 * q6kMaxBlocks]int16 // sub-block scales: Q4_K 8 a block, Q6_K 16
-	ml [4 * q6kMaxBlocks]int32  // Q4_K: the four min lanes of each block (q4KMins)
+	sc [16 * q6kMaxBlocks]int16 // sub-block scales, 16 a block
 }
 
-// dotQ4KAsm is dotQ4K in AVX2 for rows of at most q6kMaxBlocks blocks
-// (longer rows go to dotQ4K, the same bits), unpacking into k.
-func dotQ4KAsm(w []byte, xd []float32, xq []int8, bsums []int32, k *kScratch) float32 {
-	if len(xd) > q6kMaxBlocks {
-		return dotQ4K(w, xd, xq, bsums)
+// dotQ4KAsm is dotQ4K in AVX2 (the same bits), the activations' sums
+// over each 32 values in s32.
+func dotQ4KAsm(w []byte, xd []float32, xq []int8, s32 []int16) float32 {
+	var s float32
+	dotQ4KAVX2(&s, &w[0], len(w), 1, &s32[0], &xd[0], &xq[0], len(xd))
+	return s
+}
+
+// q4KRun is how many bytes of Q4_K rows the AVX2 kernel takes against
+// every row of x at a time: the rows stay in L2 from one row of x to the
+// next.
+const q4KRun = 64 << 10
+
+// runQ4K computes the Q4_K rows [lo, hi) with the AVX2 kernel, by runs of
+// rows against every row of x.
+func (j *quantJob) runQ4K(lo, hi int) {
+	w, a := j.w, j.a
+	in, out, rb := w.Cols, w.Rows, w.rowBytes()
+	run := max(1, q4KRun/rb)
+	for r := lo; r < hi; r += run {
+		e := min(r+run, hi)
+		for t := 0; t < j.n; t++ {
+			dotQ4KAVX2(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, &a.s32[t*in/32], &a.d[t*in/256], &a.qs[t*in], in/256)
+		}
 	}
-	for b := range xd {
-		// scaleMinK4 for all eight sub-blocks at once, four bytes a word:
-		// scales 0..3 and mins 0..3 are the low six bits of the first and
-		// second words; scales and mins 4..7 take their low four bits from
-		// the third word's nibbles and their top two from the top bits of
-		// the first and second words.
-		u0 := binary.LittleEndian.Uint32(w[144*b+4:])
-		u1 := binary.LittleEndian.Uint32(w[144*b+8:])
-		u2 := binary.LittleEndian.Uint32(w[144*b+12:])
-		sLo, sHi := u0&0x3f3f3f3f, u2&0x0f0f0f0f|(u0>>6&0x03030303)<<4
-		mLo, mHi := u1&0x3f3f3f3f, u2>>4&0x0f0f0f0f|(u1>>6&0x03030303)<<4
-		sc := k.sc[8*b : 8*b+8 : 8*b+8]
-		sc[0], sc[1], sc[2], sc[3] = int16(uint8(sLo)), int16(uint8(sLo>>8)), int16(uint8(sLo>>16)), int16(sLo>>24)
-		sc[4], sc[5], sc[6], sc[7] = int16(uint8(sHi)), int16(uint8(sHi>>8)), int16(uint8(sHi>>16)), int16(sHi>>24)
-		// q4KMins: lane l = m[2l]·(S[2l]) + m[2l+1]·(S[2l+1]), S[j] the
-		// activations' sum over sub-block j (two sums of 16).
-		bs := bsums[16*b : 16*b+16 : 16*b+16]
-		ml := k.ml[4*b : 4*b+4 : 4*b+4]
-		ml[0] = int32(uint8(mLo))*(bs[0]+bs[1]) + int32(uint8(mLo>>8))*(bs[2]+bs[3])
-		ml[1] = int32(uint8(mLo>>16))*(bs[4]+bs[5]) + int32(mLo>>24)*(bs[6]+bs[7])
-		ml[2] = int32(uint8(mHi))*(bs[8]+bs[9]) + int32(uint8(mHi>>8))*(bs[10]+bs[11])
-		ml[3] = int32(uint8(mHi>>16))*(bs[12]+bs[13]) + int32(mHi>>24)*(bs[14]+bs[15])
-	}
-	return dotQ4KAVX2(&w[0], &k.sc[0], &k.ml[0], &xd[0], &xq[0], len(xd))
 }
 
 // dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks,

@@ -296,6 +296,55 @@ func FuzzQuantMatMul(f *testing.F) {
 	})
 }
 
+// TestKQuantMatMulSameBits: a whole K-quant product (rows by runs, several
+// rows of x, split over a pool) gives every output the bits of the Go
+// twin of one row at a time.
+func TestKQuantMatMulSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	pool := NewPool(2)
+	defer pool.Close()
+	for _, dt := range []DType{Q4_K, Q5_K, Q6_K} {
+		for _, sh := range []struct{ rows, cols, n int }{{1, 256, 1}, {7, 512, 3}, {65, 768, 2}, {600, 256, 2}} {
+			t.Run(fmt.Sprintf("%s/%dx%d/n=%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
+				m, err := NewQuantMatrix(randomBlocks(r, dt, sh.rows, sh.cols), dt, sh.rows, sh.cols)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := make([]float32, sh.n*sh.cols)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				var a qActs
+				a.quantize(dt, x, sh.n, sh.cols)
+				nb := sh.cols / 256
+				want := make([]float32, sh.n*sh.rows)
+				for tk := 0; tk < sh.n; tk++ {
+					xd, xq, bs := a.d[tk*nb:(tk+1)*nb], a.qs[tk*sh.cols:(tk+1)*sh.cols], a.bsums[tk*16*nb:(tk+1)*16*nb]
+					for i := 0; i < sh.rows; i++ {
+						switch dt {
+						case Q4_K:
+							want[tk*sh.rows+i] = dotQ4K(m.quantRow(i), xd, xq, bs)
+						case Q5_K:
+							want[tk*sh.rows+i] = dotQ5K(m.quantRow(i), xd, xq, bs)
+						default:
+							want[tk*sh.rows+i] = dotQ6K(m.quantRow(i), xd, xq)
+						}
+					}
+				}
+				for _, p := range []*Pool{nil, pool} {
+					got := make([]float32, len(want))
+					p.MatMul(got, m, x)
+					for i := range got {
+						if got[i] != want[i] {
+							t.Fatalf("pool %v, out %d: got %v, want %v, the Go twin's bits", p != nil, i, got[i], want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestQuantAsmMatchesGo: the AVX2 dot products give their pure-Go twins'
 // bits.
 func TestQuantAsmMatchesGo(t *testing.T) {
@@ -315,7 +364,7 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				a.quantize(dt, x, 1, len(x))
 				var got, want float32
 				if dt == Q4_K {
-					got, want = dotQ4KAsm(w, a.d, a.qs, a.bsums, new(kScratch)), dotQ4K(w, a.d, a.qs, a.bsums)
+					got, want = dotQ4KAsm(w, a.d, a.qs, a.s32), dotQ4K(w, a.d, a.qs, a.bsums)
 				} else {
 					got, want = dotQ6KAsm(w, a.d, a.qs, new(kScratch)), dotQ6K(w, a.d, a.qs)
 				}
