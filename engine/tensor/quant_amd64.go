@@ -21,9 +21,9 @@ func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 //go:noescape
 func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 
-// dotQ6KAVX2 is dotQ6K in AVX2 (ggml's own AVX2 order, the same bits):
-// n Q6_K blocks at w with their scales unpacked to sc (16 a block), the
+// dotQ6KAVX2 writes dst[r] for r < rows: dotQ6K in AVX2 (ggml's own AVX2
+// order, the same bits) of the row of n Q6_K blocks at w+r·rb, with the
 // Q8_K activations' scales xd and values xq.
 //
 //go:noescape
-func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32
+func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

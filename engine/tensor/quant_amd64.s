@@ -247,15 +247,12 @@ q4kend:
 // chunk's sub-block scale · Σ (q-32)·x over its values 4m..4m+3 (the -32
 // as ggml applies it, by a second VPMADDUBSW with 32s); then acc[m] +=
 // float(lane m)·(d_x·d_w), one FMA per block; the lanes added as ggml's
-// hsum_float_8: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)). Scales come
-// unpacked as int16, 16 per block.
-// func dotQ6KAVX2(w *byte, sc *int16, xd *float32, xq *int8, n int) float32
-TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-44
-	MOVQ w+0(FP), SI
-	MOVQ sc+8(FP), R8
-	MOVQ xd+16(FP), DX
-	MOVQ xq+24(FP), DI
-	MOVQ n+32(FP), CX
+// hsum_float_8: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)). The sixteen
+// int8 scales of a block are widened here. The rows loop: rows of rb
+// bytes from w, dst[r] for r < rows.
+// func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+TEXT ·dotQ6KAVX2(SB), NOSPLIT, $32-56
+	MOVQ w+8(FP), R12
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X6
 	VPBROADCASTD X6, Y6          // 0x0F
@@ -265,10 +262,20 @@ TEXT ·dotQ6KAVX2(SB), NOSPLIT, $0-44
 	MOVL $0x20202020, AX
 	VMOVD AX, X15
 	VPBROADCASTD X15, Y15        // 32 in every byte
+	CMPQ rows+24(FP), $0
+	JEQ q6kend
+q6krow:
+	MOVQ R12, SI
+	MOVQ xd+32(FP), DX
+	MOVQ xq+40(FP), DI
+	MOVQ n+48(FP), CX
 	VXORPS Y4, Y4, Y4            // acc
 	TESTQ CX, CX
 	JEQ q6kdone
 q6kblock:
+	VPMOVSXBW 192(SI), Y8        // the sixteen int8 scales, widened
+	VMOVDQU Y8, 0(SP)
+	LEAQ 0(SP), R8
 	VPXOR Y10, Y10, Y10
 	MOVQ SI, R9                  // ql of this half
 	LEAQ 128(SI), R11            // qh of this half
@@ -360,6 +367,13 @@ q6kdone:
 	VADDPS X5, X4, X4            // r0+r2, r1+r3
 	VMOVSHDUP X4, X5
 	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3)
-	VMOVSS X4, ret+40(FP)
+	MOVQ dst+0(FP), AX
+	VMOVSS X4, (AX)
+	ADDQ $4, AX
+	MOVQ AX, dst+0(FP)
+	ADDQ rb+16(FP), R12
+	DECQ rows+24(FP)
+	JNE q6krow
+q6kend:
 	VZEROUPPER
 	RET

@@ -186,12 +186,11 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && w.DType == Q4_K {
-		j.runQ4K(lo, hi)
+	if useAsm && (w.DType == Q4_K || w.DType == Q6_K) {
+		j.runKAsm(lo, hi)
 		return
 	}
 	// Here no row is packed: only machines with the VNNI kernels pack.
-	var k kScratch // Q6_K rows' unpacked scales, reused by every row
 	for i := lo; i < hi; i++ {
 		row := w.quantRow(i)
 		for t := 0; t < j.n; t++ {
@@ -205,11 +204,7 @@ func (j *quantJob) Run(lo, hi int) {
 			case Q5_K:
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
-				if useAsm {
-					s = dotQ6KAsm(row, a.d[t*in/256:(t+1)*in/256], xq, &k)
-				} else {
-					s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
-				}
+				s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
 			}
 			j.dst[t*out+i] = s
 		}
@@ -652,18 +647,6 @@ func growI8(buf *[]int8, n int) {
 	*buf = (*buf)[:n]
 }
 
-// q6kMaxBlocks is the longest K-quant row dotQ6KAsm takes (32768
-// weights): the row's unpacked scales live in a kScratch. Longer rows go
-// to dotQ6K, which gives the same bits.
-const q6kMaxBlocks = 128
-
-// kScratch holds a Q6_K row's scales unpacked for the AVX2 kernel. It
-// is made once per run of rows (quantJob.Run), not per row: zeroing its
-// 6 KiB for every row of a few blocks cost more than the row's product.
-type kScratch struct {
-	sc [16 * q6kMaxBlocks]int16 // sub-block scales, 16 a block
-}
-
 // dotQ4KAsm is dotQ4K in AVX2 (the same bits), the activations' sums
 // over each 32 values in s32.
 func dotQ4KAsm(w []byte, xd []float32, xq []int8, s32 []int16) float32 {
@@ -672,36 +655,32 @@ func dotQ4KAsm(w []byte, xd []float32, xq []int8, s32 []int16) float32 {
 	return s
 }
 
-// q4KRun is how many bytes of Q4_K rows the AVX2 kernel takes against
+// kRun is how many bytes of K-quant rows the AVX2 kernels take against
 // every row of x at a time: the rows stay in L2 from one row of x to the
 // next.
-const q4KRun = 64 << 10
+const kRun = 64 << 10
 
-// runQ4K computes the Q4_K rows [lo, hi) with the AVX2 kernel, by runs of
-// rows against every row of x.
-func (j *quantJob) runQ4K(lo, hi int) {
+// runKAsm computes the Q4_K or Q6_K rows [lo, hi) with the AVX2 kernels,
+// by runs of rows against every row of x.
+func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
-	run := max(1, q4KRun/rb)
+	run := max(1, kRun/rb)
 	for r := lo; r < hi; r += run {
 		e := min(r+run, hi)
 		for t := 0; t < j.n; t++ {
-			dotQ4KAVX2(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, &a.s32[t*in/32], &a.d[t*in/256], &a.qs[t*in], in/256)
+			if w.DType == Q4_K {
+				dotQ4KAVX2(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, &a.s32[t*in/32], &a.d[t*in/256], &a.qs[t*in], in/256)
+			} else {
+				dotQ6KAVX2(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, &a.d[t*in/256], &a.qs[t*in], in/256)
+			}
 		}
 	}
 }
 
-// dotQ6KAsm is dotQ6K in AVX2 for rows of at most q6kMaxBlocks blocks,
-// unpacking into k.
-func dotQ6KAsm(w []byte, xd []float32, xq []int8, k *kScratch) float32 {
-	if len(xd) > q6kMaxBlocks {
-		return dotQ6K(w, xd, xq)
-	}
-	for b := range xd {
-		src, dst := (*[16]byte)(w[210*b+192:]), (*[16]int16)(k.sc[16*b:])
-		for j, v := range src {
-			dst[j] = int16(int8(v))
-		}
-	}
-	return dotQ6KAVX2(&w[0], &k.sc[0], &xd[0], &xq[0], len(xd))
+// dotQ6KAsm is dotQ6K in AVX2 (the same bits).
+func dotQ6KAsm(w []byte, xd []float32, xq []int8) float32 {
+	var s float32
+	dotQ6KAVX2(&s, &w[0], len(w), 1, &xd[0], &xq[0], len(xd))
+	return s
 }

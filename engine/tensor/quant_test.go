@@ -366,7 +366,7 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				if dt == Q4_K {
 					got, want = dotQ4KAsm(w, a.d, a.qs, a.s32), dotQ4K(w, a.d, a.qs, a.bsums)
 				} else {
-					got, want = dotQ6KAsm(w, a.d, a.qs, new(kScratch)), dotQ6K(w, a.d, a.qs)
+					got, want = dotQ6KAsm(w, a.d, a.qs), dotQ6K(w, a.d, a.qs)
 				}
 				if got != want { // the same integers, combined in the same order
 					t.Errorf("got %v, want %v (Go twin)", got, want)
