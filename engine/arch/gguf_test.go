@@ -172,7 +172,7 @@ func TestGGUFLlamaCppReference(t *testing.T) {
 
 // ggmlOrderWorst bounds the worst top-10 difference of the quantized files,
 // whose every product input tracer computes in llama.cpp's float order
-// (gguf_ggml.go, gguf_attention.go; Q8_0, Q4_0, Q4_K and Q6_K sums in
+// (gguf_ggml.go, gguf_attention.go; Q8_0, Q4_0, Q4_K, Q5_K and Q6_K sums in
 // ggml's AVX2 lanes and hsum_float_8): 2.4e-6 or less (Q4_0 4.0e-4
 // before). Before, one Q8_K input an ulp or a few from a rounding
 // boundary rounded the other way than llama.cpp's here and there: Q6_K

@@ -21,6 +21,11 @@ func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 //go:noescape
 func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 
+// dotQ5KAVX2 is dotQ4KAVX2 for Q5_K rows (dotQ5K's bits).
+//
+//go:noescape
+func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+
 // dotQ6KAVX2 writes dst[r] for r < rows: dotQ6K in AVX2 (ggml's own AVX2
 // order, the same bits) of the row of n Q6_K blocks at w+r·rb, with the
 // Q8_K activations' scales xd and values xq.

@@ -18,7 +18,7 @@ func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)
 	defer p.Close()
-	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q6_K} {
+	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
 		for _, sh := range [][2]int{{1536, 576}, {576, 1536}, {8192, 576}, {49152, 576}} {
 			rows, cols := sh[0], sh[1]
 			if elems, _ := dt.Block(); cols%elems != 0 {

@@ -12,7 +12,7 @@ type qActs struct {
 	d      []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
 	qs     []int8    // (n, cols): the rounded values
 	bsums  []int32   // (n, cols/16): Q8_K sums of each 16 values
-	s32    []int16   // (n, cols/32): Q8_K sums of each 32 values, for dotQ4KAsm
+	s32    []int16   // (n, cols/32): Q8_K sums of each 32 values, for the Q4_K and Q5_K kernels
 	xv     []byte    // (n, cols/32, 64): per Q8_0 block its values, then its eight lane offsets (int32), for the VNNI kernels
 	rounds int       // roundings done, for tests that check MatMuls shares them
 }
@@ -186,7 +186,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && (w.DType == Q4_K || w.DType == Q6_K) {
+	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K) {
 		j.runKAsm(lo, hi)
 		return
 	}
@@ -563,30 +563,39 @@ func hsum8(a *[8]float32) float32 {
 	return (r0 + r2) + (r1 + r3)
 }
 
-// dotQ5K is the Q5_K row w against Q8_K activations (dotQ4K with 5-bit q).
+// dotQ5K is the Q5_K row w against Q8_K activations in the order of
+// llama.cpp's AVX2 ggml_vec_dot_q5_K_q8_K: dotQ4K's eight lanes with
+// five-bit values (the fifth bit of value l of sub-block j is bit j of
+// qh[l]), acc[m] = fma32(d_x·d_w, lane m, acc[m]); the mins as one
+// integer per block, Σ_j m_j·S_j (S_j the activations' sum over
+// sub-block j), accumulated as summs = fma32(-d_x·dmin_w, Σ, summs); the
+// result hsum_float_8(acc) + summs.
 func dotQ5K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
-	var s float32
+	var acc [8]float32
+	var summs float32
 	for b, dx := range xd {
 		blk, q8, bs := w[176*b:176*b+176], xq[256*b:256*b+256], bsums[16*b:16*b+16]
 		scales, qh, qs := blk[4:16], blk[16:48], blk[48:176]
-		var sumi, mins int32
+		var lanes [8]int32
+		var mins int32
 		for p := range 4 {
 			sc1, m1 := scaleMinK4(2*p, scales)
 			sc2, m2 := scaleMinK4(2*p+1, scales)
 			q := qs[32*p : 32*p+32]
-			var s1, s2 int32
-			for l := range 32 {
-				lo := q[l]&15 | (qh[l]>>(2*p)&1)<<4
-				hi := q[l]>>4 | (qh[l]>>(2*p+1)&1)<<4
-				s1 += int32(lo) * int32(q8[64*p+l])
-				s2 += int32(hi) * int32(q8[64*p+32+l])
+			for l, v := range q {
+				lo := v&15 | (qh[l]>>(2*p)&1)<<4
+				hi := v>>4 | (qh[l]>>(2*p+1)&1)<<4
+				lanes[l/4] += int32(sc1)*int32(lo)*int32(q8[64*p+l]) + int32(sc2)*int32(hi)*int32(q8[64*p+32+l])
 			}
-			sumi += int32(sc1)*s1 + int32(sc2)*s2
 			mins += int32(m1)*(bs[4*p]+bs[4*p+1]) + int32(m2)*(bs[4*p+2]+bs[4*p+3])
 		}
-		s += f16At(blk)*dx*float32(sumi) - f16At(blk[2:])*dx*float32(mins)
+		d, dmin := dx*f16At(blk), -dx*f16At(blk[2:])
+		for m, v := range lanes {
+			acc[m] = FMA32(d, float32(v), acc[m])
+		}
+		summs = FMA32(dmin, float32(mins), summs)
 	}
-	return s
+	return hsum8(&acc) + summs
 }
 
 // dotQ6K is the Q6_K row w against Q8_K activations in the order of
@@ -647,21 +656,13 @@ func growI8(buf *[]int8, n int) {
 	*buf = (*buf)[:n]
 }
 
-// dotQ4KAsm is dotQ4K in AVX2 (the same bits), the activations' sums
-// over each 32 values in s32.
-func dotQ4KAsm(w []byte, xd []float32, xq []int8, s32 []int16) float32 {
-	var s float32
-	dotQ4KAVX2(&s, &w[0], len(w), 1, &s32[0], &xd[0], &xq[0], len(xd))
-	return s
-}
-
 // kRun is how many bytes of K-quant rows the AVX2 kernels take against
 // every row of x at a time: the rows stay in L2 from one row of x to the
 // next.
 const kRun = 64 << 10
 
-// runKAsm computes the Q4_K or Q6_K rows [lo, hi) with the AVX2 kernels,
-// by runs of rows against every row of x.
+// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels, by
+// runs of rows against every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -669,18 +670,15 @@ func (j *quantJob) runKAsm(lo, hi int) {
 	for r := lo; r < hi; r += run {
 		e := min(r+run, hi)
 		for t := 0; t < j.n; t++ {
-			if w.DType == Q4_K {
-				dotQ4KAVX2(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, &a.s32[t*in/32], &a.d[t*in/256], &a.qs[t*in], in/256)
-			} else {
-				dotQ6KAVX2(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, &a.d[t*in/256], &a.qs[t*in], in/256)
+			dst, wq, xd, xq := &j.dst[t*out+r], &w.q[r*rb], &a.d[t*in/256], &a.qs[t*in]
+			switch w.DType {
+			case Q4_K:
+				dotQ4KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+			case Q5_K:
+				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+			default:
+				dotQ6KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			}
 		}
 	}
-}
-
-// dotQ6KAsm is dotQ6K in AVX2 (the same bits).
-func dotQ6KAsm(w []byte, xd []float32, xq []int8) float32 {
-	var s float32
-	dotQ6KAVX2(&s, &w[0], len(w), 1, &xd[0], &xq[0], len(xd))
-	return s
 }

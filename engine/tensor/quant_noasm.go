@@ -10,6 +10,9 @@ func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm"
 func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}
 func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }

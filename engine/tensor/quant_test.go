@@ -352,7 +352,7 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 		t.Skip("no AVX2 kernels on this machine or build")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, dt := range []DType{Q4_K, Q6_K} {
+	for _, dt := range []DType{Q4_K, Q5_K, Q6_K} {
 		for _, blocks := range []int{1, 3, 16, 17, 40} {
 			t.Run(fmt.Sprintf("%s/%d blocks", dt, blocks), func(t *testing.T) {
 				w := randomBlocks(r, dt, 1, 256*blocks)
@@ -363,10 +363,16 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				var a qActs
 				a.quantize(dt, x, 1, len(x))
 				var got, want float32
-				if dt == Q4_K {
-					got, want = dotQ4KAsm(w, a.d, a.qs, a.s32), dotQ4K(w, a.d, a.qs, a.bsums)
-				} else {
-					got, want = dotQ6KAsm(w, a.d, a.qs), dotQ6K(w, a.d, a.qs)
+				switch dt {
+				case Q4_K:
+					dotQ4KAVX2(&got, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
+					want = dotQ4K(w, a.d, a.qs, a.bsums)
+				case Q5_K:
+					dotQ5KAVX2(&got, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
+					want = dotQ5K(w, a.d, a.qs, a.bsums)
+				default:
+					dotQ6KAVX2(&got, &w[0], len(w), 1, &a.d[0], &a.qs[0], len(a.d))
+					want = dotQ6K(w, a.d, a.qs)
 				}
 				if got != want { // the same integers, combined in the same order
 					t.Errorf("got %v, want %v (Go twin)", got, want)
