@@ -9,11 +9,14 @@
 // Per block of 32 the AVX2 kernels form eight int32 lanes, lane m the
 // exact sum of the products of values 4m..4m+3, and accumulate them by
 // acc[m] += float(lane m)·(d_w·d_x), one FMA per block; the eight lanes
-// are added at the end. Here each row has its own ymm accumulator, so
-// four rows keep four FMA chains in flight and share the activations'
-// loads. The registers are ymm, not zmm: on the AMD cores we measure, a
-// zmm operation takes two of the four vector pipes, and the kernel is
-// bound by how many operations it issues per block, not by their width.
+// are added at the end. Here four rows go at once, keeping four FMA
+// chains in flight and sharing the activations' loads: in ggml's layout
+// each row has its own ymm accumulator, in the packed layout (below) two
+// rows share a zmm one, lanes 0..7 the first row's and 8..15 the
+// second's. The kernels are bound by how many operations they issue per
+// block; on our AMD EPYC a zmm operation takes two of the four 256-bit
+// vector pipes, so the two forms run as fast there, and the zmm one needs
+// half the operations where the pipes are 512 bits wide.
 //
 // VPDPBUSD multiplies unsigned bytes by signed ones, so Q8_0 weights are
 // offset by 128 (w XOR 0x80) and Q4_0 nibbles are left at 0..15 instead
@@ -26,7 +29,7 @@
 // apart (quantJob.runQuads), and the eight scales of a group of blocks
 // are gathered from eight places (ROWSCALES8). In the packed layout the
 // matrix interleaves its rows four by four: the kernel reads one stream
-// in order, and a row's eight scales are one 16-byte load. Measured on
+// in order, and two rows' eight scales are one 32-byte load. Measured on
 // our AMD EPYC, one thread, SmolLM2-135M's shape: the packed kernel is
 // about 40 % faster with its weights in cache, and Q8_0 and Q4_0 decode
 // and prefill from a GGUF file 5-35 % faster.
@@ -35,14 +38,43 @@
 // unsigned, s signed bytes); VFMADD231PS b, a, acc computes acc += a·b;
 // VPERMPS table, index, dst.
 
-// Q4_0 shift counts: per 16-bit word, 0 in the low 16 bytes of a ymm (the
-// low nibbles, weights 0..15) and 4 in the high 16 (the high nibbles,
+// Q4_0 shift counts: per 16-bit word, 0 in the 16-byte lanes 0 and 2 (the
+// low nibbles, weights 0..15) and 4 in lanes 1 and 3 (the high nibbles,
 // weights 16..31).
 DATA q4Shift<>+0(SB)/8, $0
 DATA q4Shift<>+8(SB)/8, $0
 DATA q4Shift<>+16(SB)/8, $0x0004000400040004
 DATA q4Shift<>+24(SB)/8, $0x0004000400040004
-GLOBL q4Shift<>(SB), RODATA|NOPTR, $32
+DATA q4Shift<>+32(SB)/8, $0
+DATA q4Shift<>+40(SB)/8, $0
+DATA q4Shift<>+48(SB)/8, $0x0004000400040004
+DATA q4Shift<>+56(SB)/8, $0x0004000400040004
+GLOBL q4Shift<>(SB), RODATA|NOPTR, $64
+
+// dupRows: the VPERMQ indices that take 32 bytes (two rows' 16) to 64,
+// each row's 16 twice.
+DATA dupRows<>+0(SB)/8, $0
+DATA dupRows<>+8(SB)/8, $1
+DATA dupRows<>+16(SB)/8, $0
+DATA dupRows<>+24(SB)/8, $1
+DATA dupRows<>+32(SB)/8, $2
+DATA dupRows<>+40(SB)/8, $3
+DATA dupRows<>+48(SB)/8, $2
+DATA dupRows<>+56(SB)/8, $3
+GLOBL dupRows<>(SB), RODATA|NOPTR, $64
+
+// permBase: the VPERMPS indices of block 0 of eight in a zmm of two rows
+// (lanes 0..7 pick lane 0, lanes 8..15 lane 8); block i's are these plus
+// i.
+DATA permBase<>+0(SB)/8, $0
+DATA permBase<>+8(SB)/8, $0
+DATA permBase<>+16(SB)/8, $0
+DATA permBase<>+24(SB)/8, $0
+DATA permBase<>+32(SB)/8, $0x0000000800000008
+DATA permBase<>+40(SB)/8, $0x0000000800000008
+DATA permBase<>+48(SB)/8, $0x0000000800000008
+DATA permBase<>+56(SB)/8, $0x0000000800000008
+GLOBL permBase<>(SB), RODATA|NOPTR, $64
 
 // SUM8 leaves the sum of acc's eight lanes in xacc, added as the AVX2
 // kernels and ggml's hsum_float_8 add them: ((a0+a4)+(a2+a6)) +
@@ -125,11 +157,6 @@ GLOBL q4Shift<>(SB), RODATA|NOPTR, $32
 // R9+R14, the block's values at doff of each.
 #define BLOCK4G(W, doff, i, yi) \
 	BLOCK4(W, doff(SI), doff(SI)(R14*1), doff(R9), doff(R9)(R14*1), i, yi)
-
-// BLOCK4P is BLOCK4 for a packed quad at SI: the four rows' values side
-// by side from doff, VS bytes each.
-#define BLOCK4P(W, doff, VS, i, yi) \
-	BLOCK4(W, doff(SI), doff+VS(SI), doff+2*VS(SI), doff+3*VS(SI), i, yi)
 
 // SCALES8 leaves in ys the scale products d_w·d_x of the eight blocks of
 // the ggml-layout row at r against the activations' blocks R15..R15+7.
@@ -254,57 +281,114 @@ end: \
 	VZEROUPPER \
 	RET
 
-// SCALES8P leaves in Y16..Y19 the scale products of the packed group at
-// SI (its four rows' eight f16 scales, 16 bytes a row, first) against the
-// activations' blocks R15..R15+7.
-#define SCALES8P \
-	VMOVUPS (DX)(R15*4), Y5 \
-	VCVTPH2PS (SI), Y0 \
-	VMULPS Y5, Y0, Y16 \
-	VCVTPH2PS 16(SI), Y0 \
-	VMULPS Y5, Y0, Y17 \
-	VCVTPH2PS 32(SI), Y0 \
-	VMULPS Y5, Y0, Y18 \
-	VCVTPH2PS 48(SI), Y0 \
-	VMULPS Y5, Y0, Y19
+// Two rows in one zmm (the packed kernel's): lanes 0..7 the first row's
+// eight lanes, 8..15 the second's; the activations' values and lane
+// offsets come twice (VBROADCASTI64X4).
+//
+// WZ8 leaves in z the 64 bytes at a (two rows' values of a packed block)
+// as unsigned bytes; WZ8T the 32 at a (first row) and the 32 at b (second
+// row); WZ4 the 32 bytes of nibbles at a (two rows' values of a packed
+// block: each row's 16 bytes twice, VPERMQ by Z26) as 64 values; WZ4T the
+// 16 bytes of nibbles at a and at b.
+#define WZ8(a, b, z, y, t) \
+	VPXORD a, Z7, z
 
-// DOTQUADSP body: dst[4p+j] for p < quads and j < 4 is row j of the p-th
+#define WZ8T(a, b, z, y, t) \
+	VMOVDQU a, y \
+	VINSERTI64X4 $1, b, z, z \
+	VPXORD Z7, z, z
+
+#define WZ4(a, b, z, y, t) \
+	VPERMQ a, Z26, z \
+	VPSRLVW Z8, z, z \
+	VPANDD Z6, z, z
+
+#define WZ4T(a, b, z, y, t) \
+	VBROADCASTI32X4 a, y \
+	VBROADCASTI32X4 b, t \
+	VINSERTI64X4 $1, t, z, z \
+	VPSRLVW Z8, z, z \
+	VPANDD Z6, z, z
+
+// BLOCK4Z adds block i of four rows into Z4 (rows 0 and 1) and Z9 (rows
+// 2 and 3): the weights of rows 0, 1 at a0, a1 and of rows 2, 3 at a2,
+// a3 (by W), the activations' values and lane offsets at i*64(DI)(AX),
+// the scale products picked from Z12 (rows 0, 1) and Z24 (rows 2, 3) by
+// the index zi (lanes 0..7 lane i, lanes 8..15 lane 8+i).
+#define BLOCK4Z(W, a0, a1, a2, a3, i, zi) \
+	VBROADCASTI64X4 i*64(DI)(AX*1), Z13 \
+	VBROADCASTI64X4 i*64+32(DI)(AX*1), Z1 \
+	W(a0, a1, Z0, Y0, Y3) \
+	W(a2, a3, Z5, Y5, Y3) \
+	VMOVDQA64 Z1, Z2 \
+	VPDPBUSD Z13, Z0, Z1 \
+	VPDPBUSD Z13, Z5, Z2 \
+	VCVTDQ2PS Z1, Z1 \
+	VCVTDQ2PS Z2, Z2 \
+	VPERMPS Z12, zi, Z10 \
+	VPERMPS Z24, zi, Z25 \
+	VFMADD231PS Z1, Z10, Z4 \
+	VFMADD231PS Z2, Z25, Z9
+
+// BLOCK4PZ is BLOCK4Z for block i of a packed group at SI: the four rows'
+// values side by side from doff, VS bytes each.
+#define BLOCK4PZ(W, doff, VS, i, zi) \
+	BLOCK4Z(W, doff(SI), doff+VS(SI), doff+2*VS(SI), doff+3*VS(SI), i, zi)
+
+// DOTQUADSPZ body: dst[4p+j] for p < quads and j < 4 is row j of the p-th
 // packed quad of rows (quant.go: 4·n blocks of BLOCK bytes, one after the
 // other from w) against the activations, laid out as for DOTQUADS. A
 // quad's groups of eight blocks (32·BLOCK bytes: the scales, then block by
 // block the four rows' values, VS bytes a row), then its blocks left, four
-// ggml blocks each. The kernel reads the weights as one stream, in order.
+// ggml blocks each. The kernel reads the weights as one stream, in order,
+// two rows a zmm register: half the operations of four ymm rows (on our
+// AMD EPYC, whose vector pipes are 256 bits wide, as fast; where they are
+// 512 bits wide, each runs in one pass). W takes a group's values, WT a
+// left block's.
 // func(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
-#define DOTQUADSP(W, BLOCK, VS) \
+#define DOTQUADSPZ(W, WT, BLOCK, VS) \
 	MOVQ dst+0(FP), R10 \
 	MOVQ w+8(FP), SI \
 	MOVQ xd+16(FP), DX \
 	MOVQ xv+24(FP), DI \
 	MOVQ n+32(FP), CX \
 	MOVQ quads+40(FP), BX \
-	IDX8 \
+	MOVL $0xFF00, AX \
+	KMOVW AX, K1 \
+	VMOVDQU64 permBase<>(SB), Z16 \
+	MOVL $1, AX \
+	VPBROADCASTD AX, Z15 \
+	VPADDD Z15, Z16, Z17 \
+	VPADDD Z15, Z17, Z18 \
+	VPADDD Z15, Z18, Z19 \
+	VPADDD Z15, Z19, Z20 \
+	VPADDD Z15, Z20, Z21 \
+	VPADDD Z15, Z21, Z22 \
+	VPADDD Z15, Z22, Z23 \
 	TESTQ BX, BX \
 	JEQ end \
 quad: \
 	XORQ AX, AX \
 	XORQ R15, R15 \
-	VPXOR Y4, Y4, Y4 \
-	VPXOR Y9, Y9, Y9 \
-	VPXOR Y14, Y14, Y14 \
-	VPXOR Y15, Y15, Y15 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z9, Z9, Z9 \
 	LEAQ 8(R15), R8 \
 	CMPQ R8, CX \
 	JA loop1 \
 loop8: \
-	SCALES8P \
-	BLOCK4P(W, 64, VS, 0, Y20) \
-	BLOCK4P(W, 64+4*VS, VS, 1, Y21) \
-	BLOCK4P(W, 64+8*VS, VS, 2, Y22) \
-	BLOCK4P(W, 64+12*VS, VS, 3, Y23) \
-	BLOCK4P(W, 64+16*VS, VS, 4, Y24) \
-	BLOCK4P(W, 64+20*VS, VS, 5, Y25) \
-	BLOCK4P(W, 64+24*VS, VS, 6, Y26) \
-	BLOCK4P(W, 64+28*VS, VS, 7, Y27) \
+	VBROADCASTF32X8 (DX)(R15*4), Z11 \
+	VCVTPH2PS (SI), Z12 \
+	VMULPS Z11, Z12, Z12 \
+	VCVTPH2PS 32(SI), Z24 \
+	VMULPS Z11, Z24, Z24 \
+	BLOCK4PZ(W, 64, VS, 0, Z16) \
+	BLOCK4PZ(W, 64+4*VS, VS, 1, Z17) \
+	BLOCK4PZ(W, 64+8*VS, VS, 2, Z18) \
+	BLOCK4PZ(W, 64+12*VS, VS, 3, Z19) \
+	BLOCK4PZ(W, 64+16*VS, VS, 4, Z20) \
+	BLOCK4PZ(W, 64+20*VS, VS, 5, Z21) \
+	BLOCK4PZ(W, 64+24*VS, VS, 6, Z22) \
+	BLOCK4PZ(W, 64+28*VS, VS, 7, Z23) \
 	ADDQ $(32*BLOCK), SI \
 	ADDQ $512, AX \
 	ADDQ $8, R15 \
@@ -314,20 +398,26 @@ loop8: \
 loop1: \
 	CMPQ R15, CX \
 	JAE done \
-	SCALE1((SI), Y16) \
-	SCALE1(BLOCK(SI), Y17) \
-	SCALE1(2*BLOCK(SI), Y18) \
-	SCALE1(3*BLOCK(SI), Y19) \
-	BLOCK4P(W, 2, BLOCK, 0, Y20) \
+	VPBROADCASTW (SI), Y12 \
+	VPBROADCASTW BLOCK(SI), K1, Y12 \
+	VCVTPH2PS Y12, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	VPBROADCASTW 2*BLOCK(SI), Y24 \
+	VPBROADCASTW 3*BLOCK(SI), K1, Y24 \
+	VCVTPH2PS Y24, Z24 \
+	VMULPS.BCST (DX)(R15*4), Z24, Z24 \
+	BLOCK4Z(WT, 2(SI), 2+BLOCK(SI), 2+2*BLOCK(SI), 2+3*BLOCK(SI), 0, Z16) \
 	ADDQ $(4*BLOCK), SI \
 	ADDQ $64, AX \
 	INCQ R15 \
 	JMP loop1 \
 done: \
+	VEXTRACTF64X4 $1, Z4, Y14 \
+	VEXTRACTF64X4 $1, Z9, Y15 \
 	SUMS4 \
 	VMOVSS X4, (R10) \
-	VMOVSS X9, 4(R10) \
-	VMOVSS X14, 8(R10) \
+	VMOVSS X14, 4(R10) \
+	VMOVSS X9, 8(R10) \
 	VMOVSS X15, 12(R10) \
 	ADDQ $16, R10 \
 	DECQ BX \
@@ -352,15 +442,16 @@ TEXT ·dotQuadsQ4_0VNNI(SB), NOSPLIT, $0-64
 // func dotQuadsPackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsPackedQ8_0VNNI(SB), NOSPLIT, $0-48
 	MOVL $0x80808080, AX
-	VPBROADCASTD AX, Y7
-	DOTQUADSP(WQ8, 34, 32)
+	VPBROADCASTD AX, Z7
+	DOTQUADSPZ(WZ8, WZ8T, 34, 32)
 
 // func dotQuadsPackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsPackedQ4_0VNNI(SB), NOSPLIT, $0-48
 	MOVL $0x0F0F0F0F, AX
-	VPBROADCASTD AX, Y6
-	VMOVDQU q4Shift<>(SB), Y8
-	DOTQUADSP(WQ4, 18, 16)
+	VPBROADCASTD AX, Z6
+	VMOVDQU64 q4Shift<>(SB), Z8
+	VMOVDQU64 dupRows<>(SB), Z26
+	DOTQUADSPZ(WZ4, WZ4T, 18, 16)
 
 // func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
 // quantizeQ8_0 of blocks of 32 values at x, in AVX-512: qs the rounded
