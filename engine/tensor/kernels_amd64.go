@@ -113,6 +113,13 @@ func expF64(dst, src *float64, n int)
 //go:noescape
 func siluF32(dst, src *float32, n int)
 
+// roundF16AVX: dst[i] = src[i] rounded to binary16 (to nearest even) and
+// widened back, for i < n, n a positive multiple of 8: F16ToF32(F32ToF16)
+// for every value but NaNs, whose payload it keeps.
+//
+//go:noescape
+func roundF16AVX(dst, src *float32, n int)
+
 // prefetchLines asks the caches for every 64-byte line of the n bytes at
 // p (PREFETCHT0) without waiting for them; n ≥ 1.
 //

@@ -632,3 +632,22 @@ prefetch:
 	CMPQ SI, CX
 	JB prefetch
 	RET
+
+// func roundF16AVX(dst, src *float32, n int) writes each of n floats (n a
+// positive multiple of 8) rounded to binary16, to nearest even (F16C
+// VCVTPS2PH), and widened back.
+TEXT ·roundF16AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+roundf16:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNE roundf16
+	VZEROUPPER
+	RET

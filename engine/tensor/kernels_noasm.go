@@ -54,6 +54,7 @@ func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int,
 	panic("no asm")
 }
 
+func roundF16AVX(dst, src *float32, n int)                     { panic("no asm") }
 func prefetchLines(p unsafe.Pointer, n int)                    { panic("no asm") }
 func divMaxF32(w *float32, n int, d float32) float32           { panic("no asm") }
 func roundSumF64(w *float32, e *float64, n int, s *[4]float64) { panic("no asm") }

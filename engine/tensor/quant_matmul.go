@@ -146,12 +146,23 @@ func (a *qActs) round(w Matrix, x []float32) {
 	a.rounds++
 	if w.roundF16 {
 		growF(&a.f, len(x))
-		for i, v := range x {
-			a.f[i] = F16ToF32(F32ToF16(v))
-		}
+		roundToF16(a.f, x)
 		return
 	}
 	a.quantize(w.DType, x, len(x)/w.Cols, w.Cols)
+}
+
+// roundToF16 writes each of x rounded to binary16 and widened back to dst
+// (len(x)): F16ToF32(F32ToF16), in AVX where present.
+func roundToF16(dst, x []float32) {
+	n := 0
+	if useAsm && len(x) >= 8 {
+		n = len(x) / 8 * 8
+		roundF16AVX(&dst[0], &x[0], n)
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = F16ToF32(F32ToF16(x[i]))
+	}
 }
 
 // matMulRounded is the product with w of the activations a holds, rounded

@@ -306,3 +306,26 @@ func TestDotAxpy(t *testing.T) {
 		t.Errorf("Axpy = %v", d)
 	}
 }
+
+// TestRoundF16: the AVX rounding to binary16 and back gives
+// F16ToF32(F32ToF16)'s bits for normal, subnormal, overflowing, halfway
+// and special values (a NaN stays a NaN), at every length (the tail in Go).
+func TestRoundF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	x := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 65504, 65519, 65520, -65520, 1e9,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 6e-8, 2.98e-8, 2.99e-8, 1e-40,
+		1 + 1.0/2048, 1 + 3.0/2048, 1 + 1.0/4096}
+	for len(x) < 203 {
+		x = append(x, float32(r.NormFloat64()*math.Exp(r.NormFloat64()*6)))
+	}
+	for n := 0; n <= len(x); n++ {
+		got := make([]float32, n)
+		roundToF16(got, x[:n])
+		for i, v := range x[:n] {
+			want := F16ToF32(F32ToF16(v))
+			if math.Float32bits(got[i]) != math.Float32bits(want) && !(got[i] != got[i] && want != want) {
+				t.Fatalf("n %d, x[%d] = %v (%08x): got %v (%08x), want %v (%08x)", n, i, v, math.Float32bits(v), got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+			}
+		}
+	}
+}
