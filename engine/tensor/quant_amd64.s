@@ -2,6 +2,180 @@
 
 #include "textflag.h"
 
+// KUNPACK unpacks the six-bit scales and mins of the Q4_K or Q5_K block at
+// SI, as ggml's utmp words: scales 0..3 and mins 0..3 are the low six bits
+// of the block's first and second words, scales and mins 4..7 take their
+// low four bits from the third word's nibbles and their top two from the
+// top bits of the first and second words. It leaves the eight scales as
+// int16 at 0(SP), and in X12 the four min lanes m[2k]·S[2k] +
+// m[2k+1]·S[2k+1] (S the activations' sums of 32 at R8: VPMADDWD).
+#define KUNPACK \
+	MOVL 4(SI), AX \
+	MOVL 8(SI), BX \
+	MOVL 12(SI), R11 \
+	MOVL AX, R13 \
+	ANDL $0x3f3f3f3f, R13 \
+	MOVL AX, R14 \
+	SHRL $2, R14 \
+	ANDL $0x30303030, R14 \
+	MOVL R11, R15 \
+	ANDL $0x0f0f0f0f, R15 \
+	ORL R15, R14 \
+	VMOVD R13, X8 \
+	VPINSRD $1, R14, X8, X8 \
+	VPMOVZXBW X8, X8 \
+	VMOVDQU X8, 0(SP) \
+	MOVL BX, R13 \
+	ANDL $0x3f3f3f3f, R13 \
+	MOVL BX, R14 \
+	SHRL $2, R14 \
+	ANDL $0x30303030, R14 \
+	SHRL $4, R11 \
+	ANDL $0x0f0f0f0f, R11 \
+	ORL R11, R14 \
+	VMOVD R13, X9 \
+	VPINSRD $1, R14, X9, X9 \
+	VPMOVZXBW X9, X9 \
+	VPMADDWD (R8), X9, X12
+
+// KDOT body: the Q4_K and Q5_K kernels, ggml_vec_dot_q4_K_q8_K's and
+// ggml_vec_dot_q5_K_q8_K's AVX2 paths. Per block of BLOCK bytes, eight
+// int32 lanes, lane m = Σ over the four 32-byte runs of qs (at QS) of
+// sc[2p]·Σ (low nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes
+// 4m..4m+3 (Q5_K: FIFTH adds each value's fifth bit, bit j of qh[l] for
+// value l of sub-block j, from Y13 loaded by HBITS and shifted a bit per
+// sub-block), then acc[m] += float(lane m)·(d_x·d_w). The mins: X12's
+// four lanes m[2k]·S[2k] + m[2k+1]·S[2k+1] (KUNPACK), which MINS adds
+// into X5 with dmin = -d_x·dmin_w in X13, and FINAL into the result after
+// hsum_float_8(acc). The rows loop: rows of rb bytes from w, dst[r] for r
+// < rows; n blocks a row, so the activations restart with each row.
+// func(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+#define KDOT(BLOCK, QS, HBITS, FIFTH, MINS, FINAL) \
+	MOVQ w+8(FP), R12 \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X6 \
+	VPBROADCASTD X6, Y6 \
+	MOVL $0x01010101, AX \
+	VMOVD AX, X7 \
+	VPBROADCASTD X7, Y7 \
+	MOVL $0x80000000, AX \
+	VMOVD AX, X15 \
+	CMPQ rows+24(FP), $0 \
+	JEQ end \
+row: \
+	MOVQ R12, SI \
+	MOVQ s32+32(FP), R8 \
+	MOVQ xd+40(FP), DX \
+	MOVQ xq+48(FP), DI \
+	MOVQ n+56(FP), CX \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS X5, X5, X5 \
+	TESTQ CX, CX \
+	JEQ done \
+block: \
+	KUNPACK \
+	VPXOR Y10, Y10, Y10 \
+	HBITS \
+	LEAQ QS(SI), R9 \
+	XORQ R10, R10 \
+pair: \
+	VMOVDQU (R9), Y0 \
+	VPSRLW $4, Y0, Y1 \
+	VPAND Y6, Y0, Y0 \
+	VPAND Y6, Y1, Y1 \
+	FIFTH \
+	VMOVDQU (DI), Y2 \
+	VMOVDQU 32(DI), Y3 \
+	VPMADDUBSW Y2, Y0, Y0 \
+	VPMADDUBSW Y3, Y1, Y1 \
+	VPBROADCASTW 0(SP)(R10*4), Y8 \
+	VPBROADCASTW 2(SP)(R10*4), Y9 \
+	VPMADDWD Y8, Y0, Y0 \
+	VPMADDWD Y9, Y1, Y1 \
+	VPADDD Y1, Y0, Y0 \
+	VPADDD Y0, Y10, Y10 \
+	ADDQ $32, R9 \
+	ADDQ $64, DI \
+	INCQ R10 \
+	CMPQ R10, $4 \
+	JNE pair \
+	VCVTDQ2PS Y10, Y10 \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X11 \
+	VCVTPH2PS X11, X11 \
+	VMULSS (DX), X11, X11 \
+	VBROADCASTSS X11, Y11 \
+	VFMADD231PS Y10, Y11, Y4 \
+	MOVWLZX 2(SI), AX \
+	VMOVD AX, X13 \
+	VCVTPH2PS X13, X13 \
+	VMULSS (DX), X13, X13 \
+	VXORPS X15, X13, X13 \
+	MINS \
+	ADDQ $BLOCK, SI \
+	ADDQ $4, DX \
+	ADDQ $16, R8 \
+	DECQ CX \
+	JNE block \
+done: \
+	VEXTRACTF128 $1, Y4, X14 \
+	VADDPS X14, X4, X4 \
+	VMOVHLPS X4, X4, X14 \
+	VADDPS X14, X4, X4 \
+	VMOVSHDUP X4, X14 \
+	VADDSS X14, X4, X4 \
+	FINAL \
+	MOVQ dst+0(FP), AX \
+	VMOVSS X4, (AX) \
+	ADDQ $4, AX \
+	MOVQ AX, dst+0(FP) \
+	ADDQ rb+16(FP), R12 \
+	DECQ rows+24(FP) \
+	JNE row \
+end: \
+	VZEROUPPER \
+	RET
+
+#define NOTHING
+
+// Q4_K: four min lanes, accm[k] += float(lane k)·dmin; the result
+// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
+#define Q4KMINS \
+	VCVTDQ2PS X12, X12 \
+	VBROADCASTSS X13, X13 \
+	VFMADD231PS X12, X13, X5
+
+#define Q4KFINAL \
+	VMOVHLPS X5, X5, X14 \
+	VADDPS X14, X5, X5 \
+	VMOVSHDUP X5, X14 \
+	VADDSS X14, X5, X5 \
+	VADDSS X5, X4, X4
+
+// Q5_K: the fifth bits; the mins as one integer a block, summs +=
+// float(Σ)·dmin, one FMA; the result hsum_float_8(acc) + summs.
+#define Q5KHBITS \
+	VMOVDQU 16(SI), Y13
+
+#define Q5KFIFTH \
+	VPAND Y7, Y13, Y2 \
+	VPSLLW $4, Y2, Y2 \
+	VPOR Y2, Y0, Y0 \
+	VPSRLW $1, Y13, Y13 \
+	VPAND Y7, Y13, Y2 \
+	VPSLLW $4, Y2, Y2 \
+	VPOR Y2, Y1, Y1 \
+	VPSRLW $1, Y13, Y13
+
+#define Q5KMINS \
+	VPHADDD X12, X12, X12 \
+	VPHADDD X12, X12, X12 \
+	VCVTDQ2PS X12, X12 \
+	VFMADD231SS X12, X13, X5
+
+#define Q5KFINAL \
+	VADDSS X5, X4, X4
+
 // AVX2 dot products of one quantized weight row with activations rounded
 // to Q8_0 blocks, as ggml's ggml_vec_dot_q8_0_q8_0 and q4_0_q8_0 compute
 // them: per block of 32, the integer products summed exactly
@@ -108,248 +282,17 @@ q4done:
 	VZEROUPPER
 	RET
 
-// K-quant integer kernels: for each of n blocks of 256 weights, out[b] is
-// Σ over sub-blocks of scale·Σ q·x in int32, with q the unsigned quantized
-// values (Q4_K: 4 bits; Q6_K: 6 bits, the -32 offset left to the caller)
-// and x the Q8_K activations. Scales come unpacked as int16: Q4_K 8 per
-// block (sub-blocks of 32), Q6_K 16 per block (sub-blocks of 16).
+// The K-quant kernels (KDOT for Q4_K and Q5_K, and Q6_K's) unpack each
+// block's scales themselves and loop over rows: the Go loop around them
+// only splits the rows into runs.
 
-// KUNPACK unpacks the six-bit scales and mins of the Q4_K or Q5_K block at
-// SI, as ggml's utmp words: scales 0..3 and mins 0..3 are the low six bits
-// of the block's first and second words, scales and mins 4..7 take their
-// low four bits from the third word's nibbles and their top two from the
-// top bits of the first and second words. It leaves the eight scales as
-// int16 at 0(SP), and in X12 the four min lanes m[2k]·S[2k] +
-// m[2k+1]·S[2k+1] (S the activations' sums of 32 at R8: VPMADDWD).
-#define KUNPACK \
-	MOVL 4(SI), AX \
-	MOVL 8(SI), BX \
-	MOVL 12(SI), R11 \
-	MOVL AX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	MOVL AX, R14 \
-	SHRL $2, R14 \
-	ANDL $0x30303030, R14 \
-	MOVL R11, R15 \
-	ANDL $0x0f0f0f0f, R15 \
-	ORL R15, R14 \
-	VMOVD R13, X8 \
-	VPINSRD $1, R14, X8, X8 \
-	VPMOVZXBW X8, X8 \
-	VMOVDQU X8, 0(SP) \
-	MOVL BX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	MOVL BX, R14 \
-	SHRL $2, R14 \
-	ANDL $0x30303030, R14 \
-	SHRL $4, R11 \
-	ANDL $0x0f0f0f0f, R11 \
-	ORL R11, R14 \
-	VMOVD R13, X9 \
-	VPINSRD $1, R14, X9, X9 \
-	VPMOVZXBW X9, X9 \
-	VPMADDWD (R8), X9, X12
-
-// dotQ4KAVX2 is ggml_vec_dot_q4_K_q8_K's AVX2 path: per block, eight
-// int32 lanes, lane m = Σ over the four 32-byte runs of qs of sc[2p]·Σ
-// (low nibble)·x and sc[2p+1]·Σ (high nibble)·x over bytes 4m..4m+3, then
-// acc[m] += float(lane m)·(d_x·d_w); and four min lanes, lane k =
-// m[2k]·S[2k] + m[2k+1]·S[2k+1] (S the sums of x over the sub-blocks of
-// 32, s32, as int16: VPMADDWD), accumulated as accm[k] += float(lane
-// k)·(-d_x·dmin_w). The result is hsum_float_8(acc) + ((accm0+accm2) +
-// (accm1+accm3)). The block's scales and mins are unpacked here
-// (KUNPACK).
-// The rows loop: rows of rb bytes from w, dst[r] for r < rows; n blocks a
-// row, so the activations restart with each row.
 // func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 TEXT ·dotQ4KAVX2(SB), NOSPLIT, $16-64
-	MOVQ w+8(FP), R12
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6
-	MOVL $0x80000000, AX
-	VMOVD AX, X15                // the sign bit
-	CMPQ rows+24(FP), $0
-	JEQ q4kend
-q4krow:
-	MOVQ R12, SI
-	MOVQ s32+32(FP), R8
-	MOVQ xd+40(FP), DX
-	MOVQ xq+48(FP), DI
-	MOVQ n+56(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	VXORPS X5, X5, X5            // accm
-	TESTQ CX, CX
-	JEQ q4kdone
-q4kblock:
-	KUNPACK
-	VPXOR Y10, Y10, Y10
-	LEAQ 16(SI), R9              // qs
-	XORQ R10, R10
-q4kpair:
-	VMOVDQU (R9), Y0
-	VPSRLW $4, Y0, Y1
-	VPAND Y6, Y0, Y0             // sub-block 2p: low nibbles
-	VPAND Y6, Y1, Y1             // sub-block 2p+1: high nibbles
-	VMOVDQU (DI), Y2
-	VMOVDQU 32(DI), Y3
-	VPMADDUBSW Y2, Y0, Y0
-	VPMADDUBSW Y3, Y1, Y1
-	VPBROADCASTW 0(SP)(R10*4), Y8
-	VPBROADCASTW 2(SP)(R10*4), Y9
-	VPMADDWD Y8, Y0, Y0
-	VPMADDWD Y9, Y1, Y1
-	VPADDD Y1, Y0, Y0
-	VPADDD Y0, Y10, Y10
-	ADDQ $32, R9
-	ADDQ $64, DI
-	INCQ R10
-	CMPQ R10, $4
-	JNE q4kpair
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX (SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
-	VCVTDQ2PS X12, X12
-	MOVWLZX 2(SI), AX
-	VMOVD AX, X13
-	VCVTPH2PS X13, X13
-	VMULSS (DX), X13, X13
-	VXORPS X15, X13, X13         // dmin = -d_x·dmin_w
-	VBROADCASTSS X13, X13
-	VFMADD231PS X12, X13, X5
-	ADDQ $144, SI
-	ADDQ $4, DX
-	ADDQ $16, R8
-	DECQ CX
-	JNE q4kblock
-q4kdone:
-	VEXTRACTF128 $1, Y4, X7
-	VADDPS X7, X4, X4            // r[l] = a[l] + a[l+4]
-	VMOVHLPS X4, X4, X7
-	VADDPS X7, X4, X4
-	VMOVSHDUP X4, X7
-	VADDSS X7, X4, X4            // hsum_float_8(acc)
-	VMOVHLPS X5, X5, X7
-	VADDPS X7, X5, X5
-	VMOVSHDUP X5, X7
-	VADDSS X7, X5, X5            // (m0+m2) + (m1+m3)
-	VADDSS X5, X4, X4
-	MOVQ dst+0(FP), AX
-	VMOVSS X4, (AX)
-	ADDQ $4, AX
-	MOVQ AX, dst+0(FP)
-	ADDQ rb+16(FP), R12
-	DECQ rows+24(FP)
-	JNE q4krow
-q4kend:
-	VZEROUPPER
-	RET
+	KDOT(144, 16, NOTHING, NOTHING, Q4KMINS, Q4KFINAL)
 
-// dotQ5KAVX2 is ggml_vec_dot_q5_K_q8_K's AVX2 path: dotQ4KAVX2's lanes
-// with five-bit values (the fifth bit of value l of sub-block j is bit j
-// of qh[l]), and the mins as one integer per block, Σ m_j·S_j, added to a
-// single float: summs += float(Σ)·(-d_x·dmin_w), one FMA. The result is
-// hsum_float_8(acc) + summs.
 // func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 TEXT ·dotQ5KAVX2(SB), NOSPLIT, $16-64
-	MOVQ w+8(FP), R12
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6
-	MOVL $0x01010101, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7          // 1 in every byte
-	MOVL $0x80000000, AX
-	VMOVD AX, X15                // the sign bit
-	CMPQ rows+24(FP), $0
-	JEQ q5kend
-q5krow:
-	MOVQ R12, SI
-	MOVQ s32+32(FP), R8
-	MOVQ xd+40(FP), DX
-	MOVQ xq+48(FP), DI
-	MOVQ n+56(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	VXORPS X5, X5, X5            // summs
-	TESTQ CX, CX
-	JEQ q5kdone
-q5kblock:
-	KUNPACK
-	VPXOR Y10, Y10, Y10
-	VMOVDQU 16(SI), Y13          // qh, shifted right a bit per sub-block
-	LEAQ 48(SI), R9              // qs
-	XORQ R10, R10
-q5kpair:
-	VMOVDQU (R9), Y0
-	VPSRLW $4, Y0, Y1
-	VPAND Y6, Y0, Y0             // sub-block 2p: low nibbles
-	VPAND Y6, Y1, Y1             // sub-block 2p+1: high nibbles
-	VPAND Y7, Y13, Y2
-	VPSLLW $4, Y2, Y2
-	VPOR Y2, Y0, Y0              // and their fifth bits
-	VPSRLW $1, Y13, Y13
-	VPAND Y7, Y13, Y2
-	VPSLLW $4, Y2, Y2
-	VPOR Y2, Y1, Y1
-	VPSRLW $1, Y13, Y13
-	VMOVDQU (DI), Y2
-	VMOVDQU 32(DI), Y3
-	VPMADDUBSW Y2, Y0, Y0
-	VPMADDUBSW Y3, Y1, Y1
-	VPBROADCASTW 0(SP)(R10*4), Y8
-	VPBROADCASTW 2(SP)(R10*4), Y9
-	VPMADDWD Y8, Y0, Y0
-	VPMADDWD Y9, Y1, Y1
-	VPADDD Y1, Y0, Y0
-	VPADDD Y0, Y10, Y10
-	ADDQ $32, R9
-	ADDQ $64, DI
-	INCQ R10
-	CMPQ R10, $4
-	JNE q5kpair
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX (SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
-	VPHADDD X12, X12, X12
-	VPHADDD X12, X12, X12        // Σ m_j·S_j
-	VCVTDQ2PS X12, X12
-	MOVWLZX 2(SI), AX
-	VMOVD AX, X13
-	VCVTPH2PS X13, X13
-	VMULSS (DX), X13, X13
-	VXORPS X15, X13, X13         // dmin = -d_x·dmin_w
-	VFMADD231SS X12, X13, X5
-	ADDQ $176, SI
-	ADDQ $4, DX
-	ADDQ $16, R8
-	DECQ CX
-	JNE q5kblock
-q5kdone:
-	VEXTRACTF128 $1, Y4, X14
-	VADDPS X14, X4, X4           // r[l] = a[l] + a[l+4]
-	VMOVHLPS X4, X4, X14
-	VADDPS X14, X4, X4
-	VMOVSHDUP X4, X14
-	VADDSS X14, X4, X4           // hsum_float_8(acc)
-	VADDSS X5, X4, X4
-	MOVQ dst+0(FP), AX
-	VMOVSS X4, (AX)
-	ADDQ $4, AX
-	MOVQ AX, dst+0(FP)
-	ADDQ rb+16(FP), R12
-	DECQ rows+24(FP)
-	JNE q5krow
-q5kend:
-	VZEROUPPER
-	RET
+	KDOT(176, 48, Q5KHBITS, Q5KFIFTH, Q5KMINS, Q5KFINAL)
 
 // dotQ6KAVX2 is ggml_vec_dot_q6_K_q8_K's AVX2 path: per block, eight
 // int32 lanes, lane m = Σ over the block's eight 32-value chunks of the
