@@ -192,17 +192,24 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 	})
 }
 
-// TestQuantMatMulSameBits: a whole Q8_0 or Q4_0 product (rows four at a
-// time a quarter of the matrix apart by the VNNI kernels, the rows left
-// alone, several rows of x, split over a pool), in ggml's layout and
-// packed where the VNNI kernels run, gives every output the Go twin's
-// bits; the packed matrix gives back ggml's weights.
+// TestQuantMatMulSameBits: a whole quantized product (Q8_0 and Q4_0 rows
+// four at a time a quarter of the matrix apart by the VNNI kernels, the
+// rows left alone; K-quant rows by runs; several rows of x, split over a
+// pool), Q8_0 and Q4_0 in ggml's layout and packed where the VNNI kernels
+// run, gives every output the Go twin's bits; the packed matrix gives
+// back ggml's weights.
 func TestQuantMatMulSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	pool := NewPool(2)
 	defer pool.Close()
-	for _, dt := range []DType{Q8_0, Q4_0} {
-		for _, sh := range []struct{ rows, cols, n int }{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}, {9, 288, 2}, {6, 512, 3}, {13, 1536, 1}} {
+	type shape struct{ rows, cols, n int }
+	shapes := []shape{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}, {9, 288, 2}, {6, 512, 3}, {13, 1536, 1}}
+	kShapes := []shape{{1, 256, 1}, {7, 512, 3}, {65, 768, 2}, {600, 256, 2}} // K-quants: runs of rows
+	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+		if elems, _ := dt.Block(); elems == 256 {
+			shapes = kShapes
+		}
+		for _, sh := range shapes {
 			t.Run(fmt.Sprintf("%s/%dx%d/n=%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
 				m, err := NewQuantMatrix(randomBlocks(r, dt, sh.rows, sh.cols), dt, sh.rows, sh.cols)
 				if err != nil {
@@ -214,16 +221,10 @@ func TestQuantMatMulSameBits(t *testing.T) {
 				}
 				var a qActs
 				a.quantize(dt, x, sh.n, sh.cols)
-				nb := sh.cols / 32
 				want := make([]float32, sh.n*sh.rows)
 				for tk := 0; tk < sh.n; tk++ {
-					xd, xq := a.d[tk*nb:(tk+1)*nb], a.qs[tk*sh.cols:(tk+1)*sh.cols]
 					for i := 0; i < sh.rows; i++ {
-						if dt == Q8_0 {
-							want[tk*sh.rows+i] = dotQ8_0(m.quantRow(i), xd, xq)
-						} else {
-							want[tk*sh.rows+i] = dotQ4_0(m.quantRow(i), xd, xq)
-						}
+						want[tk*sh.rows+i] = twinDot(dt, m.quantRow(i), &a, tk, sh.cols)
 					}
 				}
 				ms := []Matrix{m}

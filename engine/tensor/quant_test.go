@@ -296,53 +296,27 @@ func FuzzQuantMatMul(f *testing.F) {
 	})
 }
 
-// TestKQuantMatMulSameBits: a whole K-quant product (rows by runs, several
-// rows of x, split over a pool) gives every output the bits of the Go
-// twin of one row at a time.
-func TestKQuantMatMulSameBits(t *testing.T) {
-	r := rand.New(rand.NewPCG(41, 42))
-	pool := NewPool(2)
-	defer pool.Close()
-	for _, dt := range []DType{Q4_K, Q5_K, Q6_K} {
-		for _, sh := range []struct{ rows, cols, n int }{{1, 256, 1}, {7, 512, 3}, {65, 768, 2}, {600, 256, 2}} {
-			t.Run(fmt.Sprintf("%s/%dx%d/n=%d", dt, sh.rows, sh.cols, sh.n), func(t *testing.T) {
-				m, err := NewQuantMatrix(randomBlocks(r, dt, sh.rows, sh.cols), dt, sh.rows, sh.cols)
-				if err != nil {
-					t.Fatal(err)
-				}
-				x := make([]float32, sh.n*sh.cols)
-				for i := range x {
-					x[i] = float32(r.NormFloat64())
-				}
-				var a qActs
-				a.quantize(dt, x, sh.n, sh.cols)
-				nb := sh.cols / 256
-				want := make([]float32, sh.n*sh.rows)
-				for tk := 0; tk < sh.n; tk++ {
-					xd, xq, bs := a.d[tk*nb:(tk+1)*nb], a.qs[tk*sh.cols:(tk+1)*sh.cols], a.bsums[tk*16*nb:(tk+1)*16*nb]
-					for i := 0; i < sh.rows; i++ {
-						switch dt {
-						case Q4_K:
-							want[tk*sh.rows+i] = dotQ4K(m.quantRow(i), xd, xq, bs)
-						case Q5_K:
-							want[tk*sh.rows+i] = dotQ5K(m.quantRow(i), xd, xq, bs)
-						default:
-							want[tk*sh.rows+i] = dotQ6K(m.quantRow(i), xd, xq)
-						}
-					}
-				}
-				for _, p := range []*Pool{nil, pool} {
-					got := make([]float32, len(want))
-					p.MatMul(got, m, x)
-					for i := range got {
-						if got[i] != want[i] {
-							t.Fatalf("pool %v, out %d: got %v, want %v, the Go twin's bits", p != nil, i, got[i], want[i])
-						}
-					}
-				}
-			})
-		}
+// twinDot is the Go twin's product of the quantized row w with row t of
+// the activations a, rounded for w's dtype (rows of cols values).
+func twinDot(dt DType, w []byte, a *qActs, t, cols int) float32 {
+	elems, _ := dt.Block()
+	nb := cols / 32
+	if elems == 256 {
+		nb = cols / 256
 	}
+	xd, xq := a.d[t*nb:(t+1)*nb], a.qs[t*cols:(t+1)*cols]
+	bs := a.bsums[min(len(a.bsums), t*cols/16):min(len(a.bsums), (t+1)*cols/16)]
+	switch dt {
+	case Q8_0:
+		return dotQ8_0(w, xd, xq)
+	case Q4_0:
+		return dotQ4_0(w, xd, xq)
+	case Q4_K:
+		return dotQ4K(w, xd, xq, bs)
+	case Q5_K:
+		return dotQ5K(w, xd, xq, bs)
+	}
+	return dotQ6K(w, xd, xq)
 }
 
 // TestQuantAsmMatchesGo: the AVX2 dot products give their pure-Go twins'
