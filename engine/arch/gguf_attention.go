@@ -29,8 +29,14 @@ func ropeCosSinGGML(cos, sin []float32, thetaScale float32, pos int) {
 //
 // (Contracting the other product instead gives the same reference
 // results; both differ from the uncontracted form on k256's F32 file.)
+// Four pairs at a time in assembly where it runs (rotatePairsZ).
 func rotatePairsGGML(x, cos, sin []float32) {
-	for i := range cos {
+	start := 0
+	if useSiLUZ && len(cos) >= 4 {
+		start = len(cos) / 4 * 4
+		rotatePairsZ(&x[0], &cos[0], &sin[0], start)
+	}
+	for i := start; i < len(cos); i++ {
 		a, b := x[2*i], x[2*i+1]
 		x[2*i] = tensor.FMA32(a, cos[i], -(b * sin[i]))
 		x[2*i+1] = tensor.FMA32(a, sin[i], b*cos[i])

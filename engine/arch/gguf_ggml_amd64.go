@@ -19,3 +19,10 @@ func swiGLUGGMLZ(dst, gate, up *float32, n int)
 //
 //go:noescape
 func expSubZ(dst, src *float32, sub float32, n int)
+
+// rotatePairsZ is rotatePairsGGML over n pairs, n a positive multiple of
+// 4, in AVX2 with FMA (gguf_ggml_amd64.s; every machine with AVX-512 F has
+// them): the same bits.
+//
+//go:noescape
+func rotatePairsZ(x, cos, sin *float32, n int)

@@ -132,3 +132,41 @@ eloop:
 edone:
 	VZEROUPPER
 	RET
+
+// func rotatePairsZ(x, cos, sin *float32, n int)
+// rotatePairsGGML over n pairs (a positive multiple of 4), four pairs a
+// ymm: x = a0 b0 a1 b1 ..., A = a0 a0 a1 a1 ..., B = b0 b0 b1 b1 ...,
+// CS = c0 s0 c1 s1 ..., SC = s0 c0 s1 c1 ...; then B·SC with its even
+// lanes negated (-(b·s), b·c), and one FMA: A·CS + that, which is
+// fma(a, c, -(b·s)) and fma(a, s, b·c), the Go twin's bits.
+TEXT ·rotatePairsZ(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ cos+8(FP), SI
+	MOVQ sin+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVL $0x80000000, AX
+	VMOVD AX, X7
+	VPBROADCASTQ X7, Y7              // the sign bit of the even lanes
+rot:
+	VMOVUPS (DI), Y0
+	VMOVUPS (SI), X1
+	VMOVUPS (DX), X2
+	VUNPCKLPS X2, X1, X3
+	VUNPCKHPS X2, X1, X4
+	VINSERTF128 $1, X4, Y3, Y3       // CS
+	VUNPCKLPS X1, X2, X5
+	VUNPCKHPS X1, X2, X6
+	VINSERTF128 $1, X6, Y5, Y5       // SC
+	VMOVSHDUP Y0, Y8                 // B
+	VMOVSLDUP Y0, Y9                 // A
+	VMULPS Y5, Y8, Y8
+	VXORPS Y7, Y8, Y8
+	VFMADD231PS Y3, Y9, Y8
+	VMOVUPS Y8, (DI)
+	ADDQ $32, DI
+	ADDQ $16, SI
+	ADDQ $16, DX
+	SUBQ $4, CX
+	JNE rot
+	VZEROUPPER
+	RET
