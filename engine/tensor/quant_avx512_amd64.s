@@ -11,12 +11,14 @@
 // acc[m] += float(lane m)·(d_w·d_x), one FMA per block; the eight lanes
 // are added at the end. Here four rows go at once, keeping four FMA
 // chains in flight and sharing the activations' loads: in ggml's layout
-// each row has its own ymm accumulator, in the packed layout (below) two
-// rows share a zmm one, lanes 0..7 the first row's and 8..15 the
-// second's. The kernels are bound by how many operations they issue per
-// block; on our AMD EPYC a zmm operation takes two of the four 256-bit
-// vector pipes, so the two forms run as fast there, and the zmm one needs
-// half the operations where the pipes are 512 bits wide.
+// each row has its own ymm accumulator; in the packed layout (below) a
+// zmm holds two Q8_0 rows (lanes 0..7 the first row's, 8..15 the
+// second's), or for Q4_0 four rows' lanes 0..3 in one accumulator and
+// their lanes 4..7 in another. The kernels are bound by how many
+// operations they issue per block; on our AMD EPYC a zmm operation takes
+// two of the four 256-bit vector pipes, so zmm and ymm forms run as fast
+// there, and the zmm ones need half the operations where the pipes are
+// 512 bits wide.
 //
 // VPDPBUSD multiplies unsigned bytes by signed ones, so Q8_0 weights are
 // offset by 128 (w XOR 0x80) and Q4_0 nibbles are left at 0..15 instead
@@ -38,30 +40,50 @@
 // unsigned, s signed bytes); VFMADD231PS b, a, acc computes acc += a·b;
 // VPERMPS table, index, dst.
 
-// Q4_0 shift counts: per 16-bit word, 0 in the 16-byte lanes 0 and 2 (the
-// low nibbles, weights 0..15) and 4 in lanes 1 and 3 (the high nibbles,
+// Q4_0 shift counts: per 16-bit word, 0 in the low 16 bytes of a ymm (the
+// low nibbles, weights 0..15) and 4 in the high 16 (the high nibbles,
 // weights 16..31).
 DATA q4Shift<>+0(SB)/8, $0
 DATA q4Shift<>+8(SB)/8, $0
 DATA q4Shift<>+16(SB)/8, $0x0004000400040004
 DATA q4Shift<>+24(SB)/8, $0x0004000400040004
-DATA q4Shift<>+32(SB)/8, $0
-DATA q4Shift<>+40(SB)/8, $0
-DATA q4Shift<>+48(SB)/8, $0x0004000400040004
-DATA q4Shift<>+56(SB)/8, $0x0004000400040004
-GLOBL q4Shift<>(SB), RODATA|NOPTR, $64
+GLOBL q4Shift<>(SB), RODATA|NOPTR, $32
 
-// dupRows: the VPERMQ indices that take 32 bytes (two rows' 16) to 64,
-// each row's 16 twice.
-DATA dupRows<>+0(SB)/8, $0
-DATA dupRows<>+8(SB)/8, $1
-DATA dupRows<>+16(SB)/8, $0
-DATA dupRows<>+24(SB)/8, $1
-DATA dupRows<>+32(SB)/8, $2
-DATA dupRows<>+40(SB)/8, $3
-DATA dupRows<>+48(SB)/8, $2
-DATA dupRows<>+56(SB)/8, $3
-GLOBL dupRows<>(SB), RODATA|NOPTR, $64
+// permQ4: the VPERMI2PS indices of block 0 of eight into two scale
+// tables of two rows each (rows 0, 1: 0..15; rows 2, 3: 16..31), one row
+// per 16-byte lane: lanes 0..3 row 0, 4..7 row 1, 8..11 row 2, 12..15
+// row 3. Block i's are these plus i.
+DATA permQ4<>+0(SB)/8, $0
+DATA permQ4<>+8(SB)/8, $0
+DATA permQ4<>+16(SB)/8, $0x0000000800000008
+DATA permQ4<>+24(SB)/8, $0x0000000800000008
+DATA permQ4<>+32(SB)/8, $0x0000001000000010
+DATA permQ4<>+40(SB)/8, $0x0000001000000010
+DATA permQ4<>+48(SB)/8, $0x0000001800000018
+DATA permQ4<>+56(SB)/8, $0x0000001800000018
+GLOBL permQ4<>(SB), RODATA|NOPTR, $64
+
+// rowsQ4lo, rowsQ4hi: the VPERMI2PS indices that gather, from the lanes
+// 0..3 accumulator (0..15) and the lanes 4..7 one (16..31), rows 0 and 1
+// (rowsQ4lo) or 2 and 3 (rowsQ4hi) as eight lanes each.
+DATA rowsQ4lo<>+0(SB)/8, $0x0000000100000000
+DATA rowsQ4lo<>+8(SB)/8, $0x0000000300000002
+DATA rowsQ4lo<>+16(SB)/8, $0x0000001100000010
+DATA rowsQ4lo<>+24(SB)/8, $0x0000001300000012
+DATA rowsQ4lo<>+32(SB)/8, $0x0000000500000004
+DATA rowsQ4lo<>+40(SB)/8, $0x0000000700000006
+DATA rowsQ4lo<>+48(SB)/8, $0x0000001500000014
+DATA rowsQ4lo<>+56(SB)/8, $0x0000001700000016
+GLOBL rowsQ4lo<>(SB), RODATA|NOPTR, $64
+DATA rowsQ4hi<>+0(SB)/8, $0x0000000900000008
+DATA rowsQ4hi<>+8(SB)/8, $0x0000000b0000000a
+DATA rowsQ4hi<>+16(SB)/8, $0x0000001900000018
+DATA rowsQ4hi<>+24(SB)/8, $0x0000001b0000001a
+DATA rowsQ4hi<>+32(SB)/8, $0x0000000d0000000c
+DATA rowsQ4hi<>+40(SB)/8, $0x0000000f0000000e
+DATA rowsQ4hi<>+48(SB)/8, $0x0000001d0000001c
+DATA rowsQ4hi<>+56(SB)/8, $0x0000001f0000001e
+GLOBL rowsQ4hi<>(SB), RODATA|NOPTR, $64
 
 // permBase: the VPERMPS indices of block 0 of eight in a zmm of two rows
 // (lanes 0..7 pick lane 0, lanes 8..15 lane 8); block i's are these plus
@@ -287,9 +309,7 @@ end: \
 //
 // WZ8 leaves in z the 64 bytes at a (two rows' values of a packed block)
 // as unsigned bytes; WZ8T the 32 at a (first row) and the 32 at b (second
-// row); WZ4 the 32 bytes of nibbles at a (two rows' values of a packed
-// block: each row's 16 bytes twice, VPERMQ by Z26) as 64 values; WZ4T the
-// 16 bytes of nibbles at a and at b.
+// row).
 #define WZ8(a, b, z, y, t) \
 	VPXORD a, Z7, z
 
@@ -297,18 +317,6 @@ end: \
 	VMOVDQU a, y \
 	VINSERTI64X4 $1, b, z, z \
 	VPXORD Z7, z, z
-
-#define WZ4(a, b, z, y, t) \
-	VPERMQ a, Z26, z \
-	VPSRLVW Z8, z, z \
-	VPANDD Z6, z, z
-
-#define WZ4T(a, b, z, y, t) \
-	VBROADCASTI32X4 a, y \
-	VBROADCASTI32X4 b, t \
-	VINSERTI64X4 $1, t, z, z \
-	VPSRLVW Z8, z, z \
-	VPANDD Z6, z, z
 
 // BLOCK4Z adds block i of four rows into Z4 (rows 0 and 1) and Z9 (rows
 // 2 and 3): the weights of rows 0, 1 at a0, a1 and of rows 2, 3 at a2,
@@ -335,7 +343,7 @@ end: \
 #define BLOCK4PZ(W, doff, VS, i, zi) \
 	BLOCK4Z(W, doff(SI), doff+VS(SI), doff+2*VS(SI), doff+3*VS(SI), i, zi)
 
-// DOTQUADSPZ body: dst[4p+j] for p < quads and j < 4 is row j of the p-th
+// DOTQUADSPZ body, for Q8_0: dst[4p+j] for p < quads and j < 4 is row j of the p-th
 // packed quad of rows (quant.go: 4·n blocks of BLOCK bytes, one after the
 // other from w) against the activations, laid out as for DOTQUADS. A
 // quad's groups of eight blocks (32·BLOCK bytes: the scales, then block by
@@ -426,6 +434,147 @@ end: \
 	VZEROUPPER \
 	RET
 
+// BLOCKQ4P adds block i of a packed Q4_0 quad to Z4 (lanes 0..3 of the
+// four rows, a 16-byte lane a row) and Z9 (lanes 4..7): the four rows'
+// 16 bytes of nibbles side by side in Z0 (low nibbles, weights 0..15,
+// against x0..15 four times; high nibbles, weights 16..31, against
+// x16..31), their scale products picked by zi from Z12 and Z24.
+#define BLOCKQ4P(i, zi) \
+	VPSRLW $4, Z0, Z1 \
+	VPANDD Z6, Z0, Z0 \
+	VPANDD Z6, Z1, Z1 \
+	VBROADCASTI32X4 i*64(DI)(AX*1), Z13 \
+	VBROADCASTI32X4 i*64+16(DI)(AX*1), Z14 \
+	VBROADCASTI32X4 i*64+32(DI)(AX*1), Z2 \
+	VBROADCASTI32X4 i*64+48(DI)(AX*1), Z3 \
+	VPDPBUSD Z13, Z0, Z2 \
+	VPDPBUSD Z14, Z1, Z3 \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3 \
+	VMOVDQA64 zi, Z10 \
+	VPERMI2PS Z24, Z12, Z10 \
+	VFMADD231PS Z2, Z10, Z4 \
+	VFMADD231PS Z3, Z10, Z9
+
+// DOTQUADSPQ4 is DOTQUADSPZ for Q4_0: a block's 64 bytes of four rows'
+// nibbles are one load, split into low and high nibbles, so each lane of
+// 16 bytes is one row: two VPDPBUSD a block for four rows, against the
+// activations' halves four times over. Each row's lanes 0..3 and 4..7
+// end in two accumulators, gathered at the end (the same per-lane FMA
+// chains, so the same bits).
+// func(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
+#define DOTQUADSPQ4 \
+	MOVQ dst+0(FP), R10 \
+	MOVQ w+8(FP), SI \
+	MOVQ xd+16(FP), DX \
+	MOVQ xv+24(FP), DI \
+	MOVQ n+32(FP), CX \
+	MOVQ quads+40(FP), BX \
+	MOVL $0x0F0F0F0F, AX \
+	VPBROADCASTD AX, Z6 \
+	MOVL $0x00F0, AX \
+	KMOVW AX, K1 \
+	MOVL $0x0F00, AX \
+	KMOVW AX, K2 \
+	MOVL $0xF000, AX \
+	KMOVW AX, K3 \
+	VMOVDQU64 permQ4<>(SB), Z16 \
+	MOVL $1, AX \
+	VPBROADCASTD AX, Z15 \
+	VPADDD Z15, Z16, Z17 \
+	VPADDD Z15, Z17, Z18 \
+	VPADDD Z15, Z18, Z19 \
+	VPADDD Z15, Z19, Z20 \
+	VPADDD Z15, Z20, Z21 \
+	VPADDD Z15, Z21, Z22 \
+	VPADDD Z15, Z22, Z23 \
+	TESTQ BX, BX \
+	JEQ end \
+quad: \
+	XORQ AX, AX \
+	XORQ R15, R15 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z9, Z9, Z9 \
+	LEAQ 8(R15), R8 \
+	CMPQ R8, CX \
+	JA loop1 \
+loop8: \
+	VBROADCASTF32X8 (DX)(R15*4), Z11 \
+	VCVTPH2PS (SI), Z12 \
+	VMULPS Z11, Z12, Z12 \
+	VCVTPH2PS 32(SI), Z24 \
+	VMULPS Z11, Z24, Z24 \
+	VMOVDQU64 64(SI), Z0 \
+	BLOCKQ4P(0, Z16) \
+	VMOVDQU64 128(SI), Z0 \
+	BLOCKQ4P(1, Z17) \
+	VMOVDQU64 192(SI), Z0 \
+	BLOCKQ4P(2, Z18) \
+	VMOVDQU64 256(SI), Z0 \
+	BLOCKQ4P(3, Z19) \
+	VMOVDQU64 320(SI), Z0 \
+	BLOCKQ4P(4, Z20) \
+	VMOVDQU64 384(SI), Z0 \
+	BLOCKQ4P(5, Z21) \
+	VMOVDQU64 448(SI), Z0 \
+	BLOCKQ4P(6, Z22) \
+	VMOVDQU64 512(SI), Z0 \
+	BLOCKQ4P(7, Z23) \
+	ADDQ $(32*18), SI \
+	ADDQ $512, AX \
+	ADDQ $8, R15 \
+	LEAQ 8(R15), R8 \
+	CMPQ R8, CX \
+	JBE loop8 \
+loop1: \
+	CMPQ R15, CX \
+	JAE done \
+	VPBROADCASTW (SI), Y12 \
+	VPBROADCASTW 18(SI), K1, Y12 \
+	VPBROADCASTW 36(SI), K2, Y12 \
+	VPBROADCASTW 54(SI), K3, Y12 \
+	VCVTPH2PS Y12, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	VMOVDQU 2(SI), X0 \
+	VINSERTI32X4 $1, 20(SI), Z0, Z0 \
+	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
+	VINSERTI32X4 $3, 56(SI), Z0, Z0 \
+	VPSRLW $4, Z0, Z1 \
+	VPANDD Z6, Z0, Z0 \
+	VPANDD Z6, Z1, Z1 \
+	VBROADCASTI32X4 (DI)(AX*1), Z13 \
+	VBROADCASTI32X4 16(DI)(AX*1), Z14 \
+	VBROADCASTI32X4 32(DI)(AX*1), Z2 \
+	VBROADCASTI32X4 48(DI)(AX*1), Z3 \
+	VPDPBUSD Z13, Z0, Z2 \
+	VPDPBUSD Z14, Z1, Z3 \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3 \
+	VFMADD231PS Z2, Z12, Z4 \
+	VFMADD231PS Z3, Z12, Z9 \
+	ADDQ $(4*18), SI \
+	ADDQ $64, AX \
+	INCQ R15 \
+	JMP loop1 \
+done: \
+	VMOVDQU64 rowsQ4lo<>(SB), Z14 \
+	VPERMI2PS Z9, Z4, Z14 \
+	VMOVDQU64 rowsQ4hi<>(SB), Z15 \
+	VPERMI2PS Z9, Z4, Z15 \
+	VEXTRACTF64X4 $1, Z14, Y4 \
+	VEXTRACTF64X4 $1, Z15, Y9 \
+	SUMS4 \
+	VMOVSS X14, (R10) \
+	VMOVSS X4, 4(R10) \
+	VMOVSS X15, 8(R10) \
+	VMOVSS X9, 12(R10) \
+	ADDQ $16, R10 \
+	DECQ BX \
+	JNE quad \
+end: \
+	VZEROUPPER \
+	RET
+
 // func dotQuadsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsQ8_0VNNI(SB), NOSPLIT, $0-64
 	MOVL $0x80808080, AX
@@ -447,11 +596,7 @@ TEXT ·dotQuadsPackedQ8_0VNNI(SB), NOSPLIT, $0-48
 
 // func dotQuadsPackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsPackedQ4_0VNNI(SB), NOSPLIT, $0-48
-	MOVL $0x0F0F0F0F, AX
-	VPBROADCASTD AX, Z6
-	VMOVDQU64 q4Shift<>(SB), Z8
-	VMOVDQU64 dupRows<>(SB), Z26
-	DOTQUADSPZ(WZ4, WZ4T, 18, 16)
+	DOTQUADSPQ4
 
 // func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
 // quantizeQ8_0 of blocks of 32 values at x, in AVX-512: qs the rounded
