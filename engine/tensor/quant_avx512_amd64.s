@@ -343,103 +343,12 @@ end: \
 #define BLOCK4PZ(W, doff, VS, i, zi) \
 	BLOCK4Z(W, doff(SI), doff+VS(SI), doff+2*VS(SI), doff+3*VS(SI), i, zi)
 
-// DOTQUADSPZ body, for Q8_0: dst[4p+j] for p < quads and j < 4 is row j of the p-th
-// packed quad of rows (quant.go: 4·n blocks of BLOCK bytes, one after the
-// other from w) against the activations, laid out as for DOTQUADS. A
-// quad's groups of eight blocks (32·BLOCK bytes: the scales, then block by
-// block the four rows' values, VS bytes a row), then its blocks left, four
-// ggml blocks each. The kernel reads the weights as one stream, in order,
-// two rows a zmm register: half the operations of four ymm rows (on our
-// AMD EPYC, whose vector pipes are 256 bits wide, as fast; where they are
-// 512 bits wide, each runs in one pass). W takes a group's values, WT a
-// left block's.
-// func(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
-#define DOTQUADSPZ(W, WT, BLOCK, VS) \
-	MOVQ dst+0(FP), R10 \
-	MOVQ w+8(FP), SI \
-	MOVQ xd+16(FP), DX \
-	MOVQ xv+24(FP), DI \
-	MOVQ n+32(FP), CX \
-	MOVQ quads+40(FP), BX \
-	MOVL $0xFF00, AX \
-	KMOVW AX, K1 \
-	VMOVDQU64 permBase<>(SB), Z16 \
-	MOVL $1, AX \
-	VPBROADCASTD AX, Z15 \
-	VPADDD Z15, Z16, Z17 \
-	VPADDD Z15, Z17, Z18 \
-	VPADDD Z15, Z18, Z19 \
-	VPADDD Z15, Z19, Z20 \
-	VPADDD Z15, Z20, Z21 \
-	VPADDD Z15, Z21, Z22 \
-	VPADDD Z15, Z22, Z23 \
-	TESTQ BX, BX \
-	JEQ end \
-quad: \
-	XORQ AX, AX \
-	XORQ R15, R15 \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z9, Z9, Z9 \
-	LEAQ 8(R15), R8 \
-	CMPQ R8, CX \
-	JA loop1 \
-loop8: \
-	VBROADCASTF32X8 (DX)(R15*4), Z11 \
-	VCVTPH2PS (SI), Z12 \
-	VMULPS Z11, Z12, Z12 \
-	VCVTPH2PS 32(SI), Z24 \
-	VMULPS Z11, Z24, Z24 \
-	BLOCK4PZ(W, 64, VS, 0, Z16) \
-	BLOCK4PZ(W, 64+4*VS, VS, 1, Z17) \
-	BLOCK4PZ(W, 64+8*VS, VS, 2, Z18) \
-	BLOCK4PZ(W, 64+12*VS, VS, 3, Z19) \
-	BLOCK4PZ(W, 64+16*VS, VS, 4, Z20) \
-	BLOCK4PZ(W, 64+20*VS, VS, 5, Z21) \
-	BLOCK4PZ(W, 64+24*VS, VS, 6, Z22) \
-	BLOCK4PZ(W, 64+28*VS, VS, 7, Z23) \
-	ADDQ $(32*BLOCK), SI \
-	ADDQ $512, AX \
-	ADDQ $8, R15 \
-	LEAQ 8(R15), R8 \
-	CMPQ R8, CX \
-	JBE loop8 \
-loop1: \
-	CMPQ R15, CX \
-	JAE done \
-	VPBROADCASTW (SI), Y12 \
-	VPBROADCASTW BLOCK(SI), K1, Y12 \
-	VCVTPH2PS Y12, Z12 \
-	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
-	VPBROADCASTW 2*BLOCK(SI), Y24 \
-	VPBROADCASTW 3*BLOCK(SI), K1, Y24 \
-	VCVTPH2PS Y24, Z24 \
-	VMULPS.BCST (DX)(R15*4), Z24, Z24 \
-	BLOCK4Z(WT, 2(SI), 2+BLOCK(SI), 2+2*BLOCK(SI), 2+3*BLOCK(SI), 0, Z16) \
-	ADDQ $(4*BLOCK), SI \
-	ADDQ $64, AX \
-	INCQ R15 \
-	JMP loop1 \
-done: \
-	VEXTRACTF64X4 $1, Z4, Y14 \
-	VEXTRACTF64X4 $1, Z9, Y15 \
-	SUMS4 \
-	VMOVSS X4, (R10) \
-	VMOVSS X14, 4(R10) \
-	VMOVSS X9, 8(R10) \
-	VMOVSS X15, 12(R10) \
-	ADDQ $16, R10 \
-	DECQ BX \
-	JNE quad \
-end: \
-	VZEROUPPER \
-	RET
-
-// BLOCKQ4P adds block i of a packed Q4_0 quad to Z4 (lanes 0..3 of the
-// four rows, a 16-byte lane a row) and Z9 (lanes 4..7): the four rows'
-// 16 bytes of nibbles side by side in Z0 (low nibbles, weights 0..15,
-// against x0..15 four times; high nibbles, weights 16..31, against
-// x16..31), their scale products picked by zi from Z12 and Z24.
-#define BLOCKQ4P(i, zi) \
+// Q4LANES forms, from four Q4_0 rows' 16 bytes of nibbles in Z0 (a
+// 16-byte lane a row), Z2: the rows' lanes 0..3 (low nibbles, weights
+// 0..15, against x0..15 four times over) and Z3: their lanes 4..7 (high
+// nibbles against x16..31), as floats; the activations' values and lane
+// offsets of block i at i*64(DI)(AX).
+#define Q4LANES(i) \
 	VPSRLW $4, Z0, Z1 \
 	VPANDD Z6, Z0, Z0 \
 	VPANDD Z6, Z1, Z1 \
@@ -450,26 +359,53 @@ end: \
 	VPDPBUSD Z13, Z0, Z2 \
 	VPDPBUSD Z14, Z1, Z3 \
 	VCVTDQ2PS Z2, Z2 \
-	VCVTDQ2PS Z3, Z3 \
-	VMOVDQA64 zi, Z10 \
-	VPERMI2PS Z24, Z12, Z10 \
-	VFMADD231PS Z2, Z10, Z4 \
-	VFMADD231PS Z3, Z10, Z9
+	VCVTDQ2PS Z3, Z3
 
-// DOTQUADSPQ4 is DOTQUADSPZ for Q4_0: a block's 64 bytes of four rows'
-// nibbles are one load, split into low and high nibbles, so each lane of
-// 16 bytes is one row: two VPDPBUSD a block for four rows, against the
-// activations' halves four times over. Each row's lanes 0..3 and 4..7
-// end in two accumulators, gathered at the end (the same per-lane FMA
-// chains, so the same bits).
-// func(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
-#define DOTQUADSPQ4 \
-	MOVQ dst+0(FP), R10 \
-	MOVQ w+8(FP), SI \
-	MOVQ xd+16(FP), DX \
-	MOVQ xv+24(FP), DI \
-	MOVQ n+32(FP), CX \
-	MOVQ quads+40(FP), BX \
+// Q4FMA adds Z2 and Z3 times the scale products zs (a row a 16-byte lane)
+// into Z4 (the four rows' lanes 0..3) and Z9 (lanes 4..7).
+#define Q4FMA(zs) \
+	VFMADD231PS Z2, zs, Z4 \
+	VFMADD231PS Z3, zs, Z9
+
+// The two packed kernels' pieces for DOTQUADSP: SETUP* their constants,
+// BP* block i of a group (its scale products picked by the index zi from
+// Z12 and Z24), TAIL* a block left (four ggml blocks at SI), GATHER*
+// the four rows' sums from Z4 and Z9 to dst.
+//
+// Q8_0: two rows a zmm, lanes 0..7 the first row's and 8..15 the
+// second's, in Z4 (rows 0, 1) and Z9 (rows 2, 3).
+#define SETUP8 \
+	MOVL $0xFF00, AX \
+	KMOVW AX, K1
+
+#define BP8(i, zi) \
+	BLOCK4PZ(WZ8, 64+i*128, 32, i, zi)
+
+#define TAIL8 \
+	VPBROADCASTW (SI), Y12 \
+	VPBROADCASTW 34(SI), K1, Y12 \
+	VCVTPH2PS Y12, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	VPBROADCASTW 68(SI), Y24 \
+	VPBROADCASTW 102(SI), K1, Y24 \
+	VCVTPH2PS Y24, Z24 \
+	VMULPS.BCST (DX)(R15*4), Z24, Z24 \
+	BLOCK4Z(WZ8T, 2(SI), 36(SI), 70(SI), 104(SI), 0, Z16)
+
+#define GATHER8 \
+	VEXTRACTF64X4 $1, Z4, Y14 \
+	VEXTRACTF64X4 $1, Z9, Y15 \
+	SUMS4 \
+	VMOVSS X4, (R10) \
+	VMOVSS X14, 4(R10) \
+	VMOVSS X9, 8(R10) \
+	VMOVSS X15, 12(R10)
+
+// Q4_0: a block's 64 bytes of four rows' nibbles are one load, a 16-byte
+// lane a row: two VPDPBUSD a block for four rows (Q4LANES), each row's
+// lanes 0..3 and 4..7 in two accumulators, gathered at the end (the same
+// per-lane FMA chains, so the same bits).
+#define SETUP4 \
 	MOVL $0x0F0F0F0F, AX \
 	VPBROADCASTD AX, Z6 \
 	MOVL $0x00F0, AX \
@@ -477,8 +413,63 @@ end: \
 	MOVL $0x0F00, AX \
 	KMOVW AX, K2 \
 	MOVL $0xF000, AX \
-	KMOVW AX, K3 \
-	VMOVDQU64 permQ4<>(SB), Z16 \
+	KMOVW AX, K3
+
+#define BP4(i, zi) \
+	VMOVDQU64 64+i*64(SI), Z0 \
+	Q4LANES(i) \
+	VMOVDQA64 zi, Z10 \
+	VPERMI2PS Z24, Z12, Z10 \
+	Q4FMA(Z10)
+
+#define TAIL4 \
+	VPBROADCASTW (SI), Y12 \
+	VPBROADCASTW 18(SI), K1, Y12 \
+	VPBROADCASTW 36(SI), K2, Y12 \
+	VPBROADCASTW 54(SI), K3, Y12 \
+	VCVTPH2PS Y12, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	VMOVDQU 2(SI), X0 \
+	VINSERTI32X4 $1, 20(SI), Z0, Z0 \
+	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
+	VINSERTI32X4 $3, 56(SI), Z0, Z0 \
+	Q4LANES(0) \
+	Q4FMA(Z12)
+
+#define GATHER4 \
+	VMOVDQU64 rowsQ4lo<>(SB), Z14 \
+	VPERMI2PS Z9, Z4, Z14 \
+	VMOVDQU64 rowsQ4hi<>(SB), Z15 \
+	VPERMI2PS Z9, Z4, Z15 \
+	VEXTRACTF64X4 $1, Z14, Y4 \
+	VEXTRACTF64X4 $1, Z15, Y9 \
+	SUMS4 \
+	VMOVSS X14, (R10) \
+	VMOVSS X4, 4(R10) \
+	VMOVSS X15, 8(R10) \
+	VMOVSS X9, 12(R10)
+
+// DOTQUADSP body: dst[4p+j] for p < quads and j < 4 is row j of the p-th
+// packed quad of rows (quant.go: 4·n blocks of BLOCK bytes, one after the
+// other from w) against the activations, laid out as for DOTQUADS. A
+// quad's groups of eight blocks (32·BLOCK bytes: the scales, then block by
+// block the four rows' values), their scale products in Z12 (rows 0, 1)
+// and Z24 (rows 2, 3), picked for block i by Z16+i (IDX the indices of
+// block 0); then its blocks left, four ggml blocks each. The kernel reads
+// the weights as one stream, in order, in zmm registers: half the
+// operations of ymm ones (on our AMD EPYC, whose vector pipes are 256
+// bits wide, as fast; where they are 512 bits wide, each runs in one
+// pass).
+// func(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
+#define DOTQUADSP(BLOCK, SETUP, IDX, BP, TAIL, GATHER) \
+	MOVQ dst+0(FP), R10 \
+	MOVQ w+8(FP), SI \
+	MOVQ xd+16(FP), DX \
+	MOVQ xv+24(FP), DI \
+	MOVQ n+32(FP), CX \
+	MOVQ quads+40(FP), BX \
+	SETUP \
+	VMOVDQU64 IDX, Z16 \
 	MOVL $1, AX \
 	VPBROADCASTD AX, Z15 \
 	VPADDD Z15, Z16, Z17 \
@@ -504,23 +495,15 @@ loop8: \
 	VMULPS Z11, Z12, Z12 \
 	VCVTPH2PS 32(SI), Z24 \
 	VMULPS Z11, Z24, Z24 \
-	VMOVDQU64 64(SI), Z0 \
-	BLOCKQ4P(0, Z16) \
-	VMOVDQU64 128(SI), Z0 \
-	BLOCKQ4P(1, Z17) \
-	VMOVDQU64 192(SI), Z0 \
-	BLOCKQ4P(2, Z18) \
-	VMOVDQU64 256(SI), Z0 \
-	BLOCKQ4P(3, Z19) \
-	VMOVDQU64 320(SI), Z0 \
-	BLOCKQ4P(4, Z20) \
-	VMOVDQU64 384(SI), Z0 \
-	BLOCKQ4P(5, Z21) \
-	VMOVDQU64 448(SI), Z0 \
-	BLOCKQ4P(6, Z22) \
-	VMOVDQU64 512(SI), Z0 \
-	BLOCKQ4P(7, Z23) \
-	ADDQ $(32*18), SI \
+	BP(0, Z16) \
+	BP(1, Z17) \
+	BP(2, Z18) \
+	BP(3, Z19) \
+	BP(4, Z20) \
+	BP(5, Z21) \
+	BP(6, Z22) \
+	BP(7, Z23) \
+	ADDQ $(32*BLOCK), SI \
 	ADDQ $512, AX \
 	ADDQ $8, R15 \
 	LEAQ 8(R15), R8 \
@@ -529,45 +512,13 @@ loop8: \
 loop1: \
 	CMPQ R15, CX \
 	JAE done \
-	VPBROADCASTW (SI), Y12 \
-	VPBROADCASTW 18(SI), K1, Y12 \
-	VPBROADCASTW 36(SI), K2, Y12 \
-	VPBROADCASTW 54(SI), K3, Y12 \
-	VCVTPH2PS Y12, Z12 \
-	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
-	VMOVDQU 2(SI), X0 \
-	VINSERTI32X4 $1, 20(SI), Z0, Z0 \
-	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
-	VINSERTI32X4 $3, 56(SI), Z0, Z0 \
-	VPSRLW $4, Z0, Z1 \
-	VPANDD Z6, Z0, Z0 \
-	VPANDD Z6, Z1, Z1 \
-	VBROADCASTI32X4 (DI)(AX*1), Z13 \
-	VBROADCASTI32X4 16(DI)(AX*1), Z14 \
-	VBROADCASTI32X4 32(DI)(AX*1), Z2 \
-	VBROADCASTI32X4 48(DI)(AX*1), Z3 \
-	VPDPBUSD Z13, Z0, Z2 \
-	VPDPBUSD Z14, Z1, Z3 \
-	VCVTDQ2PS Z2, Z2 \
-	VCVTDQ2PS Z3, Z3 \
-	VFMADD231PS Z2, Z12, Z4 \
-	VFMADD231PS Z3, Z12, Z9 \
-	ADDQ $(4*18), SI \
+	TAIL \
+	ADDQ $(4*BLOCK), SI \
 	ADDQ $64, AX \
 	INCQ R15 \
 	JMP loop1 \
 done: \
-	VMOVDQU64 rowsQ4lo<>(SB), Z14 \
-	VPERMI2PS Z9, Z4, Z14 \
-	VMOVDQU64 rowsQ4hi<>(SB), Z15 \
-	VPERMI2PS Z9, Z4, Z15 \
-	VEXTRACTF64X4 $1, Z14, Y4 \
-	VEXTRACTF64X4 $1, Z15, Y9 \
-	SUMS4 \
-	VMOVSS X14, (R10) \
-	VMOVSS X4, 4(R10) \
-	VMOVSS X15, 8(R10) \
-	VMOVSS X9, 12(R10) \
+	GATHER \
 	ADDQ $16, R10 \
 	DECQ BX \
 	JNE quad \
@@ -592,11 +543,11 @@ TEXT ·dotQuadsQ4_0VNNI(SB), NOSPLIT, $0-64
 TEXT ·dotQuadsPackedQ8_0VNNI(SB), NOSPLIT, $0-48
 	MOVL $0x80808080, AX
 	VPBROADCASTD AX, Z7
-	DOTQUADSPZ(WZ8, WZ8T, 34, 32)
+	DOTQUADSP(34, SETUP8, permBase<>(SB), BP8, TAIL8, GATHER8)
 
 // func dotQuadsPackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsPackedQ4_0VNNI(SB), NOSPLIT, $0-48
-	DOTQUADSPQ4
+	DOTQUADSP(18, SETUP4, permQ4<>(SB), BP4, TAIL4, GATHER4)
 
 // func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
 // quantizeQ8_0 of blocks of 32 values at x, in AVX-512: qs the rounded
