@@ -13,7 +13,8 @@ import (
 // weights. The shapes are SmolLM2-135M's: 1536×576 (gate, up), 576×1536
 // (down), 8192×576 (a matrix of 5 MB, past L2, in L3) and 49152×576 (the
 // vocabulary, 30 MB of Q8_0, from memory); the K-quants cut the columns
-// to a multiple of 256.
+// to a multiple of 256. Q8_0 and Q4_0 run in ggml's layout and, where the
+// VNNI kernels run, in the packed one a GGUF file's copy uses.
 func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)
@@ -24,23 +25,36 @@ func BenchmarkQuantMatVec(b *testing.B) {
 			if elems, _ := dt.Block(); cols%elems != 0 {
 				cols = cols / elems * elems
 			}
-			b.Run(fmt.Sprintf("%s/%dx%d", dt, rows, cols), func(b *testing.B) {
-				m, err := NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
-				if err != nil {
-					b.Fatal(err)
-				}
-				x := make([]float32, cols)
-				for i := range x {
-					x[i] = float32(r.NormFloat64())
-				}
-				dst := make([]float32, rows)
-				p.MatMul(dst, m, x) // grows the pool's activation buffers
-				b.SetBytes(m.Bytes())
-				b.ReportAllocs()
-				for b.Loop() {
-					p.MatMul(dst, m, x)
-				}
-			})
+			layouts := []string{"ggml"}
+			if PackedLayout(dt) {
+				layouts = append(layouts, "packed") // as a GGUF file's copy holds them
+			}
+			for _, layout := range layouts {
+				b.Run(fmt.Sprintf("%s/%s/%dx%d", dt, layout, rows, cols), func(b *testing.B) {
+					data := randomBlocks(r, dt, rows, cols)
+					m, err := NewQuantMatrix(data, dt, rows, cols)
+					if layout == "packed" {
+						if err := PackQuantRows(data, data, dt, cols); err != nil {
+							b.Fatal(err)
+						}
+						m, err = NewPackedQuantMatrix(data, dt, rows, cols)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					x := make([]float32, cols)
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+					dst := make([]float32, rows)
+					p.MatMul(dst, m, x) // grows the pool's activation buffers
+					b.SetBytes(m.Bytes())
+					b.ReportAllocs()
+					for b.Loop() {
+						p.MatMul(dst, m, x)
+					}
+				})
+			}
 		}
 	}
 }
