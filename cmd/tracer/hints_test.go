@@ -1,9 +1,7 @@
 package main
 
 import (
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -13,17 +11,6 @@ import (
 // what is wrong, the hint in parentheses which flag does it.
 func TestFlagHints(t *testing.T) {
 	noTok := writeNaNModel(t, -1) // a model folder without a tokenizer
-	serve := func(t *testing.T, models string, completion http.HandlerFunc) string {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/v1/models" {
-				io.WriteString(w, models)
-				return
-			}
-			completion(w, r)
-		}))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
 	one := `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`
 	two := `{"object":"list","data":[{"id":"a","object":"model","owned_by":"vllm"},{"id":"b","object":"model","owned_by":"vllm"}]}`
 	nothing := func(w http.ResponseWriter, r *http.Request) {}
@@ -32,7 +19,7 @@ func TestFlagHints(t *testing.T) {
 	// the handlers (cleanups run last first).
 	block := func(t *testing.T) string {
 		release := make(chan struct{})
-		url := serve(t, one, func(w http.ResponseWriter, r *http.Request) {
+		url := fakeServer(t, one, func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -51,16 +38,16 @@ func TestFlagHints(t *testing.T) {
 			return []string{"run", "--model", noTok, "--prompt", "hello"}
 		}, "has no tokenizer: give the prompt as token ids", "(--prompt-ids)"},
 		{"several server models", func(t *testing.T) []string {
-			return []string{"record", "--server", serve(t, two, nothing), "--prompt", "x"}
+			return []string{"record", "--server", fakeServer(t, two, nothing), "--prompt", "x"}
 		}, "the server has 2 models (a, b): choose one of them", "(--server-model)"},
 		{"unknown server model", func(t *testing.T) []string {
-			return []string{"record", "--server", serve(t, one, nothing), "--server-model", "z", "--prompt", "x"}
+			return []string{"record", "--server", fakeServer(t, one, nothing), "--server-model", "z", "--prompt", "x"}
 		}, `model "z": the server has no such model (it lists m)`, "(check --server-model)"},
 		{"server too slow", func(t *testing.T) []string {
 			return []string{"record", "--server", block(t), "--timeout", "100ms", "--prompt", "x"}
 		}, "the server may be busy: try again or allow it more time", "(raise --timeout)"},
 		{"forced tokens on a text prompt", func(t *testing.T) []string {
-			return []string{"record", "--server", serve(t, one, nothing), "--step", "--force-ids", "3", "--prompt", "x"}
+			return []string{"record", "--server", fakeServer(t, one, nothing), "--step", "--force-ids", "3", "--prompt", "x"}
 		}, "forced tokens need the prompt as token ids, or a server that tokenizes (llama.cpp)", "(--prompt-ids)"},
 	}
 	for _, tt := range tests {

@@ -196,21 +196,25 @@ func TestRecordAgainstLlamaServer(t *testing.T) {
 	})
 }
 
+// fakeServer is an OpenAI-compatible server on 127.0.0.1 that lists
+// models at /v1/models and answers everything else with completion; it
+// returns its URL and closes with the test.
+func fakeServer(t *testing.T, models string, completion http.HandlerFunc) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, models)
+			return
+		}
+		completion(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 func TestRecordServerErrors(t *testing.T) {
 	const key = "sk-test-0123456789"
 	models := `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`
 	event := `data: {"choices":[{"text":" a","logprobs":{"tokens":[" a"],"token_logprobs":[-0.1],"top_logprobs":[{" a":-0.1," b":-2.5}]},"finish_reason":null}]}` + "\n\n"
-	start := func(t *testing.T, completion http.HandlerFunc) string {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/v1/models" {
-				io.WriteString(w, models)
-				return
-			}
-			completion(w, r)
-		}))
-		t.Cleanup(srv.Close)
-		return srv.URL
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +250,7 @@ func TestRecordServerErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			url := tc.url
 			if url == "" {
-				url = start(t, tc.handler)
+				url = fakeServer(t, models, tc.handler)
 			}
 			out := filepath.Join(t.TempDir(), "t.json")
 			args := append([]string{"record", "--server", url, "--prompt", "x", "--max-new-tokens", "5", "--out", out}, tc.args...)
