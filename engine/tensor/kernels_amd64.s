@@ -32,6 +32,21 @@
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
+// ZERO12 clears the accumulators Y0..Y11 of a prefill tile.
+#define ZERO12 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11
+
 // Load 8 weights at element index AX plus off elements of the row at base
 // into dst.
 #define LW_F32(off, base, dst) VMOVUPS (off*4)(base)(AX*4), dst
@@ -191,18 +206,7 @@ sum: \
 group: \
 	LEAQ (DX)(R9*1), R10 \
 	LEAQ (DX)(R9*2), R11 \
-	VXORPS Y0, Y0, Y0 \
-	VXORPS Y1, Y1, Y1 \
-	VXORPS Y2, Y2, Y2 \
-	VXORPS Y3, Y3, Y3 \
-	VXORPS Y4, Y4, Y4 \
-	VXORPS Y5, Y5, Y5 \
-	VXORPS Y6, Y6, Y6 \
-	VXORPS Y7, Y7, Y7 \
-	VXORPS Y8, Y8, Y8 \
-	VXORPS Y9, Y9, Y9 \
-	VXORPS Y10, Y10, Y10 \
-	VXORPS Y11, Y11, Y11 \
+	ZERO12 \
 	XORQ AX, AX \
 loop: \
 	LW(0, SI, Y12) \
@@ -267,18 +271,7 @@ sum: \
 group: \
 	LEAQ (DX)(R9*1), R10 \
 	LEAQ (DX)(R9*2), R11 \
-	VXORPS Y0, Y0, Y0 \
-	VXORPS Y1, Y1, Y1 \
-	VXORPS Y2, Y2, Y2 \
-	VXORPS Y3, Y3, Y3 \
-	VXORPS Y4, Y4, Y4 \
-	VXORPS Y5, Y5, Y5 \
-	VXORPS Y6, Y6, Y6 \
-	VXORPS Y7, Y7, Y7 \
-	VXORPS Y8, Y8, Y8 \
-	VXORPS Y9, Y9, Y9 \
-	VXORPS Y10, Y10, Y10 \
-	VXORPS Y11, Y11, Y11 \
+	ZERO12 \
 	XORQ AX, AX \
 loop: \
 	VMOVUPS (DX)(AX*4), Y12 \
@@ -378,18 +371,7 @@ loop: \
 group: \
 	LEAQ (DX)(R9*1), R10 \
 	LEAQ (DX)(R9*2), R11 \
-	VXORPS Y0, Y0, Y0 \
-	VXORPS Y1, Y1, Y1 \
-	VXORPS Y2, Y2, Y2 \
-	VXORPS Y3, Y3, Y3 \
-	VXORPS Y4, Y4, Y4 \
-	VXORPS Y5, Y5, Y5 \
-	VXORPS Y6, Y6, Y6 \
-	VXORPS Y7, Y7, Y7 \
-	VXORPS Y8, Y8, Y8 \
-	VXORPS Y9, Y9, Y9 \
-	VXORPS Y10, Y10, Y10 \
-	VXORPS Y11, Y11, Y11 \
+	ZERO12 \
 	XORQ AX, AX \
 loop: \
 	VMOVUPS (DX)(AX*4), Y12 \
@@ -480,18 +462,7 @@ loop: \
 	MOVQ ldw+40(FP), R14 \
 	SHLQ $SHIFT, R14 \
 	MOVQ in+48(FP), CX \
-	VXORPS Y0, Y0, Y0 \
-	VXORPS Y1, Y1, Y1 \
-	VXORPS Y2, Y2, Y2 \
-	VXORPS Y3, Y3, Y3 \
-	VXORPS Y4, Y4, Y4 \
-	VXORPS Y5, Y5, Y5 \
-	VXORPS Y6, Y6, Y6 \
-	VXORPS Y7, Y7, Y7 \
-	VXORPS Y8, Y8, Y8 \
-	VXORPS Y9, Y9, Y9 \
-	VXORPS Y10, Y10, Y10 \
-	VXORPS Y11, Y11, Y11 \
+	ZERO12 \
 	XORQ AX, AX \
 loop: \
 	LWO(0, SI, Y12) \
