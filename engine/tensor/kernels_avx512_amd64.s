@@ -34,6 +34,14 @@
 // by three rows of x: the same six loads of x per 24 FMAs, and eight of
 // weights from L1.
 //
+// A prefill reads each weight once, from DRAM: a tile's first group of x
+// waited on it, so the kernels ran at 65-73 % of the FMA peak against 90 %
+// with the weights in cache. Now group g of a tile asks L2 for weight row
+// 4+g counted from the tile's first (the next tile's rows, then the
+// following ones), a line per step of its loop (PREFETCHT1), so that the
+// next tile arrives while this one computes: 83-90 % from DRAM. Rows past
+// the matrix's end are only prefetched, never read: harmless.
+//
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
 // ZERO24 clears the accumulators Z0..Z23 of a prefill tile.
@@ -189,6 +197,8 @@ sum: \
 	LEAQ (SI)(AX*1), DI \
 	LEAQ (SI)(AX*2), R13 \
 	LEAQ (DI)(AX*2), R14 \
+	MOVQ AX, R12 \
+	LEAQ (R14)(AX*1), R11 \
 	MOVQ x+32(FP), DX \
 	MOVQ ldx+40(FP), AX \
 	SHLQ $2, AX \
@@ -202,6 +212,7 @@ group: \
 	ZERO24 \
 	XORQ AX, AX \
 loop: \
+	PREFETCHT1 (R11)(AX*2) \
 	VMOVUPS (DX)(AX*4), Z24 \
 	VMOVUPS (R8)(AX*4), Z25 \
 	VMOVUPS (R9)(AX*4), Z26 \
@@ -281,6 +292,7 @@ sum: \
 	ADDQ AX, DX \
 	ADDQ AX, R8 \
 	ADDQ AX, R9 \
+	ADDQ R12, R11 \
 	DECQ BX \
 	JNZ group \
 	VZEROUPPER \
@@ -310,6 +322,8 @@ sum: \
 	LEAQ (SI)(AX*1), DI \
 	LEAQ (SI)(AX*2), R13 \
 	LEAQ (DI)(AX*2), R14 \
+	LEAQ (R14)(AX*1), R15 \
+	MOVQ R15, pf-8(SP) \
 	MOVQ x+32(FP), DX \
 	MOVQ ldx+40(FP), AX \
 	SHLQ $2, AX \
@@ -322,8 +336,10 @@ sum: \
 	MOVQ groups+56(FP), BX \
 group: \
 	ZERO24 \
+	MOVQ pf-8(SP), R15 \
 	XORQ AX, AX \
 loop: \
+	PREFETCHT1 (R15)(AX*4) \
 	VMOVUPS (DX)(AX*4), Z24 \
 	VMOVUPS (R8)(AX*4), Z25 \
 	VMOVUPS (R9)(AX*4), Z26 \
@@ -341,6 +357,11 @@ loop: \
 	ADDQ $16, AX \
 	CMPQ AX, CX \
 	JB loop \
+	MOVQ ldw+24(FP), AX \
+	SHLQ $SHIFT, AX \
+	ADDQ AX, R15 \
+	MOVQ R15, pf-8(SP) \
+	MOVQ dst+0(FP), R15 \
 	MOVQ ldd+8(FP), AX \
 	SHLQ $2, AX \
 	FOLD(Z0, Y0, Y24) \
@@ -391,6 +412,7 @@ loop: \
 	VMOVUPS X4, (R15)(AX*2) \
 	LEAQ (R15)(AX*2), R15 \
 	ADDQ AX, R15 \
+	MOVQ R15, dst+0(FP) \
 	MOVQ ldx+40(FP), AX \
 	SHLQ $2, AX \
 	LEAQ (AX)(AX*2), AX \
@@ -518,7 +540,7 @@ TEXT ·dotRowsZF16(SB), NOSPLIT, $0-48
 	DOTROWSZ32(LZW_F16)
 
 // func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x6ZF32(SB), NOSPLIT, $0-64
+TEXT ·dot4x6ZF32(SB), NOSPLIT, $8-64
 	DOT4X6Z(LZ_F32, 2)
 
 // func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
