@@ -113,8 +113,13 @@ func (p *pass) attendGroup(l, group, unit, t0, t1 int, q, out []float32) {
 			continue
 		}
 		tensor.MatMul(w, tensor.F32Matrix(K[:keys*hd], keys, hd), qv)
+		open := !slices.Contains(mask[:keys], false) // every key allowed
 		for h := 0; h < rep; h++ {
-			softmaxMasked(w[h*keys:(h+1)*keys], mask, scale)
+			if open { // vector code, as attendTile's: the same weights
+				tensor.SoftmaxScaled(w[h*keys:(h+1)*keys], scale)
+			} else {
+				softmaxMasked(w[h*keys:(h+1)*keys], mask, scale)
+			}
 		}
 		if p.inside != nil {
 			p.keepAttention(l, r, g*rep, i, w, keys)

@@ -139,13 +139,13 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	g, tail := n/3, n%3 != 0
 	r := lo
 	for ; r+rows <= hi; r += rows {
-		for _, t0 := range [2]int{0, n - 3} {
-			groups := g
-			if t0 > 0 {
+		for pass := range 2 {
+			t0, groups := 0, g
+			if pass == 1 {
 				if !tail {
 					break
 				}
-				groups = 1
+				t0, groups = n-3, 1
 			}
 			if wide {
 				w.dotWide3(dst[t0*out+r:], out, r, x[t0*in:], groups)
