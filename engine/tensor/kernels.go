@@ -284,6 +284,25 @@ func (m Matrix) axpyRows(d, a []float32, row, col int) {
 	}
 }
 
+// panel1Z computes dst[c] = Σ_i x[i]·W[i][col+c] for c < 64, with the
+// AVX-512 kernel; x is Rows long.
+func (m Matrix) panel1Z(dst []float32, x []float32, col int) {
+	in, ld := m.Rows, m.Cols
+	dst, x = dst[:64], x[:in]
+	lo, hi := col, (in-1)*ld+col+64
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		panel1x64ZF32(&dst[0], &x[0], &w[0], ld, in)
+	case BF16:
+		w := m.u16[lo:hi]
+		panel1x64ZBF16(&dst[0], &x[0], &w[0], ld, in)
+	case F16:
+		w := m.u16[lo:hi]
+		panel1x64ZF16(&dst[0], &x[0], &w[0], ld, in)
+	}
+}
+
 // panel computes the tile dst[t·ldd + c] = Σ_i x[t][i]·W[i][col+c] for
 // t < 6, c < 16, with the assembly kernel; x rows are Rows long.
 func (m Matrix) panel(dst []float32, ldd int, x []float32, col int) {

@@ -515,6 +515,53 @@ loop: \
 	VZEROUPPER \
 	RET
 
+// PANEL1Z body: PANELZ for one row of x (a decode step's value product,
+// or a few rows of x one at a time): for c < 64, dst[c] = Σ_i x[i] ·
+// w[i·ldw + c], i in order, one FMA each from +0, the outputs in four
+// registers.
+// func(dst *float32, x *float32, w *T, ldw int, in int)
+#define PANEL1Z(LOZ, SHIFT, O1, O2, O3) \
+	MOVQ x+8(FP), DX \
+	MOVQ w+16(FP), SI \
+	MOVQ ldw+24(FP), R14 \
+	SHLQ $SHIFT, R14 \
+	MOVQ in+32(FP), CX \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	XORQ AX, AX \
+loop: \
+	LOZ(0, SI, Z24) \
+	LOZ(O1, SI, Z25) \
+	LOZ(O2, SI, Z26) \
+	LOZ(O3, SI, Z27) \
+	VBROADCASTSS (DX)(AX*4), Z28 \
+	FMA4(Z28, Z0, Z1, Z2, Z3) \
+	ADDQ R14, SI \
+	INCQ AX \
+	CMPQ AX, CX \
+	JB loop \
+	MOVQ dst+0(FP), DI \
+	VMOVUPS Z0, (DI) \
+	VMOVUPS Z1, 64(DI) \
+	VMOVUPS Z2, 128(DI) \
+	VMOVUPS Z3, 192(DI) \
+	VZEROUPPER \
+	RET
+
+// func panel1x64ZF32(dst *float32, x *float32, w *float32, ldw int, in int)
+TEXT ·panel1x64ZF32(SB), NOSPLIT, $0-40
+	PANEL1Z(LOZ_F32, 2, 64, 128, 192)
+
+// func panel1x64ZBF16(dst *float32, x *float32, w *uint16, ldw int, in int)
+TEXT ·panel1x64ZBF16(SB), NOSPLIT, $0-40
+	PANEL1Z(LOZ_BF16, 1, 32, 64, 96)
+
+// func panel1x64ZF16(dst *float32, x *float32, w *uint16, ldw int, in int)
+TEXT ·panel1x64ZF16(SB), NOSPLIT, $0-40
+	PANEL1Z(LOZ_F16, 1, 32, 64, 96)
+
 // func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
 TEXT ·panel6x64ZF32(SB), NOSPLIT, $0-56
 	PANELZ(LOZ_F32, 2, 64, 128, 192)

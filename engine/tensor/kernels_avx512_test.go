@@ -61,8 +61,8 @@ func testAVX512(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
 	}
 }
 
-// testAVX512T checks MatMulT's AVX-512 tiles for one shape (n ≥ 6 rows of
-// x) against the AVX2 axpy kernel, bit for bit (both sum each output in
+// testAVX512T checks MatMulT's AVX-512 tiles for one shape (6 rows of x
+// at a time, or one for fewer) against the AVX2 axpy kernel, bit for bit (both sum each output in
 // the order of the weight rows, one FMA per term), and against the exact
 // sums; and a split of the columns at a multiple of 16, as a pool cuts
 // them, which leaves tiles of 16 beside those of 64.
@@ -71,7 +71,7 @@ func testAVX512T(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
 	w, _ := randMatrix(r, dt, rows, cols)
 	x := randVec(r, n*rows)
 	want := make([]float32, n*cols)
-	matMulTAxpy(want, w, x, 0, n, 0, cols)
+	matMulTAxpyRows(want, w, x, 0, n, 0, cols)
 
 	got := make([]float32, n*cols)
 	MatMulT(got, w, x)
@@ -87,7 +87,8 @@ func testAVX512T(t *testing.T, r *rand.Rand, dt DType, rows, cols, n int) {
 
 // TestAVX512MatMulTMatchesAVX2 covers MatMulT's AVX-512 tiles: columns in
 // whole tiles of 64, with tiles of 16 and single columns left over, and
-// rows of x on and off the tiles of six.
+// rows of x on and off the tiles of six; and decode attention's value
+// products, one to five rows of x against at most 128 columns.
 func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
 	if !useAVX512 {
 		t.Skip("no AVX-512 kernels on this machine or build")
@@ -96,6 +97,7 @@ func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
 	tests := []struct{ rows, cols, n int }{
 		{1, 64, 6}, {7, 64, 7}, {16, 128, 12}, {33, 80, 13}, {5, 200, 6},
 		{64, 192, 64}, {3, 67, 11}, {96, 144, 6},
+		{96, 64, 3}, {1, 64, 1}, {128, 128, 1}, {37, 100, 2}, {200, 128, 4}, {9, 72, 5}, {50, 130, 3},
 	}
 	for _, dt := range []DType{F32, BF16, F16} {
 		for _, tc := range tests {

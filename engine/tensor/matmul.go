@@ -273,10 +273,32 @@ func matMulTCols(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	matMulTAxpy(dst, w, x, tn, n, lo, hi)
 }
 
-// matMulTAxpy computes output columns [lo, hi) of rows [t0, t1) of x by
-// adding x[t][i] times row i of W to the outputs, row after row: the
-// weights stream in order and the outputs stay in cache.
+// matMulTAxpy computes output columns [lo, hi) of rows [t0, t1) of x.
+// Where a block of 64 columns is most of each weight row (out ≤ 128:
+// attention's values, with a head dimension of 64 or 128), the AVX-512
+// kernel keeps a block's outputs in registers over all the weight rows;
+// the rest goes to matMulTAxpyRows. Both sum each output over the rows in
+// order, one FMA per term, so the bits are the same.
 func matMulTAxpy(dst []float32, w Matrix, x []float32, t0, t1, lo, hi int) {
+	if t0 >= t1 || lo >= hi {
+		return
+	}
+	if in, out := w.Rows, w.Cols; useAVX512 && out <= 128 {
+		z := (hi - lo) / 64 * 64
+		for t := t0; t < t1; t++ {
+			for c := lo; c < lo+z; c += 64 {
+				w.panel1Z(dst[t*out+c:t*out+c+64], x[t*in:(t+1)*in], c)
+			}
+		}
+		lo += z
+	}
+	matMulTAxpyRows(dst, w, x, t0, t1, lo, hi)
+}
+
+// matMulTAxpyRows computes output columns [lo, hi) of rows [t0, t1) of x
+// by adding x[t][i] times row i of W to the outputs, row after row: the
+// weights stream in order and the outputs stay in cache.
+func matMulTAxpyRows(dst []float32, w Matrix, x []float32, t0, t1, lo, hi int) {
 	if t0 >= t1 || lo >= hi {
 		return
 	}
