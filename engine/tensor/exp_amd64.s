@@ -202,3 +202,86 @@ loop:
 	JB loop
 	VZEROUPPER
 	RET
+
+// EXP8 is EXP4 in eight lanes of zmm registers (AVX-512F), the same
+// operations lane for lane, so the same bits: Z1 = exp(Z0); it clobbers
+// Z2-Z6 and K1-K3. Constants come by embedded broadcast; k>>1 is VPSRAQ
+// where EXP4 shifts dwords (the same value: the high dword of k only
+// holds its sign).
+#define EXP8 \
+	VMAXPD.BCST expLo<>(SB), Z0, Z2 \
+	VMINPD.BCST expHi<>(SB), Z2, Z2 \
+	VBROADCASTSD expShift<>(SB), Z3 \
+	VFMADD231PD.BCST expLog2e<>(SB), Z2, Z3 \
+	VSUBPD.BCST expShift<>(SB), Z3, Z4 \
+	VFNMADD231PD.BCST expLn2Hi<>(SB), Z4, Z2 \
+	VFNMADD231PD.BCST expLn2Lo<>(SB), Z4, Z2 \
+	VBROADCASTSD expC13<>(SB), Z1 \
+	VFMADD213PD.BCST expC12<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC11<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC10<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC9<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC8<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC7<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC6<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC5<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC4<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC3<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC2<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expOne<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expOne<>(SB), Z2, Z1 \
+	VPSUBQ.BCST expShift<>(SB), Z3, Z3 \
+	VPSRAQ $1, Z3, Z5 \
+	VPSUBQ Z5, Z3, Z3 \
+	VPADDQ.BCST expBias<>(SB), Z5, Z5 \
+	VPSLLQ $52, Z5, Z5 \
+	VPADDQ.BCST expBias<>(SB), Z3, Z3 \
+	VPSLLQ $52, Z3, Z3 \
+	VMULPD Z5, Z1, Z1 \
+	VMULPD Z3, Z1, Z1 \
+	VCMPPD.BCST $0x1e, expHi<>(SB), Z0, K1 \
+	VCMPPD.BCST $0x11, expLo<>(SB), Z0, K2 \
+	VCMPPD $0x03, Z0, Z0, K3 \
+	VBROADCASTSD expInf<>(SB), Z6 \
+	VMOVAPD Z6, K1, Z1 \
+	VPXORQ Z6, Z6, Z6 \
+	VMOVAPD Z6, K2, Z1 \
+	VMOVAPD Z0, K3, Z1
+
+// func expF64Z(dst, src *float64, n int)
+// dst[i] = exp(src[i]) for i < n, n a positive multiple of 8 (AVX-512F).
+TEXT ·expF64Z(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVUPD (SI)(AX*8), Z0
+	EXP8
+	VMOVUPD Z1, (DI)(AX*8)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func siluF32Z(dst, src *float32, n int)
+// siluF32 in eight lanes, n a positive multiple of 8 (AVX-512F).
+TEXT ·siluF32Z(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+loop:
+	VCVTPS2PD (SI)(AX*4), Z7
+	VXORPD.BCST expSign<>(SB), Z7, Z0
+	EXP8
+	VADDPD.BCST expOne<>(SB), Z1, Z1
+	VDIVPD Z1, Z7, Z1
+	VCVTPD2PS Z1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET

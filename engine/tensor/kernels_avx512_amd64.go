@@ -63,3 +63,12 @@ func panel1x64ZBF16(dst *float32, x *float32, w *uint16, ldw int, in int)
 
 //go:noescape
 func panel1x64ZF16(dst *float32, x *float32, w *uint16, ldw int, in int)
+
+// expF64Z and siluF32Z: expF64 and siluF32 (exp_amd64.s) in eight lanes,
+// the same bits; n a positive multiple of 8.
+//
+//go:noescape
+func expF64Z(dst, src *float64, n int)
+
+//go:noescape
+func siluF32Z(dst, src *float32, n int)

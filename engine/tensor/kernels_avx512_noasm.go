@@ -33,3 +33,5 @@ func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw in
 func panel1x64ZF32(dst *float32, x *float32, w *float32, ldw int, in int) { panic("no asm") }
 func panel1x64ZBF16(dst *float32, x *float32, w *uint16, ldw int, in int) { panic("no asm") }
 func panel1x64ZF16(dst *float32, x *float32, w *uint16, ldw int, in int)  { panic("no asm") }
+func expF64Z(dst, src *float64, n int)                                    { panic("no asm") }
+func siluF32Z(dst, src *float32, n int)                                   { panic("no asm") }

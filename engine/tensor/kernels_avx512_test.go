@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -162,4 +163,41 @@ func FuzzAVX512(f *testing.F) {
 			testAVX512T(t, rand.New(rand.NewPCG(seed, 19)), dt, nr, nc, nn)
 		}
 	})
+}
+
+// TestAVX512ExpMatchesAVX2 checks the eight-lane exp and SiLU against the
+// four-lane ones bit for bit, over the whole range, its edges (overflow,
+// the subnormals, underflow to 0) and the special values.
+func TestAVX512ExpMatchesAVX2(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(21, 8))
+	src := []float64{0, math.Copysign(0, -1), 1, -1, 709.78, 709.7827128933839, 709.79, 710, -708.39, -708.4,
+		-745.1, -745.13, -745.2, -1e-300, 1e-300, math.Inf(1), math.Inf(-1), math.NaN(), math.Ln2 / 2, -math.Ln2 / 2}
+	for range 40000 {
+		src = append(src, (r.Float64()*2-1)*760, r.NormFloat64()*5)
+	}
+	src = src[:len(src)/8*8]
+	want, got := make([]float64, len(src)), make([]float64, len(src))
+	expF64(&want[0], &src[0], len(src))
+	expF64Z(&got[0], &src[0], len(src))
+	for i := range src {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("exp(%v): eight lanes %v, four lanes %v", src[i], got[i], want[i])
+		}
+	}
+	x := make([]float32, len(src))
+	for i, v := range src {
+		x[i] = float32(v / 8)
+	}
+	x[1], x[2] = float32(math.NaN()), float32(math.Inf(-1))
+	want32, got32 := make([]float32, len(x)), make([]float32, len(x))
+	siluF32(&want32[0], &x[0], len(x))
+	siluF32Z(&got32[0], &x[0], len(x))
+	for i := range x {
+		if math.Float32bits(got32[i]) != math.Float32bits(want32[i]) {
+			t.Fatalf("silu(%v): eight lanes %v, four lanes %v", x[i], got32[i], want32[i])
+		}
+	}
 }
