@@ -9,16 +9,14 @@ import "math"
 // to sums of order 1, the two practically always agree.
 func Exp(dst, src []float64) {
 	checkLen64("Exp", len(src), dst)
-	n := 0
-	if useAVX512 && len(src) >= 8 {
-		n = len(src) &^ 7
-		expF64Z(&dst[0], &src[0], n)
+	z, y := expLanes(len(src))
+	if z > 0 {
+		expF64Z(&dst[0], &src[0], z)
 	}
-	if useAsm && len(src)-n >= 4 {
-		expF64(&dst[n], &src[n], 4)
-		n += 4
+	if y > 0 {
+		expF64(&dst[z], &src[z], y)
 	}
-	for i := n; i < len(src); i++ {
+	for i := z + y; i < len(src); i++ {
 		dst[i] = math.Exp(src[i])
 	}
 }
@@ -26,18 +24,29 @@ func Exp(dst, src []float64) {
 // siluInto sets dst[i] = silu(x[i]) = float32(x / (1 + exp(-x))) computed
 // in float64, eight or four lanes at a time with the assembly.
 func siluInto(dst, x []float32) {
-	n := 0
-	if useAVX512 && len(x) >= 8 {
-		n = len(x) &^ 7
-		siluF32Z(&dst[0], &x[0], n)
+	z, y := expLanes(len(x))
+	if z > 0 {
+		siluF32Z(&dst[0], &x[0], z)
 	}
-	if useAsm && len(x)-n >= 4 {
-		siluF32(&dst[n], &x[n], 4)
-		n += 4
+	if y > 0 {
+		siluF32(&dst[z], &x[z], y)
 	}
-	for i := n; i < len(x); i++ {
+	for i := z + y; i < len(x); i++ {
 		dst[i] = silu(x[i])
 	}
+}
+
+// expLanes splits n values between the eight-lane kernel (the first z, a
+// multiple of 8, with AVX-512), the four-lane one (the next y, 0 or a
+// multiple of 4) and Go (the rest).
+func expLanes(n int) (z, y int) {
+	if useAVX512 {
+		z = n &^ 7
+	}
+	if useAsm {
+		y = (n - z) &^ 3
+	}
+	return z, y
 }
 
 func checkLen64(op string, n int, v []float64) {
