@@ -31,7 +31,8 @@ func BenchmarkKernelFractions(b *testing.B) {
 		limit := bws[len(bws)-1].BestGBps
 		pool := tensor.NewPool(threads)
 		for _, dt := range []tensor.DType{tensor.F32, tensor.BF16, tensor.F16} {
-			head, free := kernelMatrix(b, dt, 49152, 576)
+			heads, free := kernelMatrices(b, dt, 49152, 576, 1)
+			head := heads[0]
 			x, dst := make([]float32, head.Cols), make([]float32, head.Rows)
 			b.Run(fmt.Sprintf("decode/%s/49152x576/threads=%d", dt, threads), func(b *testing.B) {
 				best := time.Duration(1 << 62)
@@ -50,11 +51,7 @@ func BenchmarkKernelFractions(b *testing.B) {
 				// matrices to overflow the last-level cache twice, in turn.
 				const n = 64
 				count := int(max(2*l3Bytes(), 64<<20)/int64(sh[0]*sh[1]*dt.Size())) + 1
-				ws := make([]tensor.Matrix, count)
-				frees := make([]func(), count)
-				for i := range ws {
-					ws[i], frees[i] = kernelMatrix(b, dt, sh[0], sh[1])
-				}
+				ws, free := kernelMatrices(b, dt, sh[0], sh[1], count)
 				x, dst := make([]float32, n*sh[1]), make([]float32, n*sh[0])
 				for i := range x {
 					x[i] = float32(i%17)/17 - 0.5
@@ -73,9 +70,7 @@ func BenchmarkKernelFractions(b *testing.B) {
 					gflops := 2 * float64(n*sh[0]*sh[1]) / best.Seconds() / 1e9
 					reportFractions(b, gflops, peak, gbps, limit)
 				})
-				for _, free := range frees {
-					free()
-				}
+				free()
 			}
 		}
 		pool.Close()
@@ -91,22 +86,25 @@ func reportFractions(b *testing.B, gflops, peak, gbps, limit float64) {
 	b.ReportMetric(gbps/limit, "bw-fraction")
 }
 
-// kernelMatrix returns a random (rows, cols) matrix of dtype in huge pages
-// where possible, as arch.NewRandom stores weights, and the function that
-// frees it.
-func kernelMatrix(b *testing.B, dt tensor.DType, rows, cols int) (tensor.Matrix, func()) {
+// kernelMatrices returns count random (rows, cols) matrices of dtype, one
+// after another in one region of huge pages where possible, as
+// arch.NewRandom stores weights, and the function that frees them.
+func kernelMatrices(b *testing.B, dt tensor.DType, rows, cols, count int) ([]tensor.Matrix, func()) {
 	b.Helper()
 	bytes := rows * cols * dt.Size()
-	a, free, err := allocFloats((bytes + 3) / 4)
+	a, free, err := allocFloats((count*bytes + 3) / 4)
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), bytes)
-	tensor.FillUniform(raw, dt, 0.05, 1)
-	m, err := tensor.NewMatrix(raw, dt, rows, cols)
-	if err != nil {
-		free()
-		b.Fatal(err)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), count*bytes)
+	ms := make([]tensor.Matrix, count)
+	for i := range ms {
+		part := raw[i*bytes : (i+1)*bytes]
+		tensor.FillUniform(part, dt, 0.05, uint64(i+1))
+		if ms[i], err = tensor.NewMatrix(part, dt, rows, cols); err != nil {
+			free()
+			b.Fatal(err)
+		}
 	}
-	return m, free
+	return ms, free
 }
