@@ -234,13 +234,19 @@ func (p *TopP) Name() string { return "top_p" }
 // Params holds p.
 func (p *TopP) Params() map[string]float64 { return map[string]float64{"p": p.P} }
 
-// Apply removes the tail outside the top-p mass in place.
+// Apply removes the tail outside the top-p mass in place. Scores already
+// at -Inf (a top-k before it removed all but k) sort first with
+// probability 0: they leave the sums as they are and stay removed, so
+// only the others are sorted, each at its rank among all n.
 func (p *TopP) Apply(s []float32, _ []int) {
 	n := len(s)
 	p.order = p.order[:0]
-	for i := range s {
-		p.order = append(p.order, int32(i))
+	for i, v := range s {
+		if v != negInf {
+			p.order = append(p.order, int32(i))
+		}
 	}
+	removed := n - len(p.order) // ranks [0, removed): the -Inf scores
 	// Ascending by score; ties by descending id, so the lower id of a tie
 	// sits later and is the one kept (the order of ties at the boundary is
 	// arbitrary in torch too).
@@ -253,16 +259,16 @@ func (p *TopP) Apply(s []float32, _ []int) {
 		}
 		return int(b - a)
 	})
-	if cap(p.probs) < n {
-		p.probs = make([]float32, n)
+	if cap(p.probs) < len(p.order) {
+		p.probs = make([]float32, len(p.order))
 	}
-	probs := p.probs[:n]
+	probs := p.probs[:len(p.order)]
 	softmaxInto(probs, s, p.order)
 	var cum float64
 	limit := float32(1 - p.P)
-	for r, id := range p.order {
-		cum += float64(probs[r])
-		if float32(cum) <= limit && r < n-p.MinKeep {
+	for j, id := range p.order {
+		cum += float64(probs[j])
+		if float32(cum) <= limit && removed+j < n-p.MinKeep {
 			s[id] = negInf
 		}
 	}

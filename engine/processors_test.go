@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -150,5 +151,63 @@ func TestTopIDs(t *testing.T) {
 	}
 	if got := topIDs(s, 10); len(got) != 5 {
 		t.Errorf("got %v: removed tokens must not be listed", got)
+	}
+}
+
+// topPRef is TopP over every score, the -Inf ones sorted with the rest.
+func topPRef(s []float32, P float64, minKeep int) {
+	n := len(s)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		switch sa, sb := s[a], s[b]; {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return int(b - a)
+	})
+	probs := make([]float32, n)
+	softmaxInto(probs, s, order)
+	var cum float64
+	for r, id := range order {
+		cum += float64(probs[r])
+		if float32(cum) <= float32(1-P) && r < n-minKeep {
+			s[id] = negInf
+		}
+	}
+}
+
+// TestTopPSkipsRemoved checks that TopP, which sorts only the scores not
+// already at -Inf, removes exactly what the sort of every score removes:
+// after a top-k, with ties, with min_tokens_to_keep beyond the survivors,
+// and with every score at -Inf.
+func TestTopPSkipsRemoved(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	p := &TopP{}
+	for trial := range 3000 {
+		n := 1 + r.IntN(300)
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.IntN(40)) / 8 // ties
+			if r.IntN(3) > 0 {
+				s[i] = negInf
+			}
+		}
+		if trial%50 == 0 {
+			for i := range s {
+				s[i] = negInf
+			}
+		}
+		p.P, p.MinKeep = []float64{0.1, 0.5, 0.9, 0.95, 0.999, 1e-9}[r.IntN(6)], 1+r.IntN(8)
+		want := slices.Clone(s)
+		topPRef(want, p.P, p.MinKeep)
+		p.Apply(s, nil)
+		if !slices.Equal(kept(s), kept(want)) {
+			t.Fatalf("trial %d (n %d, top_p %v, min keep %d): kept %v, want %v", trial, n, p.P, p.MinKeep, kept(s), kept(want))
+		}
 	}
 }
