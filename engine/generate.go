@@ -438,8 +438,9 @@ func (g *loop) pick(step, r int, row *trace.StepRow) (int, error) {
 		}
 	}
 	if row != nil {
-		row.Final = g.rec.final(g.probs, kept)
-		row.Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), Prob: float64(g.probs[id]), Rank: rank(g.probs, id), By: by}
+		var rk int
+		row.Final, rk = g.rec.final(g.probs, kept, id)
+		row.Chosen = trace.Chosen{ID: id, Token: g.rec.token(id), Prob: float64(g.probs[id]), Rank: rk, By: by}
 	}
 	return id, nil
 }

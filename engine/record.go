@@ -161,6 +161,7 @@ type recorder struct {
 	stages []trace.Stage   // [procs]
 	snaps  [][]float32     // [procs][vocab]: the scores each stage left
 	sparse []sparseScratch // [procs]
+	fin    sparseScratch   // the kept probabilities of final
 }
 
 // sparseScratch holds the kept scores of a stage where most are removed,
@@ -313,18 +314,47 @@ func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candid
 }
 
 // final records the distribution a token was chosen from: kept tokens by
-// descending probability, up to r.top.
-func (r *recorder) final(probs []float32, kept int) *trace.Final {
-	ids := topIDs(probs, r.top)
-	f := &trace.Final{KeptCount: kept, IDs: make([]int, 0, len(ids)), Probs: make([]float64, 0, len(ids))}
-	for _, id := range ids {
-		if probs[id] <= 0 {
+// descending probability, up to r.top; and the rank of the chosen id
+// among all (see rank). When few tokens are kept (after a top-k or top-p),
+// the positive probabilities are gathered first, in id order so that ties
+// still rank by id, and both are taken from them: tokens of probability 0
+// neither enter the list nor rank above a chosen token that has more.
+func (r *recorder) final(probs []float32, kept, chosen int) (*trace.Final, int) {
+	vals, ids := probs, []int(nil)
+	if kept*8 < len(probs) {
+		sc := &r.fin
+		sc.vals, sc.ids = sc.vals[:0], sc.ids[:0]
+		for id, p := range probs {
+			if p > 0 {
+				sc.vals, sc.ids = append(sc.vals, p), append(sc.ids, id)
+			}
+		}
+		vals, ids = sc.vals, sc.ids
+	}
+	top := topIDs(vals, r.top)
+	f := &trace.Final{KeptCount: kept, IDs: make([]int, 0, len(top)), Probs: make([]float64, 0, len(top))}
+	for _, k := range top {
+		if vals[k] <= 0 {
 			break
 		}
+		id := k
+		if ids != nil {
+			id = ids[k]
+		}
 		f.IDs = append(f.IDs, id)
-		f.Probs = append(f.Probs, float64(probs[id]))
+		f.Probs = append(f.Probs, float64(vals[k]))
 	}
-	return f
+	p := probs[chosen]
+	if ids == nil || !(p > 0) {
+		return f, rank(probs, chosen)
+	}
+	n := 1
+	for k, q := range vals {
+		if q > p || q == p && ids[k] < chosen {
+			n++
+		}
+	}
+	return f, n
 }
 
 // rank is the 1-based rank of id in probs: tokens more probable, or as
