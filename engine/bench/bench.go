@@ -125,13 +125,18 @@ type Report struct {
 // RecordReport is the cost of recording every step: decoding with the
 // sampling pipeline, recording off and on in turn.
 type RecordReport struct {
-	Generation      string  `json:"generation"`          // the options of both runs
-	Top             int     `json:"top"`                 // candidates per list
-	Attention       string  `json:"attention,omitempty"` // record_attention of the recorded runs: "step" or "all"
-	Lens            int     `json:"lens,omitempty"`      // record_lens of the recorded runs
-	OffTokensPerSec Stat    `json:"off_decode_tokens_per_sec"`
-	OnTokensPerSec  Stat    `json:"on_decode_tokens_per_sec"`
-	Ratio           float64 `json:"ratio"` // median decode time per token, on over off
+	Generation      string `json:"generation"`          // the options of both runs
+	Top             int    `json:"top"`                 // candidates per list
+	Attention       string `json:"attention,omitempty"` // record_attention of the recorded runs: "step" or "all"
+	Lens            int    `json:"lens,omitempty"`      // record_lens of the recorded runs
+	OffTokensPerSec Stat   `json:"off_decode_tokens_per_sec"`
+	OnTokensPerSec  Stat   `json:"on_decode_tokens_per_sec"`
+	// Ratio is the median over repetitions of one repetition's decode time
+	// per token with recording on over the one with it off, run back to
+	// back (in turn on first and off first): paired, so that the machine's
+	// drift over the run (its memory bandwidth moves by several percent
+	// within a minute) cancels out.
+	Ratio float64 `json:"ratio"`
 }
 
 // Run measures m: the bandwidth and FMA probes, a warm-up, opts.Reps timed
@@ -139,7 +144,7 @@ type RecordReport struct {
 // opts.PromptLen random ids, and the bandwidth probe again. With
 // opts.Record each repetition also generates with the sampling pipeline
 // (repetition penalty 1.1, temperature 0.8, top-k 50, top-p 0.95: four
-// stages) with recording off and then on (the top 20 candidates of every
+// stages) with recording off and on, in either order (the top 20 of every
 // stage, the final distribution, KV cache and traffic). EOS is ignored, so
 // every run generates all its tokens. When m has a SetThreads(int) method
 // (an *arch.Model) it is set to opts.Threads.
@@ -218,7 +223,13 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		prefillFLOPs = append(prefillFLOPs, flops/t.prefill.Seconds()/1e9)
 		decode = append(decode, float64(t.steps)/t.decode.Seconds())
 		if opts.Record {
-			for _, req := range []*engine.Request{&sampleOff, &sampleOn} {
+			// Off then on, and on then off at the next repetition, so that
+			// a drift of the machine during the pair cancels out.
+			pair := []*engine.Request{&sampleOff, &sampleOn}
+			if rep%2 == 1 {
+				pair[0], pair[1] = pair[1], pair[0]
+			}
+			for _, req := range pair {
 				t, err := generate(ctx, *req)
 				if err != nil {
 					return nil, err
@@ -292,9 +303,11 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 			Attention: opts.RecordAttention, Lens: opts.RecordLens,
 			OffTokensPerSec: statOf(decodeOff), OnTokensPerSec: statOf(decodeOn),
 		}
-		if on := r.Record.OnTokensPerSec.Median; on > 0 {
-			r.Record.Ratio = r.Record.OffTokensPerSec.Median / on
+		ratios := make([]float64, len(decodeOn))
+		for i, on := range decodeOn {
+			ratios[i] = decodeOff[i] / on // time on over time off
 		}
+		r.Record.Ratio = statOf(ratios).Median
 	}
 	return r, nil
 }
