@@ -52,6 +52,16 @@ func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Acti
 	}
 }
 
+// doRendered runs actions that make the server send a new view (a
+// branch, a jump), and waits until the page has swapped it in, so that
+// the next action finds the new nodes, not ones about to be replaced.
+func doRendered(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	do(t, ctx, what+": mark the view", chromedp.Evaluate[chromedp.Void](`document.querySelector("[data-testid=step-index]").dataset.stale = "1"`))
+	do(t, ctx, what, actions...)
+	waitJS(t, ctx, what+": the new view", `!document.querySelector("[data-testid=step-index]").dataset.stale`)
+}
+
 // open loads the page and waits for its WebSocket view.
 func open(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
