@@ -284,7 +284,7 @@ func TestBrowserBranchExportImport(t *testing.T) {
 	if e := pageError(t, ctx); !strings.Contains(e, "outside the vocabulary") {
 		t.Errorf("branch 99: got error %q", e)
 	}
-	do(t, ctx, "trunk", chromedp.Click(css(`[data-branch="0"]`)))
+	doRendered(t, ctx, "trunk", chromedp.Click(css(`[data-branch="0"]`)))
 	goTo(t, ctx, 1)
 	do(t, ctx, "branch eat", chromedp.SetValue(css("[data-testid=branch-token]"), "eat"), chromedp.Click(css("[data-testid=branch-go]")))
 	waitJS(t, ctx, "the second branch", `document.querySelectorAll("[data-testid=branch-tree] li").length === 3 && document.querySelector("[data-testid=run-status]").dataset.state === "done"`)

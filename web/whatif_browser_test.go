@@ -204,7 +204,7 @@ func TestBrowserBranchToChosenToken(t *testing.T) {
 	doRendered(t, ctx, "click the chosen candidate", chromedp.Click(css(`[data-testid=candidate-active] [data-branch-id]`)))
 	do(t, ctx, "branch eat", chromedp.SetValue(css("[data-testid=branch-token]"), "eat"), chromedp.Click(css("[data-testid=branch-go]")))
 	waitJS(t, ctx, "the eat branch", `document.querySelector("[data-testid=branch-active]")?.dataset.branch === "1" && document.querySelector("[data-testid=run-status]").dataset.state === "done"`)
-	do(t, ctx, "trunk", chromedp.Click(css(`[data-branch="0"]`)))
+	doRendered(t, ctx, "trunk", chromedp.Click(css(`[data-branch="0"]`)))
 	goTo(t, ctx, 1)
 	do(t, ctx, "branch eat again", chromedp.SetValue(css("[data-testid=branch-token]"), "eat"), chromedp.Click(css("[data-testid=branch-go]")))
 	waitJS(t, ctx, "back on the eat branch", `document.querySelector("[data-testid=branch-active]")?.dataset.branch === "1"`)
