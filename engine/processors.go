@@ -247,18 +247,7 @@ func (p *TopP) Apply(s []float32, _ []int) {
 		}
 	}
 	removed := n - len(p.order) // ranks [0, removed): the -Inf scores
-	// Ascending by score; ties by descending id, so the lower id of a tie
-	// sits later and is the one kept (the order of ties at the boundary is
-	// arbitrary in torch too).
-	slices.SortFunc(p.order, func(a, b int32) int {
-		switch sa, sb := s[a], s[b]; {
-		case sa < sb:
-			return -1
-		case sa > sb:
-			return 1
-		}
-		return int(b - a)
-	})
+	slices.SortFunc(p.order, ascendingScore(s))
 	if cap(p.probs) < len(p.order) {
 		p.probs = make([]float32, len(p.order))
 	}
@@ -271,6 +260,21 @@ func (p *TopP) Apply(s []float32, _ []int) {
 		if float32(cum) <= limit && removed+j < n-p.MinKeep {
 			s[id] = negInf
 		}
+	}
+}
+
+// ascendingScore orders ids of s by ascending score, ties by descending
+// id, so that the lower id of a tie sits later and is the one top_p keeps
+// (the order of ties at the boundary is arbitrary in torch too).
+func ascendingScore(s []float32) func(a, b int32) int {
+	return func(a, b int32) int {
+		switch sa, sb := s[a], s[b]; {
+		case sa < sb:
+			return -1
+		case sa > sb:
+			return 1
+		}
+		return int(b - a)
 	}
 }
 

@@ -161,15 +161,7 @@ func topPRef(s []float32, P float64, minKeep int) {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		switch sa, sb := s[a], s[b]; {
-		case sa < sb:
-			return -1
-		case sa > sb:
-			return 1
-		}
-		return int(b - a)
-	})
+	slices.SortFunc(order, ascendingScore(s))
 	probs := make([]float32, n)
 	softmaxInto(probs, s, order)
 	var cum float64
