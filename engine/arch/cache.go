@@ -36,21 +36,25 @@ func newCache(d dims, rows, capacity int) (*Cache, error) {
 		return nil, fmt.Errorf("arch: new cache: %d rows of %d positions at %d bytes each is too large", rows, capacity, per)
 	}
 	c := &Cache{rows: rows, capacity: capacity, layers: d.layers, kvHeads: d.kvHeads, headDim: d.headDim}
-	c.k = c.alloc()
-	c.v = c.alloc()
+	c.alloc()
 	return c, nil
 }
 
-// alloc returns zeroed storage for every layer and row.
-func (c *Cache) alloc() [][][]float32 {
-	out := make([][][]float32, c.layers)
-	for l := range out {
-		out[l] = make([][]float32, c.rows)
-		for r := range out[l] {
-			out[l][r] = make([]float32, c.kvHeads*c.capacity*c.headDim)
+// alloc gives c zeroed storage for the keys and values of every layer and
+// row, in one block (kvStorage) laid out in the order a decode step reads
+// it: per layer, per row, the keys (kvHeads, capacity, headDim) then the
+// values.
+func (c *Cache) alloc() {
+	each := c.kvHeads * c.capacity * c.headDim
+	buf := kvStorage(c, 2*c.layers*c.rows*each)
+	c.k, c.v = make([][][]float32, c.layers), make([][][]float32, c.layers)
+	for l := range c.layers {
+		c.k[l], c.v[l] = make([][]float32, c.rows), make([][]float32, c.rows)
+		for r := range c.rows {
+			c.k[l][r], buf = buf[:each:each], buf[each:]
+			c.v[l][r], buf = buf[:each:each], buf[each:]
 		}
 	}
-	return out
 }
 
 // Len returns the positions held per row.
@@ -164,8 +168,7 @@ func (c *Cache) Truncate(n int) {
 // Clone returns an independent copy with the same capacity.
 func (c *Cache) Clone() engine.Cache {
 	d := &Cache{rows: c.rows, capacity: c.capacity, n: c.n, layers: c.layers, kvHeads: c.kvHeads, headDim: c.headDim}
-	d.k = d.alloc()
-	d.v = d.alloc()
+	d.alloc()
 	for l := 0; l < c.layers; l++ {
 		for r := 0; r < c.rows; r++ {
 			d.copyPositions(d.k[l][r], c.k[l][r])
