@@ -54,7 +54,8 @@ func kvStorage(owner *Cache, n int) []float32 {
 	collect := kvMapped.bytes+bytes > max(kvMapped.nextGC, kvGCFloor)
 	kvMapped.Unlock()
 	if collect {
-		runtime.GC() // queues the cleanups of unreachable caches
+		runtime.GC()      // queues the cleanups of unreachable caches
+		runtime.Gosched() // and lets them run, even on one CPU
 	}
 	mem, free, err := mmap.Huge(int(bytes))
 	if err != nil {

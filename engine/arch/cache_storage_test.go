@@ -65,7 +65,7 @@ func TestCacheHugeStorageUnmapped(t *testing.T) {
 	const capacity = 1024 // 16 layers · 2 · 4 heads · 1024 · 64 · 4 B = 32 MiB
 	size := int64(2 * d.layers * d.kvHeads * capacity * d.headDim * 4)
 	most := int64(0)
-	for range 48 { // 1.5 GiB in all, never touched
+	for range 96 { // 3 GiB in all, never touched
 		c, err := newCache(d, 1, capacity)
 		if err != nil {
 			t.Fatal(err)
@@ -73,7 +73,9 @@ func TestCacheHugeStorageUnmapped(t *testing.T) {
 		runtime.KeepAlive(c)
 		most = max(most, mapped()-base)
 	}
-	if bound := 2 * (kvGCFloor + size); most > bound {
+	// kvGCFloor when the cleanups keep up (they run on another goroutine,
+	// and may lag, as under the race detector: then the bound doubles).
+	if bound := 4*kvGCFloor + size; most > bound {
 		t.Errorf("up to %d MiB mapped by caches nobody holds, want at most %d", most>>20, bound>>20)
 	}
 	deadline := time.Now().Add(10 * time.Second)
