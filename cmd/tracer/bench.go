@@ -156,8 +156,12 @@ func printBench(out io.Writer, r *bench.Report) {
 			b.BestGBps, after(r, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
 	}
 	row("of the limit", "%.0f%% best, %.0f%% median (limit %.1f GB/s)", 100*r.BandwidthFraction, 100*r.MedianFraction, r.BandwidthLimitGBps)
-	for _, f := range r.FMA {
-		row(fmt.Sprintf("FMA peak, %d thr", f.Threads), "%.1f GFLOP/s", f.BestGFLOPS)
+	for i, f := range r.FMA {
+		after := 0.0
+		if i < len(r.FMAAfter) {
+			after = r.FMAAfter[i].BestGFLOPS
+		}
+		row(fmt.Sprintf("FMA peak, %d thr", f.Threads), "%.1f GFLOP/s before, %.1f GFLOP/s after", f.BestGFLOPS, after)
 	}
 	if r.AllocsPerToken >= 0 {
 		row("allocations", "%.2f per decoded token", r.AllocsPerToken)

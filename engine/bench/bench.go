@@ -94,7 +94,7 @@ type Report struct {
 	// Prefill is the first forward pass, the whole prompt at once.
 	PrefillTokensPerSec Stat    `json:"prefill_tokens_per_sec"`
 	PrefillGFLOPS       Stat    `json:"prefill_gflops"`
-	PrefillFMAFraction  float64 `json:"prefill_fma_fraction"` // best prefill GFLOP/s over the best FMA peak at Threads
+	PrefillFMAFraction  float64 `json:"prefill_fma_fraction"` // best prefill GFLOP/s over the FMA peak at Threads (the best before and after)
 
 	// Decode is every later step of engine.Generate, greedy, recording
 	// off: one forward pass and the choice of a token.
@@ -109,11 +109,15 @@ type Report struct {
 	BandwidthLimitGBps float64     `json:"bandwidth_limit_gbps"`
 	BandwidthFraction  float64     `json:"bandwidth_fraction"`        // best decode GB/s over the limit
 	MedianFraction     float64     `json:"bandwidth_fraction_median"` // median decode GB/s over the limit
-	FMA                []FMAPeak   `json:"fma_peak"`
-	ProbeBytes         int64       `json:"probe_bytes"`
-	ProbeReps          int         `json:"probe_reps"`            // passes per bandwidth measurement, the best kept
-	ProbeHugeBytes     int64       `json:"probe_huge_page_bytes"` // of the probe array, in transparent huge pages (-1: unknown)
-	ProbeISA           string      `json:"probe_isa"`
+	// The FMA peak right before and after the timed runs, with one thread
+	// and with Threads: a peak taken once could be held down by a moment
+	// when the machine ran something else.
+	FMA            []FMAPeak `json:"fma_peak"`
+	FMAAfter       []FMAPeak `json:"fma_peak_after"`
+	ProbeBytes     int64     `json:"probe_bytes"`
+	ProbeReps      int       `json:"probe_reps"`            // passes per bandwidth measurement, the best kept
+	ProbeHugeBytes int64     `json:"probe_huge_page_bytes"` // of the probe array, in transparent huge pages (-1: unknown)
+	ProbeISA       string    `json:"probe_isa"`
 
 	AllocsPerToken float64 `json:"allocs_per_token"` // heap allocations per decode step, recording off (-1: unknown, fewer than 3 new tokens)
 	PeakRSSBytes   int64   `json:"peak_rss_bytes"`   // of the timed runs (-1: unknown)
@@ -180,10 +184,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	if r.BandwidthBefore, r.ProbeHugeBytes, err = ProbeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
 		return nil, err
 	}
-	r.FMA = append(r.FMA, MeasureFMA(1, 3, opts.FMARounds))
-	if opts.Threads > 1 {
-		r.FMA = append(r.FMA, MeasureFMA(opts.Threads, 3, opts.FMARounds))
-	}
+	r.FMA = measureFMAPeaks(opts)
 	runtime.GC()
 	peakOK := ResetPeakRSS()
 
@@ -269,10 +270,11 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.AllocsPerToken = max(0, float64(fewest)-float64(shortest)) / float64(opts.NewTokens-2)
 	}
 
-	logf("probing read bandwidth again")
+	logf("probing read bandwidth and the FMA peak again")
 	if r.BandwidthAfter, _, err = ProbeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps); err != nil {
 		return nil, err
 	}
+	r.FMAAfter = measureFMAPeaks(opts)
 
 	r.PrefillTokensPerSec, r.PrefillGFLOPS = statOf(prefill), statOf(prefillFLOPs)
 	r.DecodeTokensPerSec = statOf(decode)
@@ -294,7 +296,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.BandwidthFraction = r.DecodeGBps.Max / r.BandwidthLimitGBps
 		r.MedianFraction = r.DecodeGBps.Median / r.BandwidthLimitGBps
 	}
-	if peak := r.FMA[len(r.FMA)-1].BestGFLOPS; peak > 0 {
+	if peak := r.FMAPeakGFLOPS(opts.Threads); peak > 0 {
 		r.PrefillFMAFraction = r.PrefillGFLOPS.Max / peak
 	}
 	if opts.Record {
@@ -310,6 +312,28 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.Record.Ratio = statOf(ratios).Median
 	}
 	return r, nil
+}
+
+// measureFMAPeaks measures the FMA peak with one thread and, when more
+// are asked for, with opts.Threads.
+func measureFMAPeaks(opts Options) []FMAPeak {
+	peaks := []FMAPeak{MeasureFMA(1, 3, opts.FMARounds)}
+	if opts.Threads > 1 {
+		peaks = append(peaks, MeasureFMA(opts.Threads, 3, opts.FMARounds))
+	}
+	return peaks
+}
+
+// FMAPeakGFLOPS returns the best FMA peak measured with threads threads,
+// before or after the timed runs (0 when none was).
+func (r *Report) FMAPeakGFLOPS(threads int) float64 {
+	best := 0.0
+	for _, f := range append(slices.Clone(r.FMA), r.FMAAfter...) {
+		if f.Threads == threads {
+			best = max(best, f.BestGFLOPS)
+		}
+	}
+	return best
 }
 
 // ProbeBandwidth is the machine's one bandwidth probe, used by tracer bench

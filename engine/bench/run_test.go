@@ -39,8 +39,14 @@ func TestRun(t *testing.T) {
 		if c := m.Cost(1, 8, 1); r.BytesPerToken < c.WeightBytes {
 			t.Errorf("bytes per token %d, less than the weights %d", r.BytesPerToken, c.WeightBytes)
 		}
-		if len(r.BandwidthBefore) != 2 || len(r.BandwidthAfter) != 2 || r.BandwidthLimitGBps <= 0 || r.BandwidthFraction <= 0 || len(r.FMA) != 2 {
-			t.Errorf("bandwidth %+v / %+v, limit %v, fraction %v, fma %+v", r.BandwidthBefore, r.BandwidthAfter, r.BandwidthLimitGBps, r.BandwidthFraction, r.FMA)
+		if len(r.BandwidthBefore) != 2 || len(r.BandwidthAfter) != 2 || r.BandwidthLimitGBps <= 0 || r.BandwidthFraction <= 0 || len(r.FMA) != 2 || len(r.FMAAfter) != 2 {
+			t.Errorf("bandwidth %+v / %+v, limit %v, fraction %v, fma %+v / %+v", r.BandwidthBefore, r.BandwidthAfter, r.BandwidthLimitGBps, r.BandwidthFraction, r.FMA, r.FMAAfter)
+		}
+		// The prefill fraction is over the best FMA peak at 2 threads,
+		// before or after.
+		peak := max(r.FMA[1].BestGFLOPS, r.FMAAfter[1].BestGFLOPS)
+		if r.FMA[1].Threads != 2 || r.FMAAfter[1].Threads != 2 || peak != r.FMAPeakGFLOPS(2) || r.PrefillFMAFraction != r.PrefillGFLOPS.Max/peak {
+			t.Errorf("prefill fraction %v of %v GFLOP/s, FMA peaks %+v / %+v", r.PrefillFMAFraction, r.PrefillGFLOPS.Max, r.FMA, r.FMAAfter)
 		}
 		if r.AllocsPerToken != 0 && !raceEnabled {
 			t.Errorf("%v allocations per decoded token, want 0", r.AllocsPerToken)
