@@ -296,7 +296,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.BandwidthFraction = r.DecodeGBps.Max / r.BandwidthLimitGBps
 		r.MedianFraction = r.DecodeGBps.Median / r.BandwidthLimitGBps
 	}
-	if peak := r.FMAPeakGFLOPS(opts.Threads); peak > 0 {
+	if peak := r.fmaPeak(opts.Threads); peak > 0 {
 		r.PrefillFMAFraction = r.PrefillGFLOPS.Max / peak
 	}
 	if opts.Record {
@@ -324,9 +324,9 @@ func measureFMAPeaks(opts Options) []FMAPeak {
 	return peaks
 }
 
-// FMAPeakGFLOPS returns the best FMA peak measured with threads threads,
+// fmaPeak returns the best FMA peak measured with threads threads,
 // before or after the timed runs (0 when none was).
-func (r *Report) FMAPeakGFLOPS(threads int) float64 {
+func (r *Report) fmaPeak(threads int) float64 {
 	best := 0.0
 	for _, f := range append(slices.Clone(r.FMA), r.FMAAfter...) {
 		if f.Threads == threads {

@@ -45,7 +45,7 @@ func TestRun(t *testing.T) {
 		// The prefill fraction is over the best FMA peak at 2 threads,
 		// before or after.
 		peak := max(r.FMA[1].BestGFLOPS, r.FMAAfter[1].BestGFLOPS)
-		if r.FMA[1].Threads != 2 || r.FMAAfter[1].Threads != 2 || peak != r.FMAPeakGFLOPS(2) || r.PrefillFMAFraction != r.PrefillGFLOPS.Max/peak {
+		if r.FMA[1].Threads != 2 || r.FMAAfter[1].Threads != 2 || peak != r.fmaPeak(2) || r.PrefillFMAFraction != r.PrefillGFLOPS.Max/peak {
 			t.Errorf("prefill fraction %v of %v GFLOP/s, FMA peaks %+v / %+v", r.PrefillFMAFraction, r.PrefillGFLOPS.Max, r.FMA, r.FMAAfter)
 		}
 		if r.AllocsPerToken != 0 && !raceEnabled {
