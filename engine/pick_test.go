@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"tracer/engine/tensor"
 )
 
 // pickRef is the reference of picker.pick: every kept token sorted by
@@ -175,5 +177,92 @@ func BenchmarkPick(b *testing.B) {
 				pickRef(probs, u)
 			}
 		})
+	}
+}
+
+// softmaxAll is Softmax over every score, exponentials of the removed ones
+// included: the definition softmaxKept must match bit for bit.
+func softmaxAll(dst, s []float32) {
+	m := negInf
+	for _, v := range s {
+		if v > m {
+			m = v
+		}
+	}
+	var sum float32
+	var buf [expBlock]float64
+	for lo := 0; lo < len(s); lo += expBlock {
+		ss := s[lo:min(lo+expBlock, len(s))]
+		e := buf[:len(ss)]
+		for i, v := range ss {
+			e[i] = float64(v - m)
+		}
+		tensor.Exp(e, e)
+		for i, x := range e {
+			dst[lo+i] = float32(x)
+			sum += dst[lo+i]
+		}
+	}
+	for i := range dst {
+		dst[i] /= sum
+	}
+}
+
+// TestSoftmaxKeptMatchesAll checks Softmax on scores mostly removed (the
+// kept ones alone, softmaxKept) against the exponentials of all, bit for
+// bit: kept scores in the last ones that Softmax's last block leaves to
+// Go, ties, both zeros, scores whose exponential underflows, vocabulary
+// sizes around the block and SmolLM2's, and the fallbacks (a NaN, +Inf,
+// all removed, too many kept).
+func TestSoftmaxKeptMatchesAll(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	odd := []float32{0, float32(math.Copysign(0, -1)), -200, 60, 3}
+	for trial := range 4000 {
+		n := 1 + r.IntN(3*expBlock)
+		switch trial % 10 {
+		case 0:
+			n = 49152 + r.IntN(4)
+		case 1:
+			n = expBlock*(1+r.IntN(3)) + r.IntN(4)
+		}
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = negInf
+		}
+		kept := 1 + r.IntN(max(1, n/8))
+		if trial%50 == 0 {
+			kept = n // dense
+		}
+		for range kept {
+			i := r.IntN(n)
+			if r.IntN(4) == 0 {
+				i = n - 1 - r.IntN(min(n, 4)) // the last ones
+			}
+			s[i] = float32(r.IntN(64))/8 - 4 // ties
+			if r.IntN(6) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		switch trial % 97 {
+		case 1:
+			s[r.IntN(n)] = float32(math.NaN())
+		case 2:
+			s[r.IntN(n)] = float32(math.Inf(1))
+		case 3:
+			for i := range s {
+				s[i] = negInf
+			}
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		for i := range got {
+			got[i] = 42 // Softmax writes every entry
+		}
+		Softmax(got, s)
+		softmaxAll(want, s)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("trial %d, %d scores: probability %d is %v, want %v", trial, n, i, got[i], want[i])
+			}
+		}
 	}
 }
