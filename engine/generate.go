@@ -743,8 +743,15 @@ func Softmax(dst, s []float32) int {
 			return kept
 		}
 	}
-	// A NaN score makes its exponential, the sum and so every probability
-	// NaN, as taking it for the maximum would.
+	softmaxBlocks(dst, s, m)
+	return kept
+}
+
+// softmaxBlocks is Softmax over every score, m the largest: exponentials
+// of s - m a block at a time, the sum in order, the division. A NaN score
+// makes its exponential, the sum and so every probability NaN, as taking
+// it for the maximum would.
+func softmaxBlocks(dst, s []float32, m float32) {
 	var sum float32
 	var buf [expBlock]float64
 	for lo := 0; lo < len(s); lo += expBlock {
@@ -763,7 +770,6 @@ func Softmax(dst, s []float32) int {
 	for i := range dst {
 		dst[i] /= sum
 	}
-	return kept
 }
 
 // sparseMax bounds the kept scores Softmax takes apart from the rest.

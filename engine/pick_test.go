@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"tracer/engine/tensor"
 )
 
 // pickRef is the reference of picker.pick: every kept token sorted by
@@ -189,23 +187,7 @@ func softmaxAll(dst, s []float32) {
 			m = v
 		}
 	}
-	var sum float32
-	var buf [expBlock]float64
-	for lo := 0; lo < len(s); lo += expBlock {
-		ss := s[lo:min(lo+expBlock, len(s))]
-		e := buf[:len(ss)]
-		for i, v := range ss {
-			e[i] = float64(v - m)
-		}
-		tensor.Exp(e, e)
-		for i, x := range e {
-			dst[lo+i] = float32(x)
-			sum += dst[lo+i]
-		}
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
+	softmaxBlocks(dst, s, m)
 }
 
 // TestSoftmaxKeptMatchesAll checks Softmax on scores mostly removed (the
