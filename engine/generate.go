@@ -721,15 +721,8 @@ func argmax(s []float32) int {
 // the same bits, as the removed ones add 0 to the sum (50 kept of 49,152:
 // 245 → 95 µs a step).
 func Softmax(dst, s []float32) int {
-	m, kept := negInf, 0
-	for _, v := range s {
-		if v > m {
-			m = v
-		}
-		if v >= -math.MaxFloat32 || v != v { // not -Inf
-			kept++
-		}
-	}
+	m, _ := tensor.MaxNaN(s) // a NaN is not the maximum; see softmaxBlocks
+	kept := tensor.CountKept(s)
 	if kept > 0 && kept <= sparseMax && kept*8 < len(s) && m <= math.MaxFloat32 {
 		var ids [sparseMax]int32
 		n := 0

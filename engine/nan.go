@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"tracer/engine/tensor"
 	"tracer/trace"
 )
 
@@ -50,8 +51,13 @@ func (e *nanStop) Error() string {
 }
 
 // scanScores returns the index of the first NaN or +Inf of s (-1 when
-// none) and whether every score is -Inf (no token left).
+// none) and whether every score is -Inf (no token left). It runs on every
+// row's scores at every step.
 func scanScores(s []float32) (bad int, empty bool) {
+	// The usual case in one vector pass: no NaN, no +Inf.
+	if m, nan := tensor.MaxNaN(s); !nan && m <= math.MaxFloat32 {
+		return -1, m < -math.MaxFloat32
+	}
 	empty = true
 	for i, v := range s {
 		switch {

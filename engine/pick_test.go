@@ -248,3 +248,42 @@ func TestSoftmaxKeptMatchesAll(t *testing.T) {
 		}
 	}
 }
+
+// TestScanScoresMatchesOneAtATime checks scanScores, whose usual case is
+// one vector pass, against the loop over every score: the first NaN or
+// +Inf, and whether every score is -Inf (none at all included).
+func TestScanScoresMatchesOneAtATime(t *testing.T) {
+	ref := func(s []float32) (int, bool) {
+		empty := true
+		for i, v := range s {
+			if v != v || v > math.MaxFloat32 {
+				return i, false
+			}
+			if v >= -math.MaxFloat32 {
+				empty = false
+			}
+		}
+		return -1, empty
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	odd := []float32{float32(math.NaN()), float32(math.Inf(1)), negInf, math.MaxFloat32, -math.MaxFloat32, 0}
+	for trial := range 20000 {
+		n := r.IntN(200)
+		s := make([]float32, n)
+		removed := trial%3 == 0
+		for i := range s {
+			s[i] = float32(r.NormFloat64())
+			if removed {
+				s[i] = negInf
+			}
+			if r.IntN(60) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		gotBad, gotEmpty := scanScores(s)
+		wantBad, wantEmpty := ref(s)
+		if gotBad != wantBad || gotEmpty != wantEmpty {
+			t.Fatalf("%v: scanScores = %d, %v; want %d, %v", s, gotBad, gotEmpty, wantBad, wantEmpty)
+		}
+	}
+}

@@ -100,17 +100,10 @@ func logSumExp(s []float32) float64 {
 }
 
 // maxScore returns the largest score (-Inf when there are none) and
-// whether one is NaN.
+// whether one is NaN (tensor.MaxNaN).
 func maxScore(s []float32) (float64, bool) {
-	mx, nan := float32(math.Inf(-1)), false
-	for _, v := range s {
-		if v > mx {
-			mx = v
-		} else if v != v {
-			nan = true
-		}
-	}
-	return float64(mx), nan
+	m, nan := tensor.MaxNaN(s)
+	return float64(m), nan
 }
 
 // sumExp returns Σ e and (with dot) Σ e·(s - m) over the scores, with
@@ -317,12 +310,7 @@ func (r *recorder) stage(p Processor, s []float32) trace.Stage {
 // gathered first (into sc), so that the log-sum-exp and the candidates
 // cost little.
 func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candidate) {
-	kept := 0
-	for _, v := range s {
-		if v >= -math.MaxFloat32 || v != v { // not -Inf
-			kept++
-		}
-	}
+	kept := tensor.CountKept(s)
 	if kept*8 >= len(s) {
 		return kept, r.candidates(s, logSumExp(s), false)
 	}

@@ -132,6 +132,16 @@ func prefetchLines(p unsafe.Pointer, n int)
 //go:noescape
 func divMaxF32(w *float32, n int, d float32) float32
 
+// maxNaNF32 is MaxNaN of s[:n], n a positive multiple of 32.
+//
+//go:noescape
+func maxNaNF32(s *float32, n int) (max float32, nan bool)
+
+// countKeptF32 is CountKept of s[:n], n a positive multiple of 32.
+//
+//go:noescape
+func countKeptF32(s *float32, n int) int
+
 // roundSumF64: w[j] = float32(e[j]), s[j%4] += float64(w[j]) for j < n, n
 // a positive multiple of 4.
 //

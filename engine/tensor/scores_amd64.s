@@ -1,0 +1,90 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 scans of a score vector (scores.go). Plan 9 operand order:
+// VMAXPS b, a, dst computes dst = a > b ? a : b (b when either is NaN);
+// VCMPPS $p, b, a, dst compares a with b.
+
+// func maxNaNF32(s *float32, n int) (max float32, nan bool)
+// The largest of s[:n] that is not NaN (-Inf when none is) and whether
+// one is NaN; n a positive multiple of 32. Two max accumulators start at
+// -Inf and take each block as a: a NaN lane of the block leaves them as
+// they are, and is ORed into Y6.
+TEXT ·maxNaNF32(SB), NOSPLIT, $0-21
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ (SI)(CX*4), CX
+	MOVL $0xff800000, AX
+	MOVL AX, X4
+	VBROADCASTSS X4, Y4
+	VMOVAPS Y4, Y5
+	VXORPS Y6, Y6, Y6
+loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMAXPS Y4, Y0, Y4
+	VMAXPS Y5, Y1, Y5
+	VCMPPS $3, Y0, Y0, Y0 // unordered: NaN lanes
+	VCMPPS $3, Y1, Y1, Y1
+	VORPS Y0, Y6, Y6
+	VORPS Y1, Y6, Y6
+	VMAXPS Y4, Y2, Y4
+	VMAXPS Y5, Y3, Y5
+	VCMPPS $3, Y2, Y2, Y2
+	VCMPPS $3, Y3, Y3, Y3
+	VORPS Y2, Y6, Y6
+	VORPS Y3, Y6, Y6
+	ADDQ $128, SI
+	CMPQ SI, CX
+	JB loop
+	VMAXPS Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4e, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xb1, X4, X5
+	VMAXPS X5, X4, X4
+	VMOVSS X4, max+16(FP)
+	VMOVMSKPS Y6, AX
+	TESTL AX, AX
+	SETNE nan+20(FP)
+	VZEROUPPER
+	RET
+
+// func countKeptF32(s *float32, n int) int
+// How many of s[:n] are not -Inf (a NaN counts); n a positive multiple
+// of 32.
+TEXT ·countKeptF32(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ (SI)(CX*4), CX
+	MOVL $0xff800000, AX
+	MOVL AX, X4
+	VBROADCASTSS X4, Y4
+	XORQ DX, DX
+loop:
+	VCMPPS $4, (SI), Y4, Y0 // not equal, or unordered
+	VCMPPS $4, 32(SI), Y4, Y1
+	VCMPPS $4, 64(SI), Y4, Y2
+	VCMPPS $4, 96(SI), Y4, Y3
+	VMOVMSKPS Y0, AX
+	VMOVMSKPS Y1, BX
+	VMOVMSKPS Y2, R8
+	VMOVMSKPS Y3, R9
+	SHLL $8, BX
+	SHLL $16, R8
+	SHLL $24, R9
+	ORL BX, AX
+	ORL R9, R8
+	ORL R8, AX
+	POPCNTL AX, AX
+	ADDQ AX, DX
+	ADDQ $128, SI
+	CMPQ SI, CX
+	JB loop
+	MOVQ DX, ret+16(FP)
+	VZEROUPPER
+	RET

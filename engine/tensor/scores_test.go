@@ -1,0 +1,81 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// scoresRef is MaxNaN and CountKept one score at a time.
+func scoresRef(s []float32) (max float32, nan bool, kept int) {
+	max = float32(math.Inf(-1))
+	for _, v := range s {
+		if v > max {
+			max = v
+		} else if v != v {
+			nan = true
+		}
+		if v >= -math.MaxFloat32 || v != v {
+			kept++
+		}
+	}
+	return max, nan, kept
+}
+
+// TestScoresMatchOneAtATime checks MaxNaN and CountKept against the scalar
+// loop on lengths around the 32-score blocks, unaligned starts, and scores
+// with NaNs of either sign, ±Inf, ±0 and the float32 extremes, in any
+// lane.
+func TestScoresMatchOneAtATime(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	odd := []float32{
+		float32(math.NaN()), math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001),
+		float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)),
+		math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32,
+	}
+	buf := make([]float32, 49152+8)
+	for trial := range 20000 {
+		n := r.IntN(300)
+		if trial%500 == 0 {
+			n = 49152
+		}
+		off := r.IntN(8)
+		s := buf[off : off+n]
+		density := r.IntN(4) // how often a score is an odd one
+		allRemoved := trial%7 == 0
+		for i := range s {
+			s[i] = float32(r.NormFloat64() * 10)
+			if allRemoved {
+				s[i] = float32(math.Inf(-1))
+			}
+			if density > 0 && r.IntN(50/density) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		wantMax, wantNaN, wantKept := scoresRef(s)
+		gotMax, gotNaN := MaxNaN(s)
+		if gotMax != wantMax || gotNaN != wantNaN || math.IsNaN(float64(gotMax)) {
+			t.Fatalf("trial %d (%d scores): MaxNaN = %v, %v; want %v, %v", trial, n, gotMax, gotNaN, wantMax, wantNaN)
+		}
+		if got := CountKept(s); got != wantKept {
+			t.Fatalf("trial %d (%d scores): CountKept = %d, want %d", trial, n, got, wantKept)
+		}
+	}
+}
+
+func BenchmarkScores(b *testing.B) {
+	s := make([]float32, 49152)
+	for i := range s {
+		s[i] = float32(i%97) - 40
+	}
+	b.Run("MaxNaN", func(b *testing.B) {
+		for b.Loop() {
+			MaxNaN(s)
+		}
+	})
+	b.Run("CountKept", func(b *testing.B) {
+		for b.Loop() {
+			CountKept(s)
+		}
+	})
+}
