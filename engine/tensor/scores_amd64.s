@@ -6,18 +6,23 @@
 // VMAXPS b, a, dst computes dst = a > b ? a : b (b when either is NaN);
 // VCMPPS $p, b, a, dst compares a with b.
 
+// SETUP loads the scores s into SI, their end (n of them) into CX, and
+// -Inf into every lane of Y4.
+#define SETUP \
+	MOVQ s+0(FP), SI \
+	MOVQ n+8(FP), CX \
+	LEAQ (SI)(CX*4), CX \
+	MOVL $0xff800000, AX \
+	MOVL AX, X4 \
+	VBROADCASTSS X4, Y4
+
 // func maxNaNF32(s *float32, n int) (max float32, nan bool)
 // The largest of s[:n] that is not NaN (-Inf when none is) and whether
 // one is NaN; n a positive multiple of 32. Two max accumulators start at
 // -Inf and take each block as a: a NaN lane of the block leaves them as
 // they are, and is ORed into Y6.
 TEXT ·maxNaNF32(SB), NOSPLIT, $0-21
-	MOVQ s+0(FP), SI
-	MOVQ n+8(FP), CX
-	LEAQ (SI)(CX*4), CX
-	MOVL $0xff800000, AX
-	MOVL AX, X4
-	VBROADCASTSS X4, Y4
+	SETUP
 	VMOVAPS Y4, Y5
 	VXORPS Y6, Y6, Y6
 loop:
@@ -58,12 +63,7 @@ loop:
 // How many of s[:n] are not -Inf (a NaN counts); n a positive multiple
 // of 32.
 TEXT ·countKeptF32(SB), NOSPLIT, $0-24
-	MOVQ s+0(FP), SI
-	MOVQ n+8(FP), CX
-	LEAQ (SI)(CX*4), CX
-	MOVL $0xff800000, AX
-	MOVL AX, X4
-	VBROADCASTSS X4, Y4
+	SETUP
 	XORQ DX, DX
 loop:
 	VCMPPS $4, (SI), Y4, Y0 // not equal, or unordered
