@@ -421,7 +421,9 @@ func (g *loop) pick(step, r int, row *trace.StepRow) (int, error) {
 	case o.DoSample:
 		by = trace.BySample
 	default:
-		id = argmax(s)
+		// The scores hold no NaN and some finite one (checkLogits,
+		// process), so there is a largest.
+		id = tensor.Argmax(s)
 	}
 	if by != trace.BySample && row == nil {
 		return id, nil
@@ -698,17 +700,6 @@ func positions(dst []int, mask []bool) []int {
 		}
 	}
 	return dst
-}
-
-// argmax returns the index of the largest score, the lowest on ties.
-func argmax(s []float32) int {
-	best := 0
-	for i, v := range s {
-		if v > s[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // Softmax writes the probabilities of scores to dst (float32, like torch)

@@ -137,6 +137,12 @@ func divMaxF32(w *float32, n int, d float32) float32
 //go:noescape
 func maxNaNF32(s *float32, n int) (max float32, nan bool)
 
+// firstEqualF32 is the start of the first block of 32 of s[:n] that
+// holds v (==), or n; n a positive multiple of 32.
+//
+//go:noescape
+func firstEqualF32(s *float32, n int, v float32) int
+
 // countKeptF32 is CountKept of s[:n], n a positive multiple of 32.
 //
 //go:noescape

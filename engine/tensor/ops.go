@@ -170,18 +170,6 @@ func AddRows(x, b []float32) {
 	}
 }
 
-// Argmax returns the index of the largest element, the lowest on ties (as
-// torch.argmax), or -1 for an empty slice. NaN never wins.
-func Argmax(x []float32) int {
-	best := -1
-	for i, v := range x {
-		if best < 0 && !math.IsNaN(float64(v)) || best >= 0 && v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 // Dot returns the dot product of x and y (same length):
 //
 //	var s float32

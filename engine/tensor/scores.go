@@ -23,6 +23,24 @@ func MaxNaN(s []float32) (max float32, nan bool) {
 	return max, nan
 }
 
+// Argmax returns the index of the largest element, the lowest on ties (as
+// torch.argmax; +0 and -0 tie), or -1 when there is none (x empty or all
+// NaN). NaN never wins. One vector pass for the maximum (MaxNaN), then a
+// search for its first occurrence.
+func Argmax(x []float32) int {
+	m, _ := MaxNaN(x)
+	i := 0
+	if useAsm && len(x) >= 32 {
+		i = firstEqualF32(&x[0], len(x)&^31, m)
+	}
+	for ; i < len(x); i++ {
+		if x[i] == m {
+			return i
+		}
+	}
+	return -1
+}
+
 // CountKept returns how many scores of s are not -Inf (a removed token's
 // score): NaN and +Inf count. One pass, in eight lanes with the assembly.
 func CountKept(s []float32) int {

@@ -88,3 +88,30 @@ loop:
 	MOVQ DX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func firstEqualF32(s *float32, n int, v float32) int
+// The index of the first block of 32 scores of s[:n] that holds v (==, so
+// +0 finds -0 too and NaN nothing), or n; n a positive multiple of 32.
+TEXT ·firstEqualF32(SB), NOSPLIT, $0-32
+	SETUP
+	MOVQ s+0(FP), DI
+	VBROADCASTSS v+16(FP), Y4
+loop:
+	VCMPPS $0, (SI), Y4, Y0 // equal, ordered
+	VCMPPS $0, 32(SI), Y4, Y1
+	VCMPPS $0, 64(SI), Y4, Y2
+	VCMPPS $0, 96(SI), Y4, Y3
+	VORPS Y1, Y0, Y0
+	VORPS Y3, Y2, Y2
+	VORPS Y2, Y0, Y0
+	VPTEST Y0, Y0
+	JNZ found
+	ADDQ $128, SI
+	CMPQ SI, CX
+	JB loop
+found:
+	SUBQ DI, SI
+	SHRQ $2, SI
+	MOVQ SI, ret+24(FP)
+	VZEROUPPER
+	RET

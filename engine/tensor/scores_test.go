@@ -22,7 +22,18 @@ func scoresRef(s []float32) (max float32, nan bool, kept int) {
 	return max, nan, kept
 }
 
-// TestScoresMatchOneAtATime checks MaxNaN and CountKept against the scalar
+// argmaxRef is Argmax one score at a time.
+func argmaxRef(x []float32) int {
+	best := -1
+	for i, v := range x {
+		if best < 0 && !math.IsNaN(float64(v)) || best >= 0 && v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// TestScoresMatchOneAtATime checks MaxNaN, CountKept and Argmax against the scalar
 // loop on lengths around the 32-score blocks, unaligned starts, and scores
 // with NaNs of either sign, ±Inf, ±0 and the float32 extremes, in any
 // lane.
@@ -52,7 +63,13 @@ func TestScoresMatchOneAtATime(t *testing.T) {
 				s[i] = odd[r.IntN(len(odd))]
 			}
 		}
+		if n > 1 && r.IntN(4) == 0 { // ties
+			s[r.IntN(n)] = s[r.IntN(n)]
+		}
 		wantMax, wantNaN, wantKept := scoresRef(s)
+		if got, want := Argmax(s), argmaxRef(s); got != want {
+			t.Fatalf("trial %d (%d scores): Argmax = %d, want %d", trial, n, got, want)
+		}
 		gotMax, gotNaN := MaxNaN(s)
 		if gotMax != wantMax || gotNaN != wantNaN || math.IsNaN(float64(gotMax)) {
 			t.Fatalf("trial %d (%d scores): MaxNaN = %v, %v; want %v, %v", trial, n, gotMax, gotNaN, wantMax, wantNaN)
@@ -68,9 +85,15 @@ func BenchmarkScores(b *testing.B) {
 	for i := range s {
 		s[i] = float32(i%97) - 40
 	}
+	s[len(s)*3/4] = 100 // the maximum, for Argmax's search
 	b.Run("MaxNaN", func(b *testing.B) {
 		for b.Loop() {
 			MaxNaN(s)
+		}
+	})
+	b.Run("Argmax", func(b *testing.B) {
+		for b.Loop() {
+			Argmax(s)
 		}
 	})
 	b.Run("CountKept", func(b *testing.B) {
