@@ -137,6 +137,18 @@ func divMaxF32(w *float32, n int, d float32) float32
 //go:noescape
 func maxNaNF32(s *float32, n int) (max float32, nan bool)
 
+// sumSquaresF64: s[j] += float64(x[i])² for i < n, i%8 == j; n a positive
+// multiple of 8 (norm_amd64.s).
+//
+//go:noescape
+func sumSquaresF64(x *float32, n int, s *[8]float64)
+
+// scaleMulF32: dst[i] = w[i] * (x[i] * r) for i < n, n a positive multiple
+// of 8.
+//
+//go:noescape
+func scaleMulF32(dst, x, w *float32, n int, r float32)
+
 // firstEqualF32 is the start of the first block of 32 of s[:n] that
 // holds v (==), or n; n a positive multiple of 32.
 //
