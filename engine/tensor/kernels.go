@@ -242,23 +242,23 @@ func (m Matrix) dotWide3(dst []float32, ldd, row int, x []float32, groups int) {
 	}
 }
 
-// dot4x3 computes dst[(3g+t)·ldd + r] = W[row+r]·x[3g+t] for g < groups,
-// t < 3, r < 4, with the eight-lane assembly kernel (Cols < wideRow, a
-// multiple of 8).
-func (m Matrix) dot4x3(dst []float32, ldd, row int, x []float32, groups int) {
+// dot4x3 computes dst[(3g+t)·ldd + 4b + r] = W[row+4b+r]·x[3g+t] for b <
+// blocks, g < groups, t < 3, r < 4, with the eight-lane assembly kernel
+// (Cols < wideRow, a multiple of 8) in one call.
+func (m Matrix) dot4x3(dst []float32, ldd, row int, x []float32, groups, blocks int) {
 	k := m.Cols
-	dst, x = dst[:(3*groups-1)*ldd+4], x[:3*groups*k]
-	lo, hi := row*k, (row+4)*k
+	dst, x = dst[:(3*groups-1)*ldd+4*blocks], x[:3*groups*k]
+	lo, hi := row*k, (row+4*blocks)*k
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
-		dot4x3x8F32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot4x3x8F32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups, blocks)
 	case BF16:
 		w := m.u16[lo:hi]
-		dot4x3x8BF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot4x3x8BF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups, blocks)
 	case F16:
 		w := m.u16[lo:hi]
-		dot4x3x8F16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot4x3x8F16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups, blocks)
 	}
 }
 
@@ -300,6 +300,25 @@ func (m Matrix) panel1Z(dst []float32, x []float32, col int) {
 	case F16:
 		w := m.u16[lo:hi]
 		panel1x64ZF16(&dst[0], &x[0], &w[0], ld, in)
+	}
+}
+
+// panel3Z computes dst[t·ldd + c] = Σ_i x[t][i]·W[i][col+c] for t < 3,
+// c < 64, with the AVX-512 kernel; x rows are Rows long.
+func (m Matrix) panel3Z(dst []float32, ldd int, x []float32, col int) {
+	in, ld := m.Rows, m.Cols
+	dst, x = dst[:2*ldd+64], x[:3*in]
+	lo, hi := col, (in-1)*ld+col+64
+	switch m.DType {
+	case F32:
+		w := m.f32[lo:hi]
+		panel3x64ZF32(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case BF16:
+		w := m.u16[lo:hi]
+		panel3x64ZBF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
+	case F16:
+		w := m.u16[lo:hi]
+		panel3x64ZF16(&dst[0], ldd, &x[0], in, &w[0], ld, in)
 	}
 }
 

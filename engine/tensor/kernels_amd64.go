@@ -50,17 +50,18 @@ func dotRows8BF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 //go:noescape
 func dotRows8F16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 
-// dot4x3x8*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j] for
-// g < groups, t < 3, r < 4, eight lanes; k a positive multiple of 8.
+// dot4x3x8*: dst[(3g+t)·ldd + 4b + r] = Σ_{j<k} w[(4b+r)·ldw + j]·x[(3g+t)·ldx + j]
+// for b < blocks, g < groups, t < 3, r < 4, eight lanes; k a positive
+// multiple of 8, blocks ≥ 1.
 //
 //go:noescape
-func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int, blocks int)
 
 //go:noescape
-func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int, blocks int)
 
 //go:noescape
-func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
+func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int, blocks int)
 
 // dot2x3F32: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
 // for g < groups, t < 3, r < 2, sixteen lanes; k a positive multiple of

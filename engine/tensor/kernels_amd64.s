@@ -350,23 +350,27 @@ loop: \
 	VZEROUPPER \
 	RET
 
-// DOT4X3_8 body: DOT2X3 with eight lanes, four weight rows by three rows
-// of x: dst[(3g+t)·ldd + r] = w[r]·x[3g+t] for g < groups, t < 3, r < 4.
-// func(dst *float32, ldd int, w *T, ldw int, x *float32, ldx int, k int, groups int)
+// DOT4X3_8 body: DOT2X3 with eight lanes, blocks of four weight rows by
+// three rows of x: dst[(3g+t)·ldd + 4b + r] = w[4b + r]·x[3g+t] for b <
+// blocks, g < groups, t < 3, r < 4 (one call for a whole product, such as
+// a decode step's attention scores over every cached key).
+// func(dst *float32, ldd int, w *T, ldw int, x *float32, ldx int, k int, groups int, blocks int)
 #define DOT4X3_8(LW, SHIFT) \
-	MOVQ dst+0(FP), DI \
+	MOVQ dst+0(FP), R15 \
 	MOVQ ldd+8(FP), R8 \
 	SHLQ $2, R8 \
 	MOVQ w+16(FP), SI \
-	MOVQ ldw+24(FP), R9 \
-	SHLQ $SHIFT, R9 \
-	LEAQ (SI)(R9*1), R12 \
-	LEAQ (SI)(R9*2), R13 \
-	LEAQ (R12)(R9*2), R14 \
-	MOVQ x+32(FP), DX \
+	MOVQ ldw+24(FP), AX \
+	SHLQ $SHIFT, AX \
+	LEAQ (SI)(AX*1), R12 \
+	LEAQ (SI)(AX*2), R13 \
+	LEAQ (R12)(AX*2), R14 \
 	MOVQ ldx+40(FP), R9 \
 	SHLQ $2, R9 \
 	MOVQ k+48(FP), CX \
+block: \
+	MOVQ R15, DI \
+	MOVQ x+32(FP), DX \
 	MOVQ groups+56(FP), BX \
 group: \
 	LEAQ (DX)(R9*1), R10 \
@@ -408,6 +412,15 @@ loop: \
 	ADDQ R9, DX \
 	DECQ BX \
 	JNZ group \
+	MOVQ R12, AX \
+	SUBQ SI, AX \
+	LEAQ (R14)(AX*1), SI \
+	LEAQ (SI)(AX*1), R12 \
+	LEAQ (SI)(AX*2), R13 \
+	LEAQ (R12)(AX*2), R14 \
+	ADDQ $16, R15 \
+	DECQ blocks+64(FP) \
+	JNZ block \
 	VZEROUPPER \
 	RET
 
@@ -534,15 +547,15 @@ TEXT ·dotRows8F16(SB), NOSPLIT, $0-48
 	DOTROWS8(FMAW_F16, 1)
 
 // func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x3x8F32(SB), NOSPLIT, $0-64
+TEXT ·dot4x3x8F32(SB), NOSPLIT, $0-72
 	DOT4X3_8(LW_F32, 2)
 
 // func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x3x8BF16(SB), NOSPLIT, $0-64
+TEXT ·dot4x3x8BF16(SB), NOSPLIT, $0-72
 	DOT4X3_8(LW_BF16, 1)
 
 // func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x3x8F16(SB), NOSPLIT, $0-64
+TEXT ·dot4x3x8F16(SB), NOSPLIT, $0-72
 	DOT4X3_8(LW_F16, 1)
 
 // func dot2x3F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)

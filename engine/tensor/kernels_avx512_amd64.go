@@ -52,6 +52,17 @@ func panel6x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw i
 //go:noescape
 func panel6x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
 
+// panel3x64Z*: panel6x64Z* for three rows of x.
+//
+//go:noescape
+func panel3x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+
+//go:noescape
+func panel3x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+
+//go:noescape
+func panel3x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+
 // panel1x64Z*: dst[c] = Σ_{i<in} x[i]·w[i·ldw + c] for c < 64, i in order
 // from +0 (panel6x64Z* for one row of x); in ≥ 1.
 //

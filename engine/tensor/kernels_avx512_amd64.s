@@ -550,6 +550,66 @@ loop: \
 	VZEROUPPER \
 	RET
 
+// PANEL3Z body: PANELZ for three rows of x (a decode step's value product
+// for three query heads of one kv head): twelve chains of FMAs, not four,
+// so that each weight row's loads and the chains' latency are shared.
+// func(dst *float32, ldd int, x *float32, ldx int, w *T, ldw int, in int)
+#define PANEL3Z(LOZ, SHIFT, O1, O2, O3) \
+	MOVQ x+16(FP), DX \
+	MOVQ ldx+24(FP), R8 \
+	SHLQ $2, R8 \
+	LEAQ (DX)(R8*1), R9 \
+	LEAQ (DX)(R8*2), R10 \
+	MOVQ w+32(FP), SI \
+	MOVQ ldw+40(FP), R14 \
+	SHLQ $SHIFT, R14 \
+	MOVQ in+48(FP), CX \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	XORQ AX, AX \
+loop: \
+	LOZ(0, SI, Z24) \
+	LOZ(O1, SI, Z25) \
+	LOZ(O2, SI, Z26) \
+	LOZ(O3, SI, Z27) \
+	VBROADCASTSS (DX)(AX*4), Z28 \
+	FMA4(Z28, Z0, Z1, Z2, Z3) \
+	VBROADCASTSS (R9)(AX*4), Z29 \
+	FMA4(Z29, Z4, Z5, Z6, Z7) \
+	VBROADCASTSS (R10)(AX*4), Z30 \
+	FMA4(Z30, Z8, Z9, Z10, Z11) \
+	ADDQ R14, SI \
+	INCQ AX \
+	CMPQ AX, CX \
+	JB loop \
+	MOVQ dst+0(FP), DI \
+	MOVQ ldd+8(FP), R8 \
+	SHLQ $2, R8 \
+	VMOVUPS Z0, (DI) \
+	VMOVUPS Z1, 64(DI) \
+	VMOVUPS Z2, 128(DI) \
+	VMOVUPS Z3, 192(DI) \
+	VMOVUPS Z4, (DI)(R8*1) \
+	VMOVUPS Z5, 64(DI)(R8*1) \
+	VMOVUPS Z6, 128(DI)(R8*1) \
+	VMOVUPS Z7, 192(DI)(R8*1) \
+	VMOVUPS Z8, (DI)(R8*2) \
+	VMOVUPS Z9, 64(DI)(R8*2) \
+	VMOVUPS Z10, 128(DI)(R8*2) \
+	VMOVUPS Z11, 192(DI)(R8*2) \
+	VZEROUPPER \
+	RET
+
 // func panel1x64ZF32(dst *float32, x *float32, w *float32, ldw int, in int)
 TEXT ·panel1x64ZF32(SB), NOSPLIT, $0-40
 	PANEL1Z(LOZ_F32, 2, 64, 128, 192)
@@ -597,3 +657,15 @@ TEXT ·dot4x3ZBF16(SB), NOSPLIT, $0-64
 // func dot4x3ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
 TEXT ·dot4x3ZF16(SB), NOSPLIT, $0-64
 	DOT4X3Z32(LZW_F16)
+
+// func panel3x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int)
+TEXT ·panel3x64ZF32(SB), NOSPLIT, $0-56
+	PANEL3Z(LOZ_F32, 2, 64, 128, 192)
+
+// func panel3x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+TEXT ·panel3x64ZBF16(SB), NOSPLIT, $0-56
+	PANEL3Z(LOZ_BF16, 1, 32, 64, 96)
+
+// func panel3x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
+TEXT ·panel3x64ZF16(SB), NOSPLIT, $0-56
+	PANEL3Z(LOZ_F16, 1, 32, 64, 96)

@@ -21,6 +21,15 @@ func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int,
 func dot4x3ZF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
+func panel3x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int) {
+	panic("no asm")
+}
+func panel3x64ZBF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int) {
+	panic("no asm")
+}
+func panel3x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int) {
+	panic("no asm")
+}
 func panel6x64ZF32(dst *float32, ldd int, x *float32, ldx int, w *float32, ldw int, in int) {
 	panic("no asm")
 }

@@ -44,13 +44,13 @@ func siluF32(dst, src *float32, n int)                                          
 func dotRows8F32(dst *float32, w *float32, ldw int, x *float32, k int, rows int) { panic("no asm") }
 func dotRows8BF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int) { panic("no asm") }
 func dotRows8F16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)  { panic("no asm") }
-func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
+func dot4x3x8F32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int, blocks int) {
 	panic("no asm")
 }
-func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+func dot4x3x8BF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int, blocks int) {
 	panic("no asm")
 }
-func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {
+func dot4x3x8F16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int, blocks int) {
 	panic("no asm")
 }
 

@@ -137,23 +137,25 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		rows = w.wideBlock()
 	}
 	g, tail := n/3, n%3 != 0
-	r := lo
-	for ; r+rows <= hi; r += rows {
-		for pass := range 2 {
-			t0, groups := 0, g
-			if pass == 1 {
-				if !tail {
-					break
-				}
-				t0, groups = n-3, 1
+	blocks := (hi - lo) / rows
+	for pass := range 2 {
+		t0, groups := 0, g
+		if pass == 1 {
+			if !tail {
+				break
 			}
-			if wide {
-				w.dotWide3(dst[t0*out+r:], out, r, x[t0*in:], groups)
-			} else {
-				w.dot4x3(dst[t0*out+r:], out, r, x[t0*in:], groups)
-			}
+			t0, groups = n-3, 1
+		}
+		if !wide && blocks > 0 { // every block in one call
+			w.dot4x3(dst[t0*out+lo:], out, lo, x[t0*in:], groups, blocks)
+			continue
+		}
+		for b := range blocks {
+			r := lo + b*rows
+			w.dotWide3(dst[t0*out+r:], out, r, x[t0*in:], groups)
 		}
 	}
+	r := lo + blocks*rows
 	if r < hi { // the last rows, fewer than a block
 		for t := 0; t < n; t++ {
 			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
@@ -285,7 +287,13 @@ func matMulTAxpy(dst []float32, w Matrix, x []float32, t0, t1, lo, hi int) {
 	}
 	if in, out := w.Rows, w.Cols; useAVX512 && out <= 128 {
 		z := (hi - lo) / 64 * 64
-		for t := t0; t < t1; t++ {
+		t := t0
+		for ; t+3 <= t1; t += 3 { // three rows share each weight row's loads
+			for c := lo; c < lo+z; c += 64 {
+				w.panel3Z(dst[t*out+c:], out, x[t*in:(t+3)*in], c)
+			}
+		}
+		for ; t < t1; t++ {
 			for c := lo; c < lo+z; c += 64 {
 				w.panel1Z(dst[t*out+c:t*out+c+64], x[t*in:(t+1)*in], c)
 			}
