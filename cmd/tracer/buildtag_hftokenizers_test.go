@@ -1,0 +1,5 @@
+//go:build hftokenizers
+
+package main
+
+func init() { buildTags = append(buildTags, "hftokenizers") }
