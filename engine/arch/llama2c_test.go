@@ -81,11 +81,15 @@ func TestStories260K(t *testing.T) {
 			}
 			// run.c sums in float32, one term after another; our kernels
 			// keep eight partial sums and accumulate norms in float64,
-			// which lands about 9.5e-6 away. A kernel that reorders its
-			// sums can cross 1e-5 (the file itself suggests 1e-4).
+			// which lands 9.5e-6 away with the assembly and 1.14e-5 with
+			// the pure-Go twins (-tags purego, or a machine without
+			// AVX2), whose dot products group their sums differently.
+			// Both are reorderings of float32 sums of logits up to ~20;
+			// the file itself suggests 1e-4, the greedy ids below are
+			// the exact check.
 			d := maxDiff(logits[0], s.Logits)
 			worstDiff = math.Max(worstDiff, d)
-			if d > 1e-5 {
+			if d > 2e-5 {
 				t.Errorf("position %d: logits differ from run.c by %g", pos, d)
 			}
 		}
