@@ -154,6 +154,51 @@ func TestTopIDs(t *testing.T) {
 	}
 }
 
+// TestTopIDsMatchesSort checks topIDs, which passes over blocks of scores
+// below its heap's root in eight lanes, against sorting every finite score
+// (descending, ties by lower id), on vectors with ties, NaNs and ±Inf, of
+// lengths around the blocks of 32 and of a vocabulary.
+func TestTopIDsMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	odd := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1))}
+	for trial := range 3000 {
+		n := r.IntN(200)
+		if trial%300 == 0 {
+			n = 49152
+		}
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.IntN(40) - 20) // many ties
+			if trial%2 == 0 {
+				s[i] = float32(r.NormFloat64())
+			}
+			if r.IntN(20) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		k := 1 + r.IntN(50)
+		var want []int
+		for id, v := range s {
+			if v == v && v >= -math.MaxFloat32 {
+				want = append(want, id)
+			}
+		}
+		slices.SortStableFunc(want, func(a, b int) int {
+			switch {
+			case s[a] > s[b]:
+				return -1
+			case s[a] < s[b]:
+				return 1
+			}
+			return 0
+		})
+		want = want[:min(k, len(want))]
+		if got := topIDs(s, k); !slices.Equal(got, want) {
+			t.Fatalf("trial %d (%d scores, top %d): got %v, want %v", trial, n, k, got, want)
+		}
+	}
+}
+
 // topPRef is TopP over every score, the -Inf ones sorted with the rest.
 func topPRef(s []float32, P float64, minKeep int) {
 	n := len(s)

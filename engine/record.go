@@ -19,52 +19,18 @@ func topIDs(s []float32, n int) []int {
 	n = min(n, len(s)) // a list never holds more than the vocabulary
 	// h is a min-heap of the best n seen so far: its root is the one that
 	// ranks lowest (lowest score, then highest id). The loop runs over the
-	// whole vocabulary for every recorded list, so most ids must leave it
-	// after one comparison with the root's score, and no closure is called.
+	// whole vocabulary for every recorded list: once h is full, blocks of
+	// scores all below the root's are passed over in eight lanes
+	// (tensor.SkipBelow), the rest offered one at a time.
 	h := make([]int, 0, n)
 	thr := float32(math.Inf(-1)) // once h is full, the score of its root
-	for id, v := range s {
-		if v < thr {
-			continue // most ids: below the n-th best so far
+	for id := 0; id < len(s); {
+		if len(h) == n { // most ids: below the n-th best so far
+			id += tensor.SkipBelow(s[id:], thr)
 		}
-		if v != v || v < -math.MaxFloat32 { // NaN or -Inf
-			continue
+		for end := min(id+32, len(s)); id < end; id++ {
+			topIDsStep(s, id, n, &h, &thr)
 		}
-		if len(h) < n {
-			h = append(h, id)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !ranksBelow(s, h[i], h[p]) {
-					break
-				}
-				h[i], h[p] = h[p], h[i]
-				i = p
-			}
-			if len(h) == n {
-				thr = s[h[0]]
-			}
-			continue
-		}
-		if r := s[h[0]]; v == r && id > h[0] {
-			continue // a tie ranks below by its higher id
-		}
-		h[0] = id
-		for i := 0; ; {
-			l := 2*i + 1
-			if l >= len(h) {
-				break
-			}
-			c := l
-			if r := l + 1; r < len(h) && ranksBelow(s, h[r], h[l]) {
-				c = r
-			}
-			if !ranksBelow(s, h[c], h[i]) {
-				break
-			}
-			h[i], h[c] = h[c], h[i]
-			i = c
-		}
-		thr = s[h[0]]
 	}
 	slices.SortFunc(h, func(a, b int) int {
 		if ranksBelow(s, a, b) {
@@ -76,6 +42,55 @@ func topIDs(s []float32, n int) []int {
 		return 0
 	})
 	return h
+}
+
+// topIDsStep offers id to topIDs' heap h of at most n ids, whose root's
+// score is thr once it is full.
+func topIDsStep(s []float32, id, n int, h *[]int, thr *float32) {
+	v := s[id]
+	if v < *thr {
+		return
+	}
+	if v != v || v < -math.MaxFloat32 { // NaN or -Inf
+		return
+	}
+	if len(*h) < n {
+		*h = append(*h, id)
+		hh := *h
+		for i := len(hh) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !ranksBelow(s, hh[i], hh[p]) {
+				break
+			}
+			hh[i], hh[p] = hh[p], hh[i]
+			i = p
+		}
+		if len(hh) == n {
+			*thr = s[hh[0]]
+		}
+		return
+	}
+	hh := *h
+	if r := s[hh[0]]; v == r && id > hh[0] {
+		return // a tie ranks below by its higher id
+	}
+	hh[0] = id
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(hh) {
+			break
+		}
+		c := l
+		if r := l + 1; r < len(hh) && ranksBelow(s, hh[r], hh[l]) {
+			c = r
+		}
+		if !ranksBelow(s, hh[c], hh[i]) {
+			break
+		}
+		hh[i], hh[c] = hh[c], hh[i]
+		i = c
+	}
+	*thr = s[hh[0]]
 }
 
 // ranksBelow reports whether id a ranks below id b by score: a lower score,
@@ -315,9 +330,12 @@ func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candid
 		return kept, r.candidates(s, logSumExp(s), false)
 	}
 	sc.vals, sc.ids = sc.vals[:0], sc.ids[:0]
-	for id, v := range s {
-		if v >= -math.MaxFloat32 || v != v {
-			sc.vals, sc.ids = append(sc.vals, v), append(sc.ids, id)
+	for id := 0; id < len(s); {
+		id += tensor.SkipRemoved(s[id:])
+		for end := min(id+32, len(s)); id < end; id++ {
+			if v := s[id]; v >= -math.MaxFloat32 || v != v {
+				sc.vals, sc.ids = append(sc.vals, v), append(sc.ids, id)
+			}
 		}
 	}
 	lse := logSumExp(sc.vals)
@@ -342,9 +360,13 @@ func (r *recorder) final(probs []float32, kept, chosen int) (*trace.Final, int) 
 	if kept*8 < len(probs) {
 		sc := &r.fin
 		sc.vals, sc.ids = sc.vals[:0], sc.ids[:0]
-		for id, p := range probs {
-			if p > 0 {
-				sc.vals, sc.ids = append(sc.vals, p), append(sc.ids, id)
+		for id := 0; id < len(probs); {
+			// p > 0 is p ≥ the smallest positive float32
+			id += tensor.SkipBelow(probs[id:], math.SmallestNonzeroFloat32)
+			for end := min(id+32, len(probs)); id < end; id++ {
+				if p := probs[id]; p > 0 {
+					sc.vals, sc.ids = append(sc.vals, p), append(sc.ids, id)
+				}
 			}
 		}
 		vals, ids = sc.vals, sc.ids
@@ -378,12 +400,6 @@ func (r *recorder) final(probs []float32, kept, chosen int) (*trace.Final, int) 
 // rank is the 1-based rank of id in probs: tokens more probable, or as
 // probable with a lower id, come first.
 func rank(probs []float32, id int) int {
-	r := 1
 	p := probs[id]
-	for i, q := range probs {
-		if q > p || q == p && i < id {
-			r++
-		}
-	}
-	return r
+	return 1 + tensor.CountAbove(probs, p) + tensor.CountEqual(probs[:id], p)
 }

@@ -150,11 +150,26 @@ func sumSquaresF64(x *float32, n int, s *[8]float64)
 //go:noescape
 func scaleMulF32(dst, x, w *float32, n int, r float32)
 
-// firstEqualF32 is the start of the first block of 32 of s[:n] that
-// holds v (==), or n; n a positive multiple of 32.
+// firstEqualF32, firstAtLeastF32 and firstNotEqualF32 return the start of
+// the first block of 32 of s[:n] that holds a score == v, ≥ v, or != v
+// (NaN included), or n; countAboveF32 and
+// countEqualF32 count the scores of s[:n] > v, or == v (scores_amd64.s);
+// n a positive multiple of 32.
 //
 //go:noescape
 func firstEqualF32(s *float32, n int, v float32) int
+
+//go:noescape
+func firstAtLeastF32(s *float32, n int, v float32) int
+
+//go:noescape
+func firstNotEqualF32(s *float32, n int, v float32) int
+
+//go:noescape
+func countAboveF32(s *float32, n int, v float32) int
+
+//go:noescape
+func countEqualF32(s *float32, n int, v float32) int
 
 // countKeptF32 is CountKept of s[:n], n a positive multiple of 32.
 //

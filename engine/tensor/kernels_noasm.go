@@ -61,6 +61,10 @@ func roundSumF64(w *float32, e *float64, n int, s *[4]float64) { panic("no asm")
 func maxNaNF32(s *float32, n int) (float32, bool)              { panic("no asm") }
 func countKeptF32(s *float32, n int) int                       { panic("no asm") }
 func firstEqualF32(s *float32, n int, v float32) int           { panic("no asm") }
+func firstAtLeastF32(s *float32, n int, v float32) int         { panic("no asm") }
+func firstNotEqualF32(s *float32, n int, v float32) int        { panic("no asm") }
+func countAboveF32(s *float32, n int, v float32) int           { panic("no asm") }
+func countEqualF32(s *float32, n int, v float32) int           { panic("no asm") }
 func sumSquaresF64(x *float32, n int, s *[8]float64)           { panic("no asm") }
 func scaleMulF32(dst, x, w *float32, n int, r float32)         { panic("no asm") }
 func divF32(w *float32, n int, d float32)                      { panic("no asm") }

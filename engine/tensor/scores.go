@@ -56,3 +56,76 @@ func CountKept(s []float32) int {
 	}
 	return kept
 }
+
+// SkipBelow returns how many leading scores of s can be passed over when
+// looking for one ≥ v: every score before the index it returns is below v
+// or NaN, and the index is the first score ≥ v or at most 31 before it
+// (len(s) when there is none). In blocks of 32 with the assembly.
+func SkipBelow(s []float32, v float32) int {
+	n := 0
+	if useAsm && len(s) >= 32 {
+		n = len(s) &^ 31
+		if i := firstAtLeastF32(&s[0], n, v); i < n {
+			return i
+		}
+	}
+	for i, x := range s[n:] {
+		if x >= v {
+			return n + i
+		}
+	}
+	return len(s)
+}
+
+// SkipRemoved returns how many leading scores of s can be passed over as
+// removed (-Inf) when looking for a kept one (any other, NaN included):
+// every score before the index it returns is -Inf, and the index is the
+// first kept score or at most 31 before it (len(s) when there is none). In
+// blocks of 32 with the assembly.
+func SkipRemoved(s []float32) int {
+	n := 0
+	if useAsm && len(s) >= 32 {
+		n = len(s) &^ 31
+		if i := firstNotEqualF32(&s[0], n, float32(math.Inf(-1))); i < n {
+			return i
+		}
+	}
+	for i, x := range s[n:] {
+		if x >= -math.MaxFloat32 || x != x {
+			return n + i
+		}
+	}
+	return len(s)
+}
+
+// CountAbove returns how many scores of s are > v (none when v is NaN; a
+// NaN score never counts).
+func CountAbove(s []float32, v float32) int {
+	count, n := 0, 0
+	if useAsm && len(s) >= 32 {
+		n = len(s) &^ 31
+		count = countAboveF32(&s[0], n, v)
+	}
+	for _, x := range s[n:] {
+		if x > v {
+			count++
+		}
+	}
+	return count
+}
+
+// CountEqual returns how many scores of s are == v (+0 and -0 are equal;
+// NaN equals nothing).
+func CountEqual(s []float32, v float32) int {
+	count, n := 0, 0
+	if useAsm && len(s) >= 32 {
+		n = len(s) &^ 31
+		count = countEqualF32(&s[0], n, v)
+	}
+	for _, x := range s[n:] {
+		if x == v {
+			count++
+		}
+	}
+	return count
+}

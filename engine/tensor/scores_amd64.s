@@ -16,6 +16,65 @@
 	MOVL AX, X4 \
 	VBROADCASTSS X4, Y4
 
+// FIRSTBLOCK body: the index of the first block of 32 scores of s[:n]
+// where some score s[i] has v PRED s[i] (VCMPPS predicate), or n; n a
+// positive multiple of 32.
+// func(s *float32, n int, v float32) int
+#define FIRSTBLOCK(PRED) \
+	SETUP \
+	MOVQ s+0(FP), DI \
+	VBROADCASTSS v+16(FP), Y4 \
+loop: \
+	VCMPPS $PRED, (SI), Y4, Y0 \
+	VCMPPS $PRED, 32(SI), Y4, Y1 \
+	VCMPPS $PRED, 64(SI), Y4, Y2 \
+	VCMPPS $PRED, 96(SI), Y4, Y3 \
+	VORPS Y1, Y0, Y0 \
+	VORPS Y3, Y2, Y2 \
+	VORPS Y2, Y0, Y0 \
+	VPTEST Y0, Y0 \
+	JNZ found \
+	ADDQ $128, SI \
+	CMPQ SI, CX \
+	JB loop \
+found: \
+	SUBQ DI, SI \
+	SHRQ $2, SI \
+	MOVQ SI, ret+24(FP) \
+	VZEROUPPER \
+	RET
+
+// COUNTCMP body: how many scores s[i] of s[:n] have v PRED s[i] (VCMPPS
+// predicate, ordered); n a positive multiple of 32.
+// func(s *float32, n int, v float32) int
+#define COUNTCMP(PRED) \
+	SETUP \
+	VBROADCASTSS v+16(FP), Y4 \
+	XORQ DX, DX \
+loop: \
+	VCMPPS $PRED, (SI), Y4, Y0 \
+	VCMPPS $PRED, 32(SI), Y4, Y1 \
+	VCMPPS $PRED, 64(SI), Y4, Y2 \
+	VCMPPS $PRED, 96(SI), Y4, Y3 \
+	VMOVMSKPS Y0, AX \
+	VMOVMSKPS Y1, BX \
+	VMOVMSKPS Y2, R8 \
+	VMOVMSKPS Y3, R9 \
+	SHLL $8, BX \
+	SHLL $16, R8 \
+	SHLL $24, R9 \
+	ORL BX, AX \
+	ORL R9, R8 \
+	ORL R8, AX \
+	POPCNTL AX, AX \
+	ADDQ AX, DX \
+	ADDQ $128, SI \
+	CMPQ SI, CX \
+	JB loop \
+	MOVQ DX, ret+24(FP) \
+	VZEROUPPER \
+	RET
+
 // func maxNaNF32(s *float32, n int) (max float32, nan bool)
 // The largest of s[:n] that is not NaN (-Inf when none is) and whether
 // one is NaN; n a positive multiple of 32. Two max accumulators start at
@@ -89,29 +148,23 @@ loop:
 	VZEROUPPER
 	RET
 
-// func firstEqualF32(s *float32, n int, v float32) int
-// The index of the first block of 32 scores of s[:n] that holds v (==, so
-// +0 finds -0 too and NaN nothing), or n; n a positive multiple of 32.
+// func firstEqualF32(s *float32, n int, v float32) int: a score == v.
 TEXT ·firstEqualF32(SB), NOSPLIT, $0-32
-	SETUP
-	MOVQ s+0(FP), DI
-	VBROADCASTSS v+16(FP), Y4
-loop:
-	VCMPPS $0, (SI), Y4, Y0 // equal, ordered
-	VCMPPS $0, 32(SI), Y4, Y1
-	VCMPPS $0, 64(SI), Y4, Y2
-	VCMPPS $0, 96(SI), Y4, Y3
-	VORPS Y1, Y0, Y0
-	VORPS Y3, Y2, Y2
-	VORPS Y2, Y0, Y0
-	VPTEST Y0, Y0
-	JNZ found
-	ADDQ $128, SI
-	CMPQ SI, CX
-	JB loop
-found:
-	SUBQ DI, SI
-	SHRQ $2, SI
-	MOVQ SI, ret+24(FP)
-	VZEROUPPER
-	RET
+	FIRSTBLOCK(0x00) // EQ_OQ
+
+// func firstAtLeastF32(s *float32, n int, v float32) int: a score ≥ v.
+TEXT ·firstAtLeastF32(SB), NOSPLIT, $0-32
+	FIRSTBLOCK(0x12) // LE_OQ: v ≤ s[i]
+
+// func firstNotEqualF32(s *float32, n int, v float32) int: a score != v
+// (or NaN).
+TEXT ·firstNotEqualF32(SB), NOSPLIT, $0-32
+	FIRSTBLOCK(0x04) // NEQ_UQ
+
+// func countAboveF32(s *float32, n int, v float32) int: scores > v.
+TEXT ·countAboveF32(SB), NOSPLIT, $0-32
+	COUNTCMP(0x11) // LT_OQ: v < s[i]
+
+// func countEqualF32(s *float32, n int, v float32) int: scores == v.
+TEXT ·countEqualF32(SB), NOSPLIT, $0-32
+	COUNTCMP(0x00) // EQ_OQ

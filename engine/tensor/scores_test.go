@@ -33,7 +33,43 @@ func argmaxRef(x []float32) int {
 	return best
 }
 
-// TestScoresMatchOneAtATime checks MaxNaN, CountKept and Argmax against the scalar
+// checkThreshold checks SkipBelow, CountAbove and CountEqual of s at v,
+// and SkipRemoved,
+// against one score at a time.
+func checkThreshold(t *testing.T, trial int, s []float32, v float32) {
+	t.Helper()
+	first, above, equal := len(s), 0, 0
+	for i, x := range s {
+		if x >= v && first == len(s) {
+			first = i
+		}
+		if x > v {
+			above++
+		}
+		if x == v {
+			equal++
+		}
+	}
+	if got := SkipBelow(s, v); got > first || got < first-31 || got < 0 {
+		t.Fatalf("trial %d (%d scores): SkipBelow(%v) = %d, first ≥ at %d", trial, len(s), v, got, first)
+	}
+	removed := 0
+	for removed < len(s) && s[removed] < -math.MaxFloat32 {
+		removed++
+	}
+	if got := SkipRemoved(s); got > removed || got < removed-31 || got < 0 {
+		t.Fatalf("trial %d (%d scores): SkipRemoved = %d, first kept at %d", trial, len(s), got, removed)
+	}
+	if got := CountAbove(s, v); got != above {
+		t.Fatalf("trial %d (%d scores): CountAbove(%v) = %d, want %d", trial, len(s), v, got, above)
+	}
+	if got := CountEqual(s, v); got != equal {
+		t.Fatalf("trial %d (%d scores): CountEqual(%v) = %d, want %d", trial, len(s), v, got, equal)
+	}
+}
+
+// TestScoresMatchOneAtATime checks MaxNaN, CountKept, Argmax, SkipBelow,
+// CountAbove and CountEqual against the scalar
 // loop on lengths around the 32-score blocks, unaligned starts, and scores
 // with NaNs of either sign, ±Inf, ±0 and the float32 extremes, in any
 // lane.
@@ -70,6 +106,14 @@ func TestScoresMatchOneAtATime(t *testing.T) {
 		if got, want := Argmax(s), argmaxRef(s); got != want {
 			t.Fatalf("trial %d (%d scores): Argmax = %d, want %d", trial, n, got, want)
 		}
+		v := odd[r.IntN(len(odd))] // a threshold: odd, random or a score
+		if r.IntN(3) > 0 {
+			v = float32(r.NormFloat64() * 10)
+		}
+		if n > 0 && r.IntN(2) == 0 {
+			v = s[r.IntN(n)]
+		}
+		checkThreshold(t, trial, s, v)
 		gotMax, gotNaN := MaxNaN(s)
 		if gotMax != wantMax || gotNaN != wantNaN || math.IsNaN(float64(gotMax)) {
 			t.Fatalf("trial %d (%d scores): MaxNaN = %v, %v; want %v, %v", trial, n, gotMax, gotNaN, wantMax, wantNaN)
@@ -94,6 +138,11 @@ func BenchmarkScores(b *testing.B) {
 	b.Run("Argmax", func(b *testing.B) {
 		for b.Loop() {
 			Argmax(s)
+		}
+	})
+	b.Run("CountAbove", func(b *testing.B) {
+		for b.Loop() {
+			CountAbove(s, 50)
 		}
 	})
 	b.Run("CountKept", func(b *testing.B) {
