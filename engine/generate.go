@@ -731,29 +731,13 @@ func Softmax(dst, s []float32) int {
 	return kept
 }
 
-// softmaxBlocks is Softmax over every score, m the largest: exponentials
-// of s - m a block at a time, the sum in order, the division. A NaN score
-// makes its exponential, the sum and so every probability NaN, as taking
-// it for the maximum would.
+// softmaxBlocks is Softmax over every score, m the largest: the
+// exponentials of s - m rounded to float32 and their sum in order
+// (tensor.ExpRoundSum), then the division. A NaN score makes its
+// exponential, the sum and so every probability NaN, as taking it for the
+// maximum would.
 func softmaxBlocks(dst, s []float32, m float32) {
-	var sum float32
-	var buf [expBlock]float64
-	for lo := 0; lo < len(s); lo += expBlock {
-		ss := s[lo:min(lo+expBlock, len(s))]
-		e := buf[:len(ss)]
-		for i, v := range ss {
-			e[i] = float64(v - m)
-		}
-		tensor.Exp(e, e)
-		d := dst[lo : lo+len(ss)]
-		for i, x := range e {
-			d[i] = float32(x)
-			sum += d[i]
-		}
-	}
-	for i := range dst {
-		dst[i] /= sum
-	}
+	tensor.Div(dst, tensor.ExpRoundSum(dst, s, m, 0))
 }
 
 // sparseMax bounds the kept scores Softmax takes apart from the rest.
@@ -761,9 +745,9 @@ const sparseMax = 4096
 
 // softmaxKept is Softmax for scores that are -Inf but at ids (ascending),
 // the largest m finite: it takes their exponentials alone. Each is the one
-// Softmax's blocks give: tensor.Exp's lanes, or math.Exp for the last
-// len(s) mod 4 scores, which its last block leaves to Go. The sum adds the
-// same non-zero terms in the same order, and a removed score's
+// softmaxBlocks gives (tensor.ExpRoundSum): tensor.Exp's lanes, or
+// math.Exp for the last len(s) mod 4 scores, which it leaves to Go. The
+// sum adds the same non-zero terms in the same order, and a removed score's
 // probability is 0/sum = 0 either way. With a NaN score it does nothing
 // and returns false: every probability is NaN then, which Softmax's blocks
 // give.

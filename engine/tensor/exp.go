@@ -21,6 +21,41 @@ func Exp(dst, src []float64) {
 	}
 }
 
+// ExpRoundSum sets dst[i] = float32(exp(float64(s[i] - m))), the
+// difference taken in float32 and the exponential Exp's, and returns sum
+// plus every dst[i], added one after another in float32: the numerators of
+// a softmax and their sum in torch's float32, in a fixed order. With
+// AVX-512 the exponentials of eight scores are computed while the previous
+// eight are added; the bits are those of Exp over blocks.
+func ExpRoundSum(dst, s []float32, m, sum float32) float32 {
+	checkLen("ExpRoundSum", len(s), dst)
+	n := 0
+	if useAVX512 && len(s) >= 8 {
+		n = len(s) &^ 7
+		sum = expRoundSumF32Z(&dst[0], &s[0], n, m, sum)
+	}
+	var buf [expRoundBlock]float64
+	for lo := n; lo < len(s); lo += expRoundBlock {
+		ss := s[lo:min(lo+expRoundBlock, len(s))]
+		e := buf[:len(ss)]
+		for i, v := range ss {
+			e[i] = float64(v - m)
+		}
+		Exp(e, e)
+		d := dst[lo : lo+len(ss)]
+		for i, x := range e {
+			d[i] = float32(x)
+			sum += d[i]
+		}
+	}
+	return sum
+}
+
+// expRoundBlock is how many exponentials ExpRoundSum's Go loop takes at a
+// time, on the stack (a multiple of 8, so that only the last block's last
+// len(s) mod 4 go to math.Exp, as with the assembly).
+const expRoundBlock = 512
+
 // siluInto sets dst[i] = silu(x[i]) = float32(x / (1 + exp(-x))) computed
 // in float64, eight or four lanes at a time with the assembly.
 func siluInto(dst, x []float32) {

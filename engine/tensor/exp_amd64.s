@@ -285,3 +285,62 @@ loop:
 	JB loop
 	VZEROUPPER
 	RET
+
+// ADD8INORDER adds the eight float32 lanes of y (its low half in x) to
+// X10 one after another, lane 0 first; it clobbers X11 and X12.
+#define ADD8INORDER(y, x) \
+	VEXTRACTF128 $1, y, X12 \
+	VADDSS x, X10, X10 \
+	VMOVSHDUP x, X11 \
+	VADDSS X11, X10, X10 \
+	VMOVHLPS x, x, X11 \
+	VADDSS X11, X10, X10 \
+	VPERMILPS $0xff, x, X11 \
+	VADDSS X11, X10, X10 \
+	VADDSS X12, X10, X10 \
+	VMOVSHDUP X12, X11 \
+	VADDSS X11, X10, X10 \
+	VMOVHLPS X12, X12, X11 \
+	VADDSS X11, X10, X10 \
+	VPERMILPS $0xff, X12, X11 \
+	VADDSS X11, X10, X10
+
+// EXPROUND8 sets Y1 to float32(exp(float64(src[AX:AX+8] - m))) and stores
+// it at dst[AX:].
+#define EXPROUND8 \
+	VMOVUPS (SI)(AX*4), Y9 \
+	VSUBPS Y8, Y9, Y9 \
+	VCVTPS2PD Y9, Z0 \
+	EXP8 \
+	VCVTPD2PS Z1, Y1 \
+	VMOVUPS Y1, (DI)(AX*4)
+
+// func expRoundSumF32Z(dst, src *float32, n int, m, sum float32) float32
+// dst[i] = float32(exp(float64(src[i] - m))) (EXP8's bits) for i < n, n a
+// positive multiple of 8, and returns sum + dst[0] + dst[1] + ... added one
+// after another in float32. The loop computes a block's exponentials
+// before it adds the previous block's, so that the two overlap.
+TEXT ·expRoundSumF32Z(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y8
+	VMOVSS sum+28(FP), X10
+	XORQ AX, AX
+	EXPROUND8
+	VMOVAPS Y1, Y13
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JAE last
+loop:
+	EXPROUND8
+	ADD8INORDER(Y13, X13)
+	VMOVAPS Y1, Y13
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JB loop
+last:
+	ADD8INORDER(Y13, X13)
+	VMOVSS X10, ret+32(FP)
+	VZEROUPPER
+	RET

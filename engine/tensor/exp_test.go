@@ -92,3 +92,60 @@ func BenchmarkExp(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(src)), "ns/value")
 	})
 }
+
+// expRoundSumRef is ExpRoundSum as blocks of 512 through Exp, rounded and
+// added one at a time.
+func expRoundSumRef(dst, s []float32, m, sum float32) float32 {
+	for lo := 0; lo < len(s); lo += 512 {
+		ss := s[lo:min(lo+512, len(s))]
+		e := make([]float64, len(ss))
+		for i, v := range ss {
+			e[i] = float64(v - m)
+		}
+		Exp(e, e)
+		for i, x := range e {
+			dst[lo+i] = float32(x)
+			sum += dst[lo+i]
+		}
+	}
+	return sum
+}
+
+// TestExpRoundSumMatchesBlocks checks ExpRoundSum (eight exponentials at a
+// time with AVX-512, the sum in order) against the blocks of Exp, bit for
+// bit: lengths around 8 and 512, scores of -Inf, +Inf, NaN and far below
+// the maximum, shifts m from the maximum and beyond it.
+func TestExpRoundSumMatchesBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	odd := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -200, -1e30, 0}
+	for trial := range 3000 {
+		n := r.IntN(1100)
+		if trial%500 == 0 {
+			n = 49152
+		}
+		s := make([]float32, n)
+		m := float32(math.Inf(-1))
+		for i := range s {
+			s[i] = float32(r.NormFloat64() * 5)
+			if r.IntN(30) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+			m = max(m, s[i])
+		}
+		if trial%3 == 0 {
+			m = float32(r.NormFloat64() * 20)
+		}
+		sum0 := float32(r.IntN(3))
+		got, want := make([]float32, n), make([]float32, n)
+		gs, ws := ExpRoundSum(got, s, m, sum0), expRoundSumRef(want, s, m, sum0)
+		same := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b }
+		if !same(gs, ws) {
+			t.Fatalf("trial %d (%d scores, m %v): sum %v, want %v", trial, n, m, gs, ws)
+		}
+		for i := range got {
+			if !same(got[i], want[i]) {
+				t.Fatalf("trial %d (%d scores, m %v): [%d] = %v, want %v", trial, n, m, i, got[i], want[i])
+			}
+		}
+	}
+}

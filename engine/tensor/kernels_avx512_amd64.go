@@ -83,3 +83,10 @@ func expF64Z(dst, src *float64, n int)
 
 //go:noescape
 func siluF32Z(dst, src *float32, n int)
+
+// expRoundSumF32Z: dst[i] = float32(exp(float64(src[i] - m))) for i < n,
+// n a positive multiple of 8, and sum + Σ dst[i] added in order in float32
+// (exp_amd64.s).
+//
+//go:noescape
+func expRoundSumF32Z(dst, src *float32, n int, m, sum float32) float32

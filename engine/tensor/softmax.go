@@ -43,7 +43,7 @@ func SoftmaxScaled(w []float32, scale float32) {
 		Exp(e, e)
 		roundSum(ws, e, &s) // lo is a multiple of 4: lanes stay j mod 4
 	}
-	divAll(w, float32((s[0]+s[1])+(s[2]+s[3])))
+	Div(w, float32((s[0]+s[1])+(s[2]+s[3])))
 }
 
 // divMax divides w by d in place and returns the largest quotient (the
@@ -79,8 +79,9 @@ func roundSum(w []float32, e []float64, s *[4]float64) {
 	}
 }
 
-// divAll divides w by d in place.
-func divAll(w []float32, d float32) {
+// Div divides w by d in place: w[j] /= d, eight at a time with the
+// assembly (each quotient correctly rounded, so the loop's bits).
+func Div(w []float32, d float32) {
 	n := 0
 	if useAsm && len(w) >= 8 {
 		n = len(w) &^ 7

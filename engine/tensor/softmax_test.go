@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -163,5 +164,37 @@ func BenchmarkSoftmaxScaled(b *testing.B) {
 				SoftmaxScaled(w, 1) // scale 1 keeps the scores from shrinking to 0
 			}
 		})
+	}
+}
+
+// TestDivMatchesLoop checks Div's lanes against w[j] /= d one at a time,
+// bit for bit, on lengths around the eight lanes, with zeros, infinities,
+// NaNs and subnormals among the values and the divisors.
+func TestDivMatchesLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	odd := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), math.SmallestNonzeroFloat32, math.MaxFloat32, 1e-40}
+	for trial := range 5000 {
+		w := make([]float32, r.IntN(40))
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+			if r.IntN(8) == 0 {
+				w[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		d := float32(r.NormFloat64() * 1e3)
+		if trial%5 == 0 {
+			d = odd[r.IntN(len(odd))]
+		}
+		want := slices.Clone(w)
+		for j := range want {
+			want[j] /= d
+		}
+		Div(w, d)
+		for j := range w {
+			if math.Float32bits(w[j]) != math.Float32bits(want[j]) && !(w[j] != w[j] && want[j] != want[j]) {
+				t.Fatalf("trial %d: %d values / %v: [%d] = %v, want %v", trial, len(w), d, j, w[j], want[j])
+			}
+		}
 	}
 }
