@@ -740,6 +740,10 @@ func softmaxBlocks(dst, s []float32, m float32) {
 	tensor.Div(dst, tensor.ExpRoundSum(dst, s, m, 0))
 }
 
+// expBlock is how many exponentials softmaxKept computes at a time, on the
+// stack.
+const expBlock = 512
+
 // sparseMax bounds the kept scores Softmax takes apart from the rest.
 const sparseMax = 4096
 

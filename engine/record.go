@@ -122,69 +122,10 @@ func maxScore(s []float32) (float64, bool) {
 }
 
 // sumExp returns Σ e and (with dot) Σ e·(s - m) over the scores, with
-// e = exp(s - m) in float64, leaving out e = 0 (and a NaN). Four partial
-// sums each, score i going to sum i mod 4, so that the additions do not
-// wait on one another; four scores at a time, the lanes in registers.
+// e = exp(s - m) in float64, leaving out e = 0 (and a NaN): tensor.SumExp,
+// four partial sums in index order.
 func sumExp(s []float32, m float64, dot bool) (sum, sumEU float64) {
-	var a, b [4]float64
-	var buf [expBlock]float64
-	for lo := 0; lo < len(s); lo += expBlock { // lo is a multiple of 4
-		ss := s[lo:min(lo+expBlock, len(s))]
-		e := expShifted(&buf, ss, m)
-		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
-		b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
-		n := len(e) &^ 3
-		for i := 0; i < n; i += 4 {
-			x0, x1, x2, x3 := e[i], e[i+1], e[i+2], e[i+3]
-			if x0 > 0 && x1 > 0 && x2 > 0 && x3 > 0 {
-				a0, a1, a2, a3 = a0+x0, a1+x1, a2+x2, a3+x3
-				if dot {
-					b0 += x0 * (float64(ss[i]) - m)
-					b1 += x1 * (float64(ss[i+1]) - m)
-					b2 += x2 * (float64(ss[i+2]) - m)
-					b3 += x3 * (float64(ss[i+3]) - m)
-				}
-				continue
-			}
-			a[0], a[1], a[2], a[3] = a0, a1, a2, a3
-			b[0], b[1], b[2], b[3] = b0, b1, b2, b3
-			addExp(&a, &b, e[i:i+4], ss[i:i+4], m, dot)
-			a0, a1, a2, a3 = a[0], a[1], a[2], a[3]
-			b0, b1, b2, b3 = b[0], b[1], b[2], b[3]
-		}
-		a[0], a[1], a[2], a[3] = a0, a1, a2, a3
-		b[0], b[1], b[2], b[3] = b0, b1, b2, b3
-		addExp(&a, &b, e[n:], ss[n:], m, dot)
-	}
-	return (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])
-}
-
-// addExp is sumExp's step for at most four scores, the first going to sum
-// 0, one at a time.
-func addExp(a, b *[4]float64, e []float64, s []float32, m float64, dot bool) {
-	for i, x := range e {
-		if x > 0 {
-			a[i] += x
-			if dot {
-				b[i] += x * (float64(s[i]) - m)
-			}
-		}
-	}
-}
-
-// expBlock is how many exponentials the recorder computes at a time, on
-// the stack.
-const expBlock = 512
-
-// expShifted returns exp(float64(v) - m) for the scores v of s (at most
-// expBlock), in buf.
-func expShifted(buf *[expBlock]float64, s []float32, m float64) []float64 {
-	e := buf[:len(s)]
-	for i, v := range s {
-		e[i] = float64(v) - m
-	}
-	tensor.Exp(e, e)
-	return e
+	return tensor.SumExp(s, m, dot)
 }
 
 // recorder turns one row's logits into the trace's view of a step. Its

@@ -65,57 +65,6 @@ func rankRef(probs []float32, id int) int {
 	return r
 }
 
-// TestSumExpLanes checks sumExp against its definition, one score at a
-// time (score i to partial sum i mod 4, e = 0 and NaN left out), bit for
-// bit: lengths around the block and the four lanes, scores of -Inf, +Inf
-// and ones whose exponential underflows or overflows, shifts m of 0, +Inf
-// and beyond the scores.
-func TestSumExpLanes(t *testing.T) {
-	ref := func(s []float32, m float64, dot bool) (float64, float64) {
-		var a, b [4]float64
-		e := make([]float64, len(s))
-		for i, v := range s {
-			e[i] = float64(v) - m
-		}
-		for lo := 0; lo < len(e); lo += expBlock {
-			blk := e[lo:min(lo+expBlock, len(e))]
-			tensor.Exp(blk, blk)
-		}
-		for i, x := range e {
-			if x > 0 {
-				a[i%4] += x
-				if dot {
-					b[i%4] += x * (float64(s[i]) - m)
-				}
-			}
-		}
-		return (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	odd := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), -1e30, 1e30, 0, -800, 800}
-	for trial := range 5000 {
-		n := r.IntN(3 * expBlock)
-		if trial < 16 {
-			n = expBlock - 8 + trial
-		}
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(r.NormFloat64() * 5)
-			if r.IntN(10) == 0 {
-				s[i] = odd[r.IntN(len(odd))]
-			}
-		}
-		m := []float64{0, 10, math.Inf(1), 800, -3}[r.IntN(5)]
-		for _, dot := range []bool{false, true} {
-			sum, eu := sumExp(s, m, dot)
-			wantSum, wantEU := ref(s, m, dot)
-			if math.Float64bits(sum) != math.Float64bits(wantSum) || math.Float64bits(eu) != math.Float64bits(wantEU) {
-				t.Fatalf("%d scores, m %v, dot %v: sumExp = %v, %v; one at a time %v, %v", n, m, dot, sum, eu, wantSum, wantEU)
-			}
-		}
-	}
-}
-
 // TestStageTopGathers checks stageTop's gathered path (few scores kept)
 // against the whole-vocabulary one: the same kept count, ids and logits,
 // and probabilities within rounding (the log-sum-exp adds the same terms in

@@ -56,6 +56,43 @@ func ExpRoundSum(dst, s []float32, m, sum float32) float32 {
 // len(s) mod 4 go to math.Exp, as with the assembly).
 const expRoundBlock = 512
 
+// SumExp returns Σ e and (with dot) Σ e·u over the scores of s, where
+// u = float64(s[i]) - m and e = exp(u) (Exp's bits), leaving out every e
+// that is not > 0 (an exp that underflowed, or a NaN). Score i goes to
+// partial sum i mod 4, added in index order (the products first rounded),
+// so that the additions do not wait on one another; the four are then
+// added (s0 + s1) + (s2 + s3). With AVX-512 eight scores at a time.
+func SumExp(s []float32, m float64, dot bool) (sum, sumEU float64) {
+	var a, b [4]float64
+	n := 0
+	if useAVX512 && len(s) >= 8 {
+		n = len(s) &^ 7
+		if dot {
+			sumExpDotF64Z(&s[0], n, m, &a, &b)
+		} else {
+			sumExpF64Z(&s[0], n, m, &a, &b)
+		}
+	}
+	var buf [expRoundBlock]float64
+	for lo := n; lo < len(s); lo += expRoundBlock { // lo is a multiple of 4
+		ss := s[lo:min(lo+expRoundBlock, len(s))]
+		e := buf[:len(ss)]
+		for i, v := range ss {
+			e[i] = float64(v) - m
+		}
+		Exp(e, e)
+		for i, x := range e {
+			if x > 0 {
+				a[i&3] += x
+				if dot {
+					b[i&3] += float64(x * (float64(ss[i]) - m)) // rounded: no FMA
+				}
+			}
+		}
+	}
+	return (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])
+}
+
 // siluInto sets dst[i] = silu(x[i]) = float32(x / (1 + exp(-x))) computed
 // in float64, eight or four lanes at a time with the assembly.
 func siluInto(dst, x []float32) {

@@ -344,3 +344,57 @@ last:
 	VMOVSS X10, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// SUMEXPZ body: for i < n (CX, a positive multiple of 8) over the
+// float32 scores at SI, with u = float64(s[i]) - m (m in every lane of
+// Z8) and e = exp(u) (EXP8's bits): a[i%4] += e (a at DI), and with DOT
+// b[i%4] += e·u (a product, then a sum; b at DX), in index order, leaving
+// out every e that is not > 0 (0 or NaN).
+#define SUMEXPZ(DOT) \
+	VMOVUPD (DI), Y14 \
+	VMOVUPD (DX), Y15 \
+	VPXORQ Z7, Z7, Z7 \
+	XORQ AX, AX \
+loop: \
+	VCVTPS2PD (SI)(AX*4), Z9 \
+	VSUBPD Z8, Z9, Z0 \
+	EXP8 \
+	VCMPPD $0x1e, Z7, Z1, K4 \
+	VMOVAPD.Z Z1, K4, Z10 \
+	VEXTRACTF64X4 $1, Z10, Y11 \
+	VADDPD Y10, Y14, Y14 \
+	VADDPD Y11, Y14, Y14 \
+	DOT \
+	ADDQ $8, AX \
+	CMPQ AX, CX \
+	JB loop \
+	VMOVUPD Y14, (DI) \
+	VMOVUPD Y15, (DX) \
+	VZEROUPPER \
+	RET
+
+#define SUMEXP_DOT \
+	VMULPD.Z Z0, Z1, K4, Z12 \
+	VEXTRACTF64X4 $1, Z12, Y13 \
+	VADDPD Y12, Y15, Y15 \
+	VADDPD Y13, Y15, Y15
+
+#define SUMEXP_NODOT
+
+// func sumExpF64Z(s *float32, n int, m float64, a, b *[4]float64)
+TEXT ·sumExpF64Z(SB), NOSPLIT, $0-40
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD m+16(FP), Z8
+	MOVQ a+24(FP), DI
+	MOVQ b+32(FP), DX
+	SUMEXPZ(SUMEXP_NODOT)
+
+// func sumExpDotF64Z(s *float32, n int, m float64, a, b *[4]float64)
+TEXT ·sumExpDotF64Z(SB), NOSPLIT, $0-40
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD m+16(FP), Z8
+	MOVQ a+24(FP), DI
+	MOVQ b+32(FP), DX
+	SUMEXPZ(SUMEXP_DOT)

@@ -149,3 +149,59 @@ func TestExpRoundSumMatchesBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestSumExpMatchesDefinition checks SumExp (eight scores at a time with
+// AVX-512) against its definition, one score at a time (Exp over the whole
+// vector for the same lanes), bit for bit: lengths around 8 and 512,
+// scores of -Inf, +Inf, NaN and ones whose exponential underflows or
+// overflows, m the maximum, above or below it, or +Inf.
+func TestSumExpMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	odd := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -800, 800, -1e30, 1e30, 0}
+	for trial := range 5000 {
+		n := r.IntN(1100)
+		if trial%500 == 0 {
+			n = 49152
+		}
+		s := make([]float32, n)
+		m := math.Inf(-1)
+		for i := range s {
+			s[i] = float32(r.NormFloat64() * 5)
+			if r.IntN(30) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+			if s[i] == s[i] {
+				m = math.Max(m, float64(s[i]))
+			}
+		}
+		switch trial % 5 {
+		case 1:
+			m = r.NormFloat64() * 20
+		case 2:
+			m = math.Inf(1)
+		case 3:
+			m = []float64{0, -3, 800}[r.IntN(3)]
+		}
+		u := make([]float64, n)
+		for i, v := range s {
+			u[i] = float64(v) - m
+		}
+		e := make([]float64, n)
+		Exp(e, u)
+		var a, b [4]float64
+		for i, x := range e {
+			if x > 0 {
+				a[i%4] += x
+				b[i%4] += float64(x * u[i])
+			}
+		}
+		wantSum, wantDot := (a[0]+a[1])+(a[2]+a[3]), (b[0]+b[1])+(b[2]+b[3])
+		same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || x != x && y != y }
+		if sum, dot := SumExp(s, m, true); !same(sum, wantSum) || !same(dot, wantDot) {
+			t.Fatalf("trial %d (%d scores, m %v): SumExp = %v, %v; want %v, %v", trial, n, m, sum, dot, wantSum, wantDot)
+		}
+		if sum, dot := SumExp(s, m, false); !same(sum, wantSum) || dot != 0 {
+			t.Fatalf("trial %d (%d scores, m %v): SumExp without dot = %v, %v; want %v, 0", trial, n, m, sum, dot, wantSum)
+		}
+	}
+}
