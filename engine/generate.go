@@ -372,9 +372,9 @@ func (g *loop) newStep(step int, phase string, err error) *trace.Step {
 func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
 	var row *trace.StepRow
 	if rec != nil {
-		// The raw view and each stage are recorded on other goroutines
-		// while this one runs the pipeline and chooses; finish collects
-		// them.
+		// Each stage, and the raw view when there are stages, is
+		// recorded on another goroutine while this one runs the pipeline
+		// and chooses; finish collects them.
 		row = &rec.Rows[r]
 		g.rec.start(row, g.logits[r], len(g.procs))
 		defer g.rec.finish(row)
