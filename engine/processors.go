@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"tracer/engine/tensor"
 	"tracer/trace"
 )
 
@@ -164,19 +165,18 @@ func (p *Temperature) Params() map[string]float64 {
 
 // Apply divides the scores by T in place.
 func (p *Temperature) Apply(s []float32, _ []int) {
-	m, big := negInf, float32(0) // the largest finite score, the largest finite magnitude
+	lo, hi := tensor.FiniteRange(s)
+	big := max(0, hi, -lo) // the largest finite magnitude
+	t := float32(p.T)
+	if t > 0 && !isInf32(t) && float64(big)/p.T <= math.MaxFloat32 {
+		tensor.Div(s, t)
+		return
+	}
+	m := negInf // the largest finite score
 	for _, v := range s {
 		if !isInf32(v) && v == v {
 			m = max(m, v)
-			big = max(big, v, -v)
 		}
-	}
-	t := float32(p.T)
-	if t > 0 && !isInf32(t) && float64(big)/p.T <= math.MaxFloat32 {
-		for i := range s {
-			s[i] /= t
-		}
-		return
 	}
 	for i, v := range s {
 		if isInf32(v) || v != v {
@@ -190,7 +190,8 @@ func (p *Temperature) Apply(s []float32, _ []int) {
 // MinKeep), so ties with the k-th score all survive.
 type TopK struct {
 	K, MinKeep int
-	buf        []float32 // [vocab] scratch
+	buf        []float32 // [vocab] scratch for the quickselect
+	heap       []float32 // [k] scratch for kthByHeap
 }
 
 // Name is "top_k".
@@ -202,12 +203,58 @@ func (p *TopK) Params() map[string]float64 { return map[string]float64{"k": floa
 // Apply removes the scores below the k-th largest in place.
 func (p *TopK) Apply(s []float32, _ []int) {
 	k := min(max(p.K, p.MinKeep), len(s))
-	p.buf = append(p.buf[:0], s...)
-	kth := kthLargest(p.buf, k)
-	for i, v := range s {
-		if v < kth {
-			s[i] = negInf
+	var kth float32
+	if _, nan := tensor.MaxNaN(s); !nan && k >= 1 && k <= topKHeapMax {
+		kth = p.kthByHeap(s, k)
+	} else { // a NaN (the run stops on it later) or a large k
+		p.buf = append(p.buf[:0], s...)
+		kth = kthLargest(p.buf, k)
+	}
+	tensor.RemoveBelow(s, kth)
+}
+
+// topKHeapMax bounds the k that kthByHeap takes: its cost grows as
+// log k per score that enters the heap.
+const topKHeapMax = 1024
+
+// kthByHeap returns the k-th largest value of s, which holds no NaN
+// (1 ≤ k ≤ min(len(s), topKHeapMax)): a min-heap of the k largest seen,
+// whose root is the k-th; blocks of scores below the root are passed over
+// in eight lanes (tensor.SkipBelow), so that over a vocabulary most scores
+// cost one vector comparison.
+func (p *TopK) kthByHeap(s []float32, k int) float32 {
+	h := append(p.heap[:0], s[:k]...)
+	p.heap = h
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := k; i < len(s); {
+		i += tensor.SkipBelow(s[i:], h[0])
+		for end := min(i+32, len(s)); i < end; i++ {
+			if v := s[i]; v > h[0] {
+				h[0] = v
+				siftDown(h, 0)
+			}
 		}
+	}
+	return h[0]
+}
+
+// siftDown restores the min-heap order of h below i.
+func siftDown(h []float32, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && h[c+1] < h[c] {
+			c++
+		}
+		if !(h[c] < h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
 	}
 }
 

@@ -248,3 +248,102 @@ func TestTopPSkipsRemoved(t *testing.T) {
 		}
 	}
 }
+
+// temperatureRef is Temperature.Apply one score at a time.
+func temperatureRef(s []float32, T float64) {
+	m, big := negInf, float32(0)
+	for _, v := range s {
+		if !isInf32(v) && v == v {
+			m = max(m, v)
+			big = max(big, v, -v)
+		}
+	}
+	t := float32(T)
+	if t > 0 && !isInf32(t) && float64(big)/T <= math.MaxFloat32 {
+		for i := range s {
+			s[i] /= t
+		}
+		return
+	}
+	for i, v := range s {
+		if isInf32(v) || v != v {
+			continue
+		}
+		s[i] = float32(float64(v-m) / T)
+	}
+}
+
+// TestTemperatureMatchesLoop checks Temperature (its range scan and
+// division in eight lanes) against one score at a time, bit for bit:
+// scores with ±Inf, NaN, zeros and extremes, temperatures from 1e-45 to
+// 1e30, so that both the plain division and the shifted one run.
+func TestTemperatureMatchesLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	odd := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0,
+		float32(math.Copysign(0, -1)), math.MaxFloat32, -math.MaxFloat32, 1e-30}
+	temps := []float64{1e-45, 1e-30, 1e-5, 0.3, 0.7, 1, 1.5, 1e10, 1e30}
+	for trial := range 4000 {
+		s := make([]float32, r.IntN(300))
+		for i := range s {
+			s[i] = float32(r.NormFloat64() * 10)
+			if r.IntN(10) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		T := temps[r.IntN(len(temps))]
+		got, want := slices.Clone(s), slices.Clone(s)
+		(&Temperature{T: T}).Apply(got, nil)
+		temperatureRef(want, T)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("trial %d (%d scores, T %v): [%d] = %v, want %v", trial, len(s), T, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestTopKMatchesSort checks TopK (the k-th largest from a heap, blocks
+// below its root passed over in eight lanes, then the removal in lanes)
+// against sorting: every score below the k-th largest removed, ties with
+// it kept, on vectors with ties, ±Inf, zeros of both signs and removed
+// scores, k from 1 to past the vocabulary and past the heap's bound.
+func TestTopKMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	odd := []float32{float32(math.Inf(1)), negInf, 0, float32(math.Copysign(0, -1))}
+	for trial := range 3000 {
+		n := 1 + r.IntN(400)
+		if trial%300 == 0 {
+			n = 49152
+		}
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.IntN(60) - 30) // ties
+			if trial%2 == 0 {
+				s[i] = float32(r.NormFloat64())
+			}
+			if r.IntN(15) == 0 {
+				s[i] = odd[r.IntN(len(odd))]
+			}
+		}
+		k := 1 + r.IntN(60)
+		if trial%10 == 0 {
+			k = 1 + r.IntN(2*n)
+		}
+		sorted := slices.Clone(s)
+		slices.Sort(sorted)
+		kth := sorted[n-min(k, n)]
+		want := slices.Clone(s)
+		for i, v := range want {
+			if v < kth {
+				want[i] = negInf
+			}
+		}
+		got := slices.Clone(s)
+		(&TopK{K: k}).Apply(got, nil)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("trial %d (%d scores, k %d): [%d] = %v, want %v", trial, n, k, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -171,6 +171,16 @@ func countAboveF32(s *float32, n int, v float32) int
 //go:noescape
 func countEqualF32(s *float32, n int, v float32) int
 
+// finiteRangeF32 is FiniteRange of s[:n], n a positive multiple of 8.
+//
+//go:noescape
+func finiteRangeF32(s *float32, n int) (lo, hi float32)
+
+// removeBelowF32 is RemoveBelow of s[:n], n a positive multiple of 8.
+//
+//go:noescape
+func removeBelowF32(s *float32, n int, v float32)
+
 // countKeptF32 is CountKept of s[:n], n a positive multiple of 32.
 //
 //go:noescape

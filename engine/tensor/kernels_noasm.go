@@ -60,6 +60,8 @@ func divMaxF32(w *float32, n int, d float32) float32           { panic("no asm")
 func roundSumF64(w *float32, e *float64, n int, s *[4]float64) { panic("no asm") }
 func maxNaNF32(s *float32, n int) (float32, bool)              { panic("no asm") }
 func countKeptF32(s *float32, n int) int                       { panic("no asm") }
+func finiteRangeF32(s *float32, n int) (lo, hi float32)        { panic("no asm") }
+func removeBelowF32(s *float32, n int, v float32)              { panic("no asm") }
 func firstEqualF32(s *float32, n int, v float32) int           { panic("no asm") }
 func firstAtLeastF32(s *float32, n int, v float32) int         { panic("no asm") }
 func firstNotEqualF32(s *float32, n int, v float32) int        { panic("no asm") }

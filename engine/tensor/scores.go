@@ -23,6 +23,39 @@ func MaxNaN(s []float32) (max float32, nan bool) {
 	return max, nan
 }
 
+// FiniteRange returns the smallest and largest finite scores of s (+Inf
+// and -Inf when none is finite; of +0 and -0 either may be returned). One
+// pass, in eight lanes with the assembly.
+func FiniteRange(s []float32) (lo, hi float32) {
+	lo, hi = float32(math.Inf(1)), float32(math.Inf(-1))
+	n := 0
+	if useAsm && len(s) >= 8 {
+		n = len(s) &^ 7
+		lo, hi = finiteRangeF32(&s[0], n)
+	}
+	for _, v := range s[n:] {
+		if v >= -math.MaxFloat32 && v <= math.MaxFloat32 {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
+}
+
+// RemoveBelow sets every score of s below v to -Inf (removed); a NaN
+// score stays. In eight lanes with the assembly.
+func RemoveBelow(s []float32, v float32) {
+	n := 0
+	if useAsm && len(s) >= 8 {
+		n = len(s) &^ 7
+		removeBelowF32(&s[0], n, v)
+	}
+	for i, x := range s[n:] {
+		if x < v {
+			s[n+i] = float32(math.Inf(-1))
+		}
+	}
+}
+
 // Argmax returns the index of the largest element, the lowest on ties (as
 // torch.argmax; +0 and -0 tie), or -1 when there is none (x empty or all
 // NaN). NaN never wins. One vector pass for the maximum (MaxNaN), then a

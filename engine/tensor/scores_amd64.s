@@ -168,3 +168,71 @@ TEXT ·countAboveF32(SB), NOSPLIT, $0-32
 // func countEqualF32(s *float32, n int, v float32) int: scores == v.
 TEXT ·countEqualF32(SB), NOSPLIT, $0-32
 	COUNTCMP(0x00) // EQ_OQ
+
+// func finiteRangeF32(s *float32, n int) (lo, hi float32)
+// The smallest and largest finite scores of s[:n] (+Inf and -Inf when
+// none is; of +0 and -0 either may come back); n a positive multiple of 8.
+TEXT ·finiteRangeF32(SB), NOSPLIT, $0-24
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ (SI)(CX*4), CX
+	MOVL $0x7fffffff, AX
+	MOVL AX, X4
+	VBROADCASTSS X4, Y4
+	MOVL $0x7f800000, AX
+	MOVL AX, X5
+	VBROADCASTSS X5, Y5
+	MOVL $0xff800000, AX
+	MOVL AX, X8
+	VBROADCASTSS X8, Y8
+	VMOVAPS Y5, Y6
+	VMOVAPS Y8, Y7
+loop:
+	VMOVUPS (SI), Y0
+	VANDPS Y4, Y0, Y1
+	VCMPPS $0x11, Y5, Y1, Y1 // |v| < Inf: finite (not NaN)
+	VBLENDVPS Y1, Y0, Y5, Y2
+	VBLENDVPS Y1, Y0, Y8, Y3
+	VMINPS Y2, Y6, Y6
+	VMAXPS Y3, Y7, Y7
+	ADDQ $32, SI
+	CMPQ SI, CX
+	JB loop
+	VEXTRACTF128 $1, Y6, X2
+	VMINPS X2, X6, X6
+	VPERMILPS $0x4e, X6, X2
+	VMINPS X2, X6, X6
+	VPERMILPS $0xb1, X6, X2
+	VMINPS X2, X6, X6
+	VMOVSS X6, lo+16(FP)
+	VEXTRACTF128 $1, Y7, X3
+	VMAXPS X3, X7, X7
+	VPERMILPS $0x4e, X7, X3
+	VMAXPS X3, X7, X7
+	VPERMILPS $0xb1, X7, X3
+	VMAXPS X3, X7, X7
+	VMOVSS X7, hi+20(FP)
+	VZEROUPPER
+	RET
+
+// func removeBelowF32(s *float32, n int, v float32)
+// s[i] = -Inf for every s[i] < v (ordered: NaN stays), i < n, n a
+// positive multiple of 8.
+TEXT ·removeBelowF32(SB), NOSPLIT, $0-20
+	MOVQ s+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ (SI)(CX*4), CX
+	VBROADCASTSS v+16(FP), Y4
+	MOVL $0xff800000, AX
+	MOVL AX, X5
+	VBROADCASTSS X5, Y5
+remove:
+	VMOVUPS (SI), Y0
+	VCMPPS $0x11, Y4, Y0, Y1 // s[i] < v
+	VBLENDVPS Y1, Y5, Y0, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	CMPQ SI, CX
+	JB remove
+	VZEROUPPER
+	RET

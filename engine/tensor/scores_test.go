@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -34,7 +35,7 @@ func argmaxRef(x []float32) int {
 }
 
 // checkThreshold checks SkipBelow, CountAbove and CountEqual of s at v,
-// and SkipRemoved,
+// and RemoveBelow, SkipRemoved and FiniteRange,
 // against one score at a time.
 func checkThreshold(t *testing.T, trial int, s []float32, v float32) {
 	t.Helper()
@@ -52,6 +53,26 @@ func checkThreshold(t *testing.T, trial int, s []float32, v float32) {
 	}
 	if got := SkipBelow(s, v); got > first || got < first-31 || got < 0 {
 		t.Fatalf("trial %d (%d scores): SkipBelow(%v) = %d, first ≥ at %d", trial, len(s), v, got, first)
+	}
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, x := range s {
+		if !math.IsInf(float64(x), 0) && x == x {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+	}
+	if gotLo, gotHi := FiniteRange(s); gotLo != lo || gotHi != hi {
+		t.Fatalf("trial %d (%d scores): FiniteRange = %v, %v; want %v, %v", trial, len(s), gotLo, gotHi, lo, hi)
+	}
+	below := slices.Clone(s)
+	RemoveBelow(below, v)
+	for i, x := range s {
+		want := x
+		if x < v {
+			want = float32(math.Inf(-1))
+		}
+		if math.Float32bits(below[i]) != math.Float32bits(want) {
+			t.Fatalf("trial %d (%d scores): RemoveBelow(%v)[%d] = %v, want %v", trial, len(s), v, i, below[i], want)
+		}
 	}
 	removed := 0
 	for removed < len(s) && s[removed] < -math.MaxFloat32 {
