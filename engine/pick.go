@@ -3,6 +3,8 @@ package engine
 import (
 	"math"
 	"slices"
+
+	"tracer/engine/tensor"
 )
 
 // picker chooses sampled tokens; it keeps scratch space between steps so
@@ -38,11 +40,16 @@ const exactMin = 0x1p-29
 func (pk *picker) pick(probs []float32, u float64) (id int, lo, hi float64, ok bool) {
 	var total float64
 	pk.ids = pk.ids[:0]
-	for i, p := range probs {
-		if p > 0 {
-			total += float64(p)
-			if p >= exactMin {
-				pk.ids = append(pk.ids, int32(i))
+	for i := 0; i < len(probs); {
+		// Past blocks of zeros (most after a top-k or top-p): p > 0 is
+		// p ≥ the smallest positive float32.
+		i += tensor.SkipBelow(probs[i:], math.SmallestNonzeroFloat32)
+		for end := min(i+32, len(probs)); i < end; i++ {
+			if p := probs[i]; p > 0 {
+				total += float64(p)
+				if p >= exactMin {
+					pk.ids = append(pk.ids, int32(i))
+				}
 			}
 		}
 	}
