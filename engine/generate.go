@@ -372,12 +372,13 @@ func (g *loop) newStep(step int, phase string, err error) *trace.Step {
 func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
 	var row *trace.StepRow
 	if rec != nil {
-		// Each stage, and the raw view when there are stages, is
-		// recorded on another goroutine while this one runs the pipeline
-		// and chooses; finish collects them.
+		// The raw view and each stage are taken here, as the pipeline
+		// runs. Handing them to other goroutines (a copy of the scores
+		// and a thread's wakeup each, then a wait for them) took as long
+		// on a 2-core VM (SmolLM2-135M, four processors: 350 µs a step
+		// either way), and a busy server has no idle core for them.
 		row = &rec.Rows[r]
-		g.rec.start(row, g.logits[r], len(g.procs))
-		defer g.rec.finish(row)
+		g.rec.raw(row, g.logits[r])
 	}
 	if err := g.process(step, r, row); err != nil {
 		return 0, err
@@ -390,10 +391,10 @@ func (g *loop) choose(step, r int, rec *trace.Step) (int, error) {
 func (g *loop) process(step, r int, row *trace.StepRow) error {
 	s := g.scores
 	copy(s, g.logits[r])
-	for i, p := range g.procs {
+	for _, p := range g.procs {
 		p.Apply(s, g.rows[r])
 		if row != nil {
-			g.rec.stageAsync(i, p, s)
+			row.Stages = append(row.Stages, g.rec.stage(p, s))
 		}
 	}
 	if len(g.procs) > 0 {

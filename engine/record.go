@@ -3,7 +3,6 @@ package engine
 import (
 	"math"
 	"slices"
-	"sync"
 
 	"tracer/engine/tensor"
 	"tracer/engine/tokenizer"
@@ -135,12 +134,8 @@ type recorder struct {
 	top  int                 // candidates per list
 	full bool                // record every raw logit
 
-	// The recording of a step under way (start, stageAsync, finish).
-	wg     sync.WaitGroup
-	stages []trace.Stage   // [procs]
-	snaps  [][]float32     // [procs][vocab]: the scores each stage left
-	sparse []sparseScratch // [procs]
-	fin    sparseScratch   // the kept probabilities of final
+	sc  sparseScratch // the kept scores of a stage
+	fin sparseScratch // the kept probabilities of final
 }
 
 // sparseScratch holds the kept scores of a stage where most are removed,
@@ -158,15 +153,12 @@ func (r *recorder) token(id int) string {
 }
 
 // candidates lists the top entries of s with their softmax probabilities,
-// naming their tokens when named is set.
-func (r *recorder) candidates(s []float32, lse float64, named bool) []trace.Candidate {
+// tokens left out.
+func (r *recorder) candidates(s []float32, lse float64) []trace.Candidate {
 	ids := topIDs(s, r.top)
 	out := make([]trace.Candidate, len(ids))
 	for i, id := range ids {
 		out[i] = trace.Candidate{ID: id, Logit: s[id], Prob: math.Exp(float64(s[id]) - lse)}
-	}
-	if named {
-		r.name(out)
 	}
 	return out
 }
@@ -174,14 +166,9 @@ func (r *recorder) candidates(s []float32, lse float64, named bool) []trace.Cand
 // raw fills the raw view of a row: candidates, entropy and, when asked,
 // the full logits.
 func (r *recorder) raw(row *trace.StepRow, logits []float32) {
-	r.rawUnnamed(row, logits)
-	r.name(row.Candidates)
-}
-
-// rawUnnamed is raw leaving out the candidates' tokens (see finish).
-func (r *recorder) rawUnnamed(row *trace.StepRow, logits []float32) {
 	lse, h := lseEntropy(logits)
-	row.Candidates = r.candidates(logits, lse, false)
+	row.Candidates = r.candidates(logits, lse)
+	r.name(row.Candidates)
 	row.Entropy = h
 	if r.full {
 		row.Logits = append(trace.Logits{}, logits...)
@@ -207,51 +194,6 @@ func lseEntropy(s []float32) (lse, h float64) {
 	return m + logS, logS - dot/sum
 }
 
-// start begins recording a row: room for procs stages, and its raw view,
-// on another goroutine while the processors run. With no processor it is
-// taken here: the loop would soon wait for it, and handing it over costs a
-// thread's wakeup (greedy, SmolLM2-135M on a 2-core VM: 320 → 250 µs a
-// step in all).
-func (r *recorder) start(row *trace.StepRow, logits []float32, procs int) {
-	for len(r.snaps) < procs {
-		r.snaps = append(r.snaps, nil)
-		r.sparse = append(r.sparse, sparseScratch{})
-	}
-	r.stages = make([]trace.Stage, procs)
-	if procs == 0 {
-		r.rawUnnamed(row, logits)
-		return
-	}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		r.rawUnnamed(row, logits)
-	}()
-}
-
-// stageAsync records stage i from a copy of the scores, on another
-// goroutine.
-func (r *recorder) stageAsync(i int, p Processor, s []float32) {
-	r.snaps[i] = append(r.snaps[i][:0], s...)
-	r.stages[i] = trace.Stage{Name: p.Name(), Params: p.Params()}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		r.stages[i].Kept, r.stages[i].Top = r.stageTop(r.snaps[i], &r.sparse[i])
-	}()
-}
-
-// finish waits for the row's raw view and stages and names their tokens
-// (here, so that the tokenizer is only called from one goroutine).
-func (r *recorder) finish(row *trace.StepRow) {
-	r.wg.Wait()
-	row.Stages = append(row.Stages, r.stages...)
-	r.name(row.Candidates)
-	for _, st := range row.Stages {
-		r.name(st.Top)
-	}
-}
-
 // name fills in the tokens of candidates.
 func (r *recorder) name(cs []trace.Candidate) {
 	for i := range cs {
@@ -261,9 +203,8 @@ func (r *recorder) name(cs []trace.Candidate) {
 
 // stage records the scores as a processor left them.
 func (r *recorder) stage(p Processor, s []float32) trace.Stage {
-	var sc sparseScratch
 	st := trace.Stage{Name: p.Name(), Params: p.Params()}
-	st.Kept, st.Top = r.stageTop(s, &sc)
+	st.Kept, st.Top = r.stageTop(s, &r.sc)
 	r.name(st.Top)
 	return st
 }
@@ -275,7 +216,7 @@ func (r *recorder) stage(p Processor, s []float32) trace.Stage {
 func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candidate) {
 	kept := tensor.CountKept(s)
 	if kept*8 >= len(s) {
-		return kept, r.candidates(s, logSumExp(s), false)
+		return kept, r.candidates(s, logSumExp(s))
 	}
 	sc.vals, sc.ids = sc.vals[:0], sc.ids[:0]
 	for id := 0; id < len(s); {

@@ -91,7 +91,7 @@ func TestStageTopGathers(t *testing.T) {
 			s[r.IntN(n)] = float32(math.Inf(1))
 		}
 		wantKept := tensor.CountKept(s)
-		want := rec.candidates(s, logSumExp(s), false)
+		want := rec.candidates(s, logSumExp(s))
 		gotKept, got := rec.stageTop(s, &sc)
 		if gotKept != wantKept || len(got) != len(want) {
 			t.Fatalf("trial %d: kept %d, %d candidates; want %d, %d", trial, gotKept, len(got), wantKept, len(want))
