@@ -248,6 +248,89 @@ loop:
 	VMOVAPD Z6, K2, Z1 \
 	VMOVAPD Z0, K3, Z1
 
+// EXP8X2 is EXP8 on two vectors at once, the instructions of each
+// interleaved so that the two chains overlap: Z1 = exp(Z0) and
+// Z17 = exp(Z16), the same bits; it clobbers Z2-Z6, Z18-Z22, K1-K3 and
+// K5-K7.
+#define EXP8X2 \
+	VMAXPD.BCST expLo<>(SB), Z0, Z2 \
+	VMAXPD.BCST expLo<>(SB), Z16, Z18 \
+	VMINPD.BCST expHi<>(SB), Z2, Z2 \
+	VMINPD.BCST expHi<>(SB), Z18, Z18 \
+	VBROADCASTSD expShift<>(SB), Z3 \
+	VBROADCASTSD expShift<>(SB), Z19 \
+	VFMADD231PD.BCST expLog2e<>(SB), Z2, Z3 \
+	VFMADD231PD.BCST expLog2e<>(SB), Z18, Z19 \
+	VSUBPD.BCST expShift<>(SB), Z3, Z4 \
+	VSUBPD.BCST expShift<>(SB), Z19, Z20 \
+	VFNMADD231PD.BCST expLn2Hi<>(SB), Z4, Z2 \
+	VFNMADD231PD.BCST expLn2Hi<>(SB), Z20, Z18 \
+	VFNMADD231PD.BCST expLn2Lo<>(SB), Z4, Z2 \
+	VFNMADD231PD.BCST expLn2Lo<>(SB), Z20, Z18 \
+	VBROADCASTSD expC13<>(SB), Z1 \
+	VBROADCASTSD expC13<>(SB), Z17 \
+	VFMADD213PD.BCST expC12<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC12<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC11<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC11<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC10<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC10<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC9<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC9<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC8<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC8<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC7<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC7<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC6<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC6<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC5<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC5<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC4<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC4<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC3<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC3<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expC2<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expC2<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expOne<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expOne<>(SB), Z18, Z17 \
+	VFMADD213PD.BCST expOne<>(SB), Z2, Z1 \
+	VFMADD213PD.BCST expOne<>(SB), Z18, Z17 \
+	VPSUBQ.BCST expShift<>(SB), Z3, Z3 \
+	VPSUBQ.BCST expShift<>(SB), Z19, Z19 \
+	VPSRAQ $1, Z3, Z5 \
+	VPSRAQ $1, Z19, Z21 \
+	VPSUBQ Z5, Z3, Z3 \
+	VPSUBQ Z21, Z19, Z19 \
+	VPADDQ.BCST expBias<>(SB), Z5, Z5 \
+	VPADDQ.BCST expBias<>(SB), Z21, Z21 \
+	VPSLLQ $52, Z5, Z5 \
+	VPSLLQ $52, Z21, Z21 \
+	VPADDQ.BCST expBias<>(SB), Z3, Z3 \
+	VPADDQ.BCST expBias<>(SB), Z19, Z19 \
+	VPSLLQ $52, Z3, Z3 \
+	VPSLLQ $52, Z19, Z19 \
+	VMULPD Z5, Z1, Z1 \
+	VMULPD Z21, Z17, Z17 \
+	VMULPD Z3, Z1, Z1 \
+	VMULPD Z19, Z17, Z17 \
+	VCMPPD.BCST $0x1e, expHi<>(SB), Z0, K1 \
+	VCMPPD.BCST $0x1e, expHi<>(SB), Z16, K5 \
+	VCMPPD.BCST $0x11, expLo<>(SB), Z0, K2 \
+	VCMPPD.BCST $0x11, expLo<>(SB), Z16, K6 \
+	VCMPPD $0x03, Z0, Z0, K3 \
+	VCMPPD $0x03, Z16, Z16, K7 \
+	VBROADCASTSD expInf<>(SB), Z6 \
+	VBROADCASTSD expInf<>(SB), Z22 \
+	VMOVAPD Z6, K1, Z1 \
+	VMOVAPD Z22, K5, Z17 \
+	VPXORQ Z6, Z6, Z6 \
+	VPXORQ Z22, Z22, Z22 \
+	VMOVAPD Z6, K2, Z1 \
+	VMOVAPD Z22, K6, Z17 \
+	VMOVAPD Z0, K3, Z1 \
+	VMOVAPD Z16, K7, Z17
+
+
 // func expF64Z(dst, src *float64, n int)
 // dst[i] = exp(src[i]) for i < n, n a positive multiple of 8 (AVX-512F).
 TEXT ·expF64Z(SB), NOSPLIT, $0-24
@@ -255,13 +338,28 @@ TEXT ·expF64Z(SB), NOSPLIT, $0-24
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
 	XORQ AX, AX
-loop:
+	MOVQ CX, R8
+	ANDQ $~15, R8
+	JZ one
+two:
+	VMOVUPD (SI)(AX*8), Z0
+	VMOVUPD 64(SI)(AX*8), Z16
+	EXP8X2
+	VMOVUPD Z1, (DI)(AX*8)
+	VMOVUPD Z17, 64(DI)(AX*8)
+	ADDQ $16, AX
+	CMPQ AX, R8
+	JB two
+	CMPQ AX, CX
+	JAE done
+one:
 	VMOVUPD (SI)(AX*8), Z0
 	EXP8
 	VMOVUPD Z1, (DI)(AX*8)
 	ADDQ $8, AX
 	CMPQ AX, CX
-	JB loop
+	JB one
+done:
 	VZEROUPPER
 	RET
 
@@ -272,7 +370,29 @@ TEXT ·siluF32Z(SB), NOSPLIT, $0-24
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
 	XORQ AX, AX
-loop:
+	MOVQ CX, R8
+	ANDQ $~15, R8
+	JZ one
+two:
+	VCVTPS2PD (SI)(AX*4), Z7
+	VXORPD.BCST expSign<>(SB), Z7, Z0
+	VCVTPS2PD 32(SI)(AX*4), Z23
+	VXORPD.BCST expSign<>(SB), Z23, Z16
+	EXP8X2
+	VADDPD.BCST expOne<>(SB), Z1, Z1
+	VADDPD.BCST expOne<>(SB), Z17, Z17
+	VDIVPD Z1, Z7, Z1
+	VDIVPD Z17, Z23, Z17
+	VCVTPD2PS Z1, Y1
+	VCVTPD2PS Z17, Y17
+	VMOVUPS Y1, (DI)(AX*4)
+	VMOVUPS Y17, 32(DI)(AX*4)
+	ADDQ $16, AX
+	CMPQ AX, R8
+	JB two
+	CMPQ AX, CX
+	JAE done
+one:
 	VCVTPS2PD (SI)(AX*4), Z7
 	VXORPD.BCST expSign<>(SB), Z7, Z0
 	EXP8
@@ -282,7 +402,8 @@ loop:
 	VMOVUPS Y1, (DI)(AX*4)
 	ADDQ $8, AX
 	CMPQ AX, CX
-	JB loop
+	JB one
+done:
 	VZEROUPPER
 	RET
 
@@ -355,7 +476,35 @@ last:
 	VMOVUPD (DX), Y15 \
 	VPXORQ Z7, Z7, Z7 \
 	XORQ AX, AX \
-loop: \
+	MOVQ CX, R8 \
+	ANDQ $~15, R8 \
+	JZ one \
+two: \
+	VCVTPS2PD (SI)(AX*4), Z9 \
+	VSUBPD Z8, Z9, Z0 \
+	VCVTPS2PD 32(SI)(AX*4), Z9 \
+	VSUBPD Z8, Z9, Z16 \
+	EXP8X2 \
+	VCMPPD $0x1e, Z7, Z1, K4 \
+	VMOVAPD.Z Z1, K4, Z10 \
+	VEXTRACTF64X4 $1, Z10, Y11 \
+	VADDPD Y10, Y14, Y14 \
+	VADDPD Y11, Y14, Y14 \
+	DOT \
+	VMOVAPD Z16, Z0 \
+	VMOVAPD Z17, Z1 \
+	VCMPPD $0x1e, Z7, Z1, K4 \
+	VMOVAPD.Z Z1, K4, Z10 \
+	VEXTRACTF64X4 $1, Z10, Y11 \
+	VADDPD Y10, Y14, Y14 \
+	VADDPD Y11, Y14, Y14 \
+	DOT \
+	ADDQ $16, AX \
+	CMPQ AX, R8 \
+	JB two \
+	CMPQ AX, CX \
+	JAE done \
+one: \
 	VCVTPS2PD (SI)(AX*4), Z9 \
 	VSUBPD Z8, Z9, Z0 \
 	EXP8 \
@@ -367,7 +516,8 @@ loop: \
 	DOT \
 	ADDQ $8, AX \
 	CMPQ AX, CX \
-	JB loop \
+	JB one \
+done: \
 	VMOVUPD Y14, (DI) \
 	VMOVUPD Y15, (DX) \
 	VZEROUPPER \
