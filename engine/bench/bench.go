@@ -136,10 +136,11 @@ type RecordReport struct {
 	OffTokensPerSec Stat   `json:"off_decode_tokens_per_sec"`
 	OnTokensPerSec  Stat   `json:"on_decode_tokens_per_sec"`
 	// Ratio is the median over repetitions of one repetition's decode time
-	// per token with recording on over the one with it off, run back to
-	// back (in turn on first and off first): paired, so that the machine's
-	// drift over the run (its memory bandwidth moves by several percent
-	// within a minute) cancels out.
+	// per token with recording on over the one with it off, each the sum of
+	// two runs in the order off, on, on, off (on, off, off, on at the next
+	// repetition): balanced, so that the machine's drift over the four (its
+	// memory bandwidth moves by several percent within a minute) and a
+	// run's place in the repetition cancel out.
 	Ratio float64 `json:"ratio"`
 }
 
@@ -148,8 +149,9 @@ type RecordReport struct {
 // opts.PromptLen random ids, and the bandwidth probe again. With
 // opts.Record each repetition also generates with the sampling pipeline
 // (repetition penalty 1.1, temperature 0.8, top-k 50, top-p 0.95: four
-// stages) with recording off and on, in either order (the top 20 of every
-// stage, the final distribution, KV cache and traffic). EOS is ignored, so
+// stages) with recording off and on, twice each (see RecordReport.Ratio;
+// the top 20 of every stage, the final distribution, KV cache and
+// traffic). EOS is ignored, so
 // every run generates all its tokens. When m has a SetThreads(int) method
 // (an *arch.Model) it is set to opts.Threads.
 func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
@@ -208,7 +210,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		return nil, err
 	}
 
-	var prefill, prefillFLOPs, decode, decodeOff, decodeOn []float64
+	var prefill, prefillFLOPs, decode, decodeOff, decodeOn, ratios []float64
 	var fewest uint64 // heap allocations of the leanest full run
 	flops := float64(m.Cost(1, 0, opts.PromptLen).FLOPs)
 	for rep := 0; rep < opts.Reps; rep++ {
@@ -224,24 +226,29 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		prefillFLOPs = append(prefillFLOPs, flops/t.prefill.Seconds()/1e9)
 		decode = append(decode, float64(t.steps)/t.decode.Seconds())
 		if opts.Record {
-			// Off then on, and on then off at the next repetition, so that
-			// a drift of the machine during the pair cancels out.
-			pair := []*engine.Request{&sampleOff, &sampleOn}
+			// Off, on, on, off (on, off, off, on at the next repetition):
+			// a drift of the machine over the four cancels out, and so does
+			// the first run's place right after the greedy one (about 1 ms
+			// a token slower on a 2-core VM, whichever it is).
+			order := []*engine.Request{&sampleOff, &sampleOn, &sampleOn, &sampleOff}
 			if rep%2 == 1 {
-				pair[0], pair[1] = pair[1], pair[0]
+				order = []*engine.Request{&sampleOn, &sampleOff, &sampleOff, &sampleOn}
 			}
-			for _, req := range pair {
+			var on, off time.Duration // per token, summed over the two of each
+			for _, req := range order {
 				t, err := generate(ctx, *req)
 				if err != nil {
 					return nil, err
 				}
 				rate := float64(t.steps) / t.decode.Seconds()
+				perToken := t.decode / time.Duration(max(t.steps, 1))
 				if req.Record {
-					decodeOn = append(decodeOn, rate)
+					decodeOn, on = append(decodeOn, rate), on+perToken
 				} else {
-					decodeOff = append(decodeOff, rate)
+					decodeOff, off = append(decodeOff, rate), off+perToken
 				}
 			}
+			ratios = append(ratios, on.Seconds()/off.Seconds())
 		}
 	}
 	r.PeakRSSBytes = -1
@@ -304,10 +311,6 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 			Top: sampleOn.Options.RecordTop, Generation: "sample: repetition_penalty 1.1, temperature 0.8, top_k 50, top_p 0.95",
 			Attention: opts.RecordAttention, Lens: opts.RecordLens,
 			OffTokensPerSec: statOf(decodeOff), OnTokensPerSec: statOf(decodeOn),
-		}
-		ratios := make([]float64, len(decodeOn))
-		for i, on := range decodeOn {
-			ratios[i] = decodeOff[i] / on // time on over time off
 		}
 		r.Record.Ratio = statOf(ratios).Median
 	}
