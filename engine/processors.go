@@ -172,7 +172,9 @@ func (p *Temperature) Apply(s []float32, _ []int) {
 		tensor.Div(s, t)
 		return
 	}
-	m := negInf // the largest finite score
+	// The largest finite score, not FiniteRange's hi: of +0 and -0 that
+	// may be either, and the sign of m reaches the shifted zeros.
+	m := negInf
 	for _, v := range s {
 		if !isInf32(v) && v == v {
 			m = max(m, v)

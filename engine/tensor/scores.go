@@ -62,11 +62,7 @@ func RemoveBelow(s []float32, v float32) {
 // search for its first occurrence.
 func Argmax(x []float32) int {
 	m, _ := MaxNaN(x)
-	i := 0
-	if useAsm && len(x) >= 32 {
-		i = firstEqualF32(&x[0], len(x)&^31, m)
-	}
-	for ; i < len(x); i++ {
+	for i := firstBlock(x, m, firstEqualF32, equal); i < len(x); i++ {
 		if x[i] == m {
 			return i
 		}
@@ -95,19 +91,7 @@ func CountKept(s []float32) int {
 // or NaN, and the index is the first score ≥ v or at most 31 before it
 // (len(s) when there is none). In blocks of 32 with the assembly.
 func SkipBelow(s []float32, v float32) int {
-	n := 0
-	if useAsm && len(s) >= 32 {
-		n = len(s) &^ 31
-		if i := firstAtLeastF32(&s[0], n, v); i < n {
-			return i
-		}
-	}
-	for i, x := range s[n:] {
-		if x >= v {
-			return n + i
-		}
-	}
-	return len(s)
+	return firstBlock(s, v, firstAtLeastF32, atLeast)
 }
 
 // SkipRemoved returns how many leading scores of s can be passed over as
@@ -116,49 +100,60 @@ func SkipBelow(s []float32, v float32) int {
 // first kept score or at most 31 before it (len(s) when there is none). In
 // blocks of 32 with the assembly.
 func SkipRemoved(s []float32) int {
-	n := 0
-	if useAsm && len(s) >= 32 {
-		n = len(s) &^ 31
-		if i := firstNotEqualF32(&s[0], n, float32(math.Inf(-1))); i < n {
-			return i
-		}
-	}
-	for i, x := range s[n:] {
-		if x >= -math.MaxFloat32 || x != x {
-			return n + i
-		}
-	}
-	return len(s)
+	return firstBlock(s, float32(math.Inf(-1)), firstNotEqualF32, notEqual)
 }
 
 // CountAbove returns how many scores of s are > v (none when v is NaN; a
 // NaN score never counts).
 func CountAbove(s []float32, v float32) int {
-	count, n := 0, 0
-	if useAsm && len(s) >= 32 {
-		n = len(s) &^ 31
-		count = countAboveF32(&s[0], n, v)
-	}
-	for _, x := range s[n:] {
-		if x > v {
-			count++
-		}
-	}
-	return count
+	return count(s, v, countAboveF32, above)
 }
 
 // CountEqual returns how many scores of s are == v (+0 and -0 are equal;
 // NaN equals nothing).
 func CountEqual(s []float32, v float32) int {
-	count, n := 0, 0
+	return count(s, v, countEqualF32, equal)
+}
+
+// The tests of one score x against v that the scans below take, each the
+// Go form of its kernel's VCMPPS predicate.
+func equal(x, v float32) bool    { return x == v }
+func atLeast(x, v float32) bool  { return x >= v }
+func above(x, v float32) bool    { return x > v }
+func notEqual(x, v float32) bool { return x != v || x != x }
+
+// firstBlock returns where a search for the first score of s that matches
+// v may start: with the assembly the start of the first block of 32 that
+// holds one (block), else, and past the blocks, the first one itself
+// (match); len(s) when there is none.
+func firstBlock(s []float32, v float32, block func(s *float32, n int, v float32) int, match func(x, v float32) bool) int {
+	n := 0
 	if useAsm && len(s) >= 32 {
 		n = len(s) &^ 31
-		count = countEqualF32(&s[0], n, v)
-	}
-	for _, x := range s[n:] {
-		if x == v {
-			count++
+		if i := block(&s[0], n, v); i < n {
+			return i
 		}
 	}
-	return count
+	for i := n; i < len(s); i++ {
+		if match(s[i], v) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// count returns how many scores of s match v: the blocks of 32 with the
+// assembly kernel, the rest (all of s without it) one at a time.
+func count(s []float32, v float32, kernel func(s *float32, n int, v float32) int, match func(x, v float32) bool) int {
+	c, n := 0, 0
+	if useAsm && len(s) >= 32 {
+		n = len(s) &^ 31
+		c = kernel(&s[0], n, v)
+	}
+	for _, x := range s[n:] {
+		if match(x, v) {
+			c++
+		}
+	}
+	return c
 }
