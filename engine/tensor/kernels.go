@@ -164,20 +164,39 @@ func (m Matrix) dotRows(dst []float32, row int, x []float32) {
 	}
 }
 
+// xRegTerms is how many terms of x the AVX-512 decode kernels keep in
+// registers for a whole call (dotRowsZX*: 26 zmm registers of sixteen),
+// so that the first xRegTerms weights of every row are multiplied without
+// reading x again. Rows of at least that length take them.
+const xRegTerms = 416
+
 // dotRowsZ is dotRows with the AVX-512 kernel (Cols ≥ wideRow, a
 // multiple of 16) over the weight elements [lo, hi).
 func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32) {
 	k, rows := m.Cols, len(dst)
+	xr := k >= xRegTerms
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
-		dotRowsZF32(&dst[0], &w[0], k, &x[0], k, rows)
+		if xr {
+			dotRowsZXF32(&dst[0], &w[0], k, &x[0], k, rows)
+		} else {
+			dotRowsZF32(&dst[0], &w[0], k, &x[0], k, rows)
+		}
 	case BF16:
 		w := m.u16[lo:hi]
-		dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, rows)
+		if xr {
+			dotRowsZXBF16(&dst[0], &w[0], k, &x[0], k, rows)
+		} else {
+			dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, rows)
+		}
 	case F16:
 		w := m.u16[lo:hi]
-		dotRowsZF16(&dst[0], &w[0], k, &x[0], k, rows)
+		if xr {
+			dotRowsZXF16(&dst[0], &w[0], k, &x[0], k, rows)
+		} else {
+			dotRowsZF16(&dst[0], &w[0], k, &x[0], k, rows)
+		}
 	}
 }
 

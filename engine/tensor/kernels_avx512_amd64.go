@@ -23,6 +23,19 @@ func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 //go:noescape
 func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 
+// dotRowsZX*: dotRowsZ* with the first xRegTerms terms of x held in
+// registers for the whole call (the same lanes, the same bits); k ≥
+// xRegTerms, a multiple of 16.
+//
+//go:noescape
+func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
+//go:noescape
+func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+
 // dot4x6ZF32: dst[(6g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(6g+t)·ldx + j]
 // for g < groups, t < 6, r < 4, sixteen lanes; k a positive multiple of
 // 16.

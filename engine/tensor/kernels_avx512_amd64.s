@@ -24,7 +24,10 @@
 // float32 weights per FMA latency, enough; but only 32 bytes of 16-bit
 // weights, about the read bandwidth itself, so decode of those was
 // latency-bound (F16 at 76 % of the bandwidth): hence their second
-// accumulator, two chains per row.
+// accumulator, two chains per row. Rows of xRegTerms (416) terms or more
+// (dotRowsZX*) keep the first 416 terms of x in registers for the whole
+// call: reading x again for every row, two 64-byte loads per 64 bytes of
+// 16-bit weights, cost 5-8 % of the decode rate in the model.
 //
 // Prefill of float32 weights (dot4x6ZF32) holds a tile of four weight
 // rows by six rows of x in 24 accumulators: ten vector loads per 24 FMAs,
@@ -130,6 +133,121 @@ loop: \
 	VZEROUPPER \
 	RET
 
+// DOTROWSZX body: DOTROWSZ for float32 weights with the first xRegTerms
+// (416) terms of x held in registers, Z6..Z31 (block b of 16 terms in
+// Z(6+b)), as DOTROWSZ32X does for 16-bit weights: the same lanes, the
+// same bits. k a multiple of 16, at least 416.
+// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+#define DOTROWSZX \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $2, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ rows+40(FP), BX \
+	VMOVUPS 0(DX), Z6 \
+	VMOVUPS 64(DX), Z7 \
+	VMOVUPS 128(DX), Z8 \
+	VMOVUPS 192(DX), Z9 \
+	VMOVUPS 256(DX), Z10 \
+	VMOVUPS 320(DX), Z11 \
+	VMOVUPS 384(DX), Z12 \
+	VMOVUPS 448(DX), Z13 \
+	VMOVUPS 512(DX), Z14 \
+	VMOVUPS 576(DX), Z15 \
+	VMOVUPS 640(DX), Z16 \
+	VMOVUPS 704(DX), Z17 \
+	VMOVUPS 768(DX), Z18 \
+	VMOVUPS 832(DX), Z19 \
+	VMOVUPS 896(DX), Z20 \
+	VMOVUPS 960(DX), Z21 \
+	VMOVUPS 1024(DX), Z22 \
+	VMOVUPS 1088(DX), Z23 \
+	VMOVUPS 1152(DX), Z24 \
+	VMOVUPS 1216(DX), Z25 \
+	VMOVUPS 1280(DX), Z26 \
+	VMOVUPS 1344(DX), Z27 \
+	VMOVUPS 1408(DX), Z28 \
+	VMOVUPS 1472(DX), Z29 \
+	VMOVUPS 1536(DX), Z30 \
+	VMOVUPS 1600(DX), Z31 \
+row: \
+	VPXORD Z0, Z0, Z0 \
+	VMOVUPS 0(SI), Z2 \
+	VFMADD231PS Z2, Z6, Z0 \
+	VMOVUPS 64(SI), Z3 \
+	VFMADD231PS Z3, Z7, Z0 \
+	VMOVUPS 128(SI), Z2 \
+	VFMADD231PS Z2, Z8, Z0 \
+	VMOVUPS 192(SI), Z3 \
+	VFMADD231PS Z3, Z9, Z0 \
+	VMOVUPS 256(SI), Z2 \
+	VFMADD231PS Z2, Z10, Z0 \
+	VMOVUPS 320(SI), Z3 \
+	VFMADD231PS Z3, Z11, Z0 \
+	VMOVUPS 384(SI), Z2 \
+	VFMADD231PS Z2, Z12, Z0 \
+	VMOVUPS 448(SI), Z3 \
+	VFMADD231PS Z3, Z13, Z0 \
+	VMOVUPS 512(SI), Z2 \
+	VFMADD231PS Z2, Z14, Z0 \
+	VMOVUPS 576(SI), Z3 \
+	VFMADD231PS Z3, Z15, Z0 \
+	VMOVUPS 640(SI), Z2 \
+	VFMADD231PS Z2, Z16, Z0 \
+	VMOVUPS 704(SI), Z3 \
+	VFMADD231PS Z3, Z17, Z0 \
+	VMOVUPS 768(SI), Z2 \
+	VFMADD231PS Z2, Z18, Z0 \
+	VMOVUPS 832(SI), Z3 \
+	VFMADD231PS Z3, Z19, Z0 \
+	VMOVUPS 896(SI), Z2 \
+	VFMADD231PS Z2, Z20, Z0 \
+	VMOVUPS 960(SI), Z3 \
+	VFMADD231PS Z3, Z21, Z0 \
+	VMOVUPS 1024(SI), Z2 \
+	VFMADD231PS Z2, Z22, Z0 \
+	VMOVUPS 1088(SI), Z3 \
+	VFMADD231PS Z3, Z23, Z0 \
+	VMOVUPS 1152(SI), Z2 \
+	VFMADD231PS Z2, Z24, Z0 \
+	VMOVUPS 1216(SI), Z3 \
+	VFMADD231PS Z3, Z25, Z0 \
+	VMOVUPS 1280(SI), Z2 \
+	VFMADD231PS Z2, Z26, Z0 \
+	VMOVUPS 1344(SI), Z3 \
+	VFMADD231PS Z3, Z27, Z0 \
+	VMOVUPS 1408(SI), Z2 \
+	VFMADD231PS Z2, Z28, Z0 \
+	VMOVUPS 1472(SI), Z3 \
+	VFMADD231PS Z3, Z29, Z0 \
+	VMOVUPS 1536(SI), Z2 \
+	VFMADD231PS Z2, Z30, Z0 \
+	VMOVUPS 1600(SI), Z3 \
+	VFMADD231PS Z3, Z31, Z0 \
+	MOVQ $416, AX \
+	CMPQ AX, CX \
+	JAE sum \
+loop: \
+	VMOVUPS (DX)(AX*4), Z4 \
+	LZ_F32(SI, Z2) \
+	VFMADD231PS Z2, Z4, Z0 \
+	ADDQ $16, AX \
+	CMPQ AX, CX \
+	JB loop \
+sum: \
+	FOLD(Z0, Y0, Y2) \
+	VXORPS Y1, Y1, Y1 \
+	SUM2Z(Y0, Y1, X0, X2) \
+	MOVSS X0, (DI) \
+	ADDQ $4, DI \
+	ADDQ R9, SI \
+	DECQ BX \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
 // DOTROWSZ32 body: DOTROWSZ for 16-bit weights in thirty-two lanes, two
 // accumulators Z0 (lanes 0-15) and Z1 (16-31); k a positive multiple of
 // 16 (a last block of sixteen goes to Z0).
@@ -163,6 +281,140 @@ loop: \
 	VMOVUPS (DX)(AX*4), Z4 \
 	LZW(0, SI, Z6) \
 	VFMADD231PS Z6, Z4, Z0 \
+sum: \
+	VADDPS Z1, Z0, Z0 \
+	FOLD(Z0, Y0, Y2) \
+	VXORPS Y1, Y1, Y1 \
+	SUM2Z(Y0, Y1, X0, X2) \
+	MOVSS X0, (DI) \
+	ADDQ $4, DI \
+	ADDQ R9, SI \
+	DECQ BX \
+	JNZ row \
+	VZEROUPPER \
+	RET
+
+// DOTROWSZ32X body: DOTROWSZ32 with the first xRegTerms (416) terms of x
+// held in registers for the whole call, Z6..Z31 (block b of 32 terms in
+// Z(6+2b), Z(7+2b)), so that a row's first 416 weights are multiplied
+// without reading x again; the rest as in DOTROWSZ32. A dot product then
+// reads its weights from the caches' incoming stream alone: with x read
+// again for every row (two 64-byte loads per 64 bytes of weights),
+// decode streamed 5-8 % slower on our AMD EPYC. The same lanes, in the
+// same order, as DOTROWSZ32: the same bits. k a multiple of 16, at least
+// 416.
+// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+#define DOTROWSZ32X(LZW) \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $1, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ CX, R10 \
+	ANDQ $~31, R10 \
+	MOVQ rows+40(FP), BX \
+	VMOVUPS 0(DX), Z6 \
+	VMOVUPS 64(DX), Z7 \
+	VMOVUPS 128(DX), Z8 \
+	VMOVUPS 192(DX), Z9 \
+	VMOVUPS 256(DX), Z10 \
+	VMOVUPS 320(DX), Z11 \
+	VMOVUPS 384(DX), Z12 \
+	VMOVUPS 448(DX), Z13 \
+	VMOVUPS 512(DX), Z14 \
+	VMOVUPS 576(DX), Z15 \
+	VMOVUPS 640(DX), Z16 \
+	VMOVUPS 704(DX), Z17 \
+	VMOVUPS 768(DX), Z18 \
+	VMOVUPS 832(DX), Z19 \
+	VMOVUPS 896(DX), Z20 \
+	VMOVUPS 960(DX), Z21 \
+	VMOVUPS 1024(DX), Z22 \
+	VMOVUPS 1088(DX), Z23 \
+	VMOVUPS 1152(DX), Z24 \
+	VMOVUPS 1216(DX), Z25 \
+	VMOVUPS 1280(DX), Z26 \
+	VMOVUPS 1344(DX), Z27 \
+	VMOVUPS 1408(DX), Z28 \
+	VMOVUPS 1472(DX), Z29 \
+	VMOVUPS 1536(DX), Z30 \
+	VMOVUPS 1600(DX), Z31 \
+row: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	XORQ AX, AX \
+	LZW(0, SI, Z2) \
+	LZW(16, SI, Z3) \
+	VFMADD231PS Z2, Z6, Z0 \
+	VFMADD231PS Z3, Z7, Z1 \
+	LZW(32, SI, Z2) \
+	LZW(48, SI, Z3) \
+	VFMADD231PS Z2, Z8, Z0 \
+	VFMADD231PS Z3, Z9, Z1 \
+	LZW(64, SI, Z2) \
+	LZW(80, SI, Z3) \
+	VFMADD231PS Z2, Z10, Z0 \
+	VFMADD231PS Z3, Z11, Z1 \
+	LZW(96, SI, Z2) \
+	LZW(112, SI, Z3) \
+	VFMADD231PS Z2, Z12, Z0 \
+	VFMADD231PS Z3, Z13, Z1 \
+	LZW(128, SI, Z2) \
+	LZW(144, SI, Z3) \
+	VFMADD231PS Z2, Z14, Z0 \
+	VFMADD231PS Z3, Z15, Z1 \
+	LZW(160, SI, Z2) \
+	LZW(176, SI, Z3) \
+	VFMADD231PS Z2, Z16, Z0 \
+	VFMADD231PS Z3, Z17, Z1 \
+	LZW(192, SI, Z2) \
+	LZW(208, SI, Z3) \
+	VFMADD231PS Z2, Z18, Z0 \
+	VFMADD231PS Z3, Z19, Z1 \
+	LZW(224, SI, Z2) \
+	LZW(240, SI, Z3) \
+	VFMADD231PS Z2, Z20, Z0 \
+	VFMADD231PS Z3, Z21, Z1 \
+	LZW(256, SI, Z2) \
+	LZW(272, SI, Z3) \
+	VFMADD231PS Z2, Z22, Z0 \
+	VFMADD231PS Z3, Z23, Z1 \
+	LZW(288, SI, Z2) \
+	LZW(304, SI, Z3) \
+	VFMADD231PS Z2, Z24, Z0 \
+	VFMADD231PS Z3, Z25, Z1 \
+	LZW(320, SI, Z2) \
+	LZW(336, SI, Z3) \
+	VFMADD231PS Z2, Z26, Z0 \
+	VFMADD231PS Z3, Z27, Z1 \
+	LZW(352, SI, Z2) \
+	LZW(368, SI, Z3) \
+	VFMADD231PS Z2, Z28, Z0 \
+	VFMADD231PS Z3, Z29, Z1 \
+	LZW(384, SI, Z2) \
+	LZW(400, SI, Z3) \
+	VFMADD231PS Z2, Z30, Z0 \
+	VFMADD231PS Z3, Z31, Z1 \
+	MOVQ $416, AX \
+	CMPQ AX, R10 \
+	JAE last16 \
+loop: \
+	VMOVUPS (DX)(AX*4), Z4 \
+	VMOVUPS 64(DX)(AX*4), Z5 \
+	LZW(0, SI, Z2) \
+	LZW(16, SI, Z3) \
+	VFMADD231PS Z2, Z4, Z0 \
+	VFMADD231PS Z3, Z5, Z1 \
+	ADDQ $32, AX \
+	CMPQ AX, R10 \
+	JB loop \
+last16: \
+	CMPQ AX, CX \
+	JAE sum \
+	VMOVUPS (DX)(AX*4), Z4 \
+	LZW(0, SI, Z2) \
+	VFMADD231PS Z2, Z4, Z0 \
 sum: \
 	VADDPS Z1, Z0, Z0 \
 	FOLD(Z0, Y0, Y2) \
@@ -638,6 +890,10 @@ TEXT ·panel6x64ZF16(SB), NOSPLIT, $0-56
 TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
 	DOTROWSZ(LZ_F32, 2)
 
+// func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+TEXT ·dotRowsZXF32(SB), NOSPLIT, $0-48
+	DOTROWSZX
+
 // func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-48
 	DOTROWSZ32(LZW_BF16)
@@ -645,6 +901,14 @@ TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-48
 // func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZF16(SB), NOSPLIT, $0-48
 	DOTROWSZ32(LZW_F16)
+
+// func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+TEXT ·dotRowsZXBF16(SB), NOSPLIT, $0-48
+	DOTROWSZ32X(LZW_BF16)
+
+// func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+TEXT ·dotRowsZXF16(SB), NOSPLIT, $0-48
+	DOTROWSZ32X(LZW_F16)
 
 // func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 TEXT ·dot4x6ZF32(SB), NOSPLIT, $8-64

@@ -114,7 +114,7 @@ func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
 // and off the tiles of six (float32) and three (16-bit weights), and row
 // lengths from the shortest long row to SmolLM2's MLP, of 0 and of 16
 // mod 32 terms (a last block of sixteen in the thirty-two lanes of 16-bit
-// weights).
+// weights), on both sides of xRegTerms.
 func TestAVX512MatchesAVX2(t *testing.T) {
 	if !useAVX512 {
 		t.Skip("no AVX-512 kernels on this machine or build")
@@ -130,6 +130,10 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		// 16 mod 32 terms: 272, 784, 1552 (tiles of x of 42 rows, so one
 		// of 4 rows, a group of three and one done as the last three).
 		{4, 272, 7}, {5, 784, 8}, {6, 272, 3}, {3, 784, 64}, {5, 1552, 130},
+		// Around xRegTerms (416), where decode holds x in registers:
+		// 400 below it; 416 all in registers; 432 one block of sixteen
+		// after them, 448 one of thirty-two, 464 both.
+		{3, 400, 1}, {2, 416, 2}, {4, 432, 1}, {3, 448, 3}, {5, 464, 1},
 	}
 	for _, dt := range []DType{F32, BF16, F16} {
 		for _, tc := range tests {
