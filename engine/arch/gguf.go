@@ -26,23 +26,23 @@ import (
 // Meta's interleaved rotary order, so the llama architecture rotates pairs
 // (2i, 2i+1) as llama2.c does; qwen2 keeps Hugging Face's rotate-half.
 //
-// The weights stay in the mapping at their stored type. F16 weights take
+// The weights keep their stored type. F16 weights take
 // activations rounded to binary16, and quantized ones activations rounded
 // to 8-bit blocks, as llama.cpp computes them (tensor.RoundF16,
 // tensor's quant.go).
 
 // OpenGGUF loads the GGUF file at path, memory-mapped: architectures llama
 // (Llama 2/3, TinyLlama, SmolLM2 layouts), qwen2 and gpt2; tensor types F32, F16,
-// BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The quantized
-// tensors are read from a copy in huge pages where the kernel allows
-// (gguf_huge.go says why). The result is a *Model; Close it to unmap the
+// BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The weight
+// matrices are read from a copy in huge pages where the kernel allows
+// (huge.go says why). The result is a *Model; Close it to unmap the
 // file and free the copy.
 func OpenGGUF(path string) (engine.Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	freeCopies, packed := copyQuantized(f)
+	freeCopies, packed := copyWeights(f)
 	closeAll := func() error {
 		err := f.Close()
 		if freeCopies != nil {

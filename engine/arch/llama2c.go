@@ -2,6 +2,7 @@ package arch
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"path/filepath"
@@ -158,20 +159,26 @@ func addSafe(a, b uint64) (uint64, bool) {
 	return s, s >= a && s <= 1<<62
 }
 
-// OpenLlama2c loads the llama2.c checkpoint at path, memory-mapped. The
-// result is a *Model with BOS 1, EOS [2] and no pad; Close it to unmap the
-// file.
+// OpenLlama2c loads the llama2.c checkpoint at path, memory-mapped, its
+// weights read from a copy in huge pages where the kernel allows (huge.go
+// says why). The result is a *Model with BOS 1, EOS [2] and no pad; Close
+// it to unmap the file.
 func OpenLlama2c(path string) (engine.Model, error) {
 	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %s: %w", path, err)
 	}
+	closeAll := unmap
+	if c, free := hugeCopy([][]byte{data}); c != nil {
+		data = c[0]
+		closeAll = func() error { return errors.Join(unmap(), free()) }
+	}
 	m, err := newLlama2c(path, data)
 	if err != nil {
-		unmap()
+		closeAll()
 		return nil, err
 	}
-	m.closer = closerFunc(unmap)
+	m.closer = closerFunc(closeAll)
 	return m, nil
 }
 

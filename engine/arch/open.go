@@ -1,7 +1,9 @@
 package arch
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -12,8 +14,9 @@ import (
 // OpenHF loads the Hugging Face model folder dir: config.json (gpt2, llama
 // or qwen2), generation_config.json when present (its bos/eos/pad ids
 // override config.json's), and model.safetensors or the shards of
-// model.safetensors.index.json, memory-mapped. The result is a *Model;
-// Close it to unmap the weights.
+// model.safetensors.index.json, memory-mapped, the weight matrices read
+// from a copy in huge pages where the kernel allows (huge.go says why).
+// The result is a *Model; Close it to unmap the weights.
 func OpenHF(dir string) (engine.Model, error) {
 	c, cfgPath, err := readConfig(dir)
 	if err != nil {
@@ -31,10 +34,11 @@ func OpenHF(dir string) (engine.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	ld := newLoader(ck, ck.Dir, strings.Join(ck.Files(), ", "), cfgPath)
+	src, closer := copyMatrices(ck)
+	ld := newLoader(src, ck.Dir, strings.Join(ck.Files(), ", "), cfgPath)
 	net, cost, err := spec.load(ld)
 	if err != nil {
-		ck.Close()
+		closer.Close()
 		return nil, err
 	}
 	d := spec.d
@@ -51,10 +55,49 @@ func OpenHF(dir string) (engine.Model, error) {
 		KVBytesPerToken: d.kvBytesPerToken(),
 	}
 	if err := specials(&info, dir, c); err != nil {
-		ck.Close()
+		closer.Close()
 		return nil, err
 	}
-	return newModel(info, d, net, cost, ck), nil
+	return newModel(info, d, net, cost, closer), nil
+}
+
+// copiedSource is a checkpoint whose weight matrices are read from copies.
+type copiedSource struct {
+	*safetensors.Checkpoint
+	copies map[string]safetensors.Tensor
+}
+
+func (c copiedSource) Tensor(name string) (safetensors.Tensor, bool) {
+	if t, ok := c.copies[name]; ok {
+		return t, true
+	}
+	return c.Checkpoint.Tensor(name)
+}
+
+// copyMatrices copies the 2-D float tensors of ck (the weight matrices)
+// into huge-page memory with hugeCopy. It returns where the loader reads
+// the tensors and what closes both the checkpoint and the copies; when
+// nothing is copied, ck itself for both.
+func copyMatrices(ck *safetensors.Checkpoint) (tensorSource, io.Closer) {
+	var names []string
+	var srcs [][]byte
+	for _, name := range ck.Names() {
+		if t, _ := ck.Tensor(name); t.DType.Float() && len(t.Shape) == 2 && len(t.Data) > 0 {
+			names = append(names, name)
+			srcs = append(srcs, t.Data)
+		}
+	}
+	dsts, free := hugeCopy(srcs)
+	if dsts == nil {
+		return ck, ck
+	}
+	copies := make(map[string]safetensors.Tensor, len(names))
+	for i, name := range names {
+		t, _ := ck.Tensor(name)
+		t.Data = dsts[i]
+		copies[name] = t
+	}
+	return copiedSource{ck, copies}, closerFunc(func() error { return errors.Join(ck.Close(), free()) })
 }
 
 // hfSpec is what config.json decides about a model before its weights are
