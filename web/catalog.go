@@ -80,8 +80,9 @@ func (c *catalog) open(name string) (*models.Loaded, error) {
 	if ok {
 		return m, nil
 	}
-	// Opening maps the weights; two pages opening at once is harmless, and
-	// the first one kept wins.
+	// Opening maps the weights (and copies the matrices into huge pages
+	// when the memory allows: arch's huge.go); two pages opening at once
+	// is harmless, and the first one kept wins.
 	m, err := models.Open(e.Path)
 	if err != nil {
 		return nil, err
