@@ -133,19 +133,9 @@ loop: \
 	VZEROUPPER \
 	RET
 
-// DOTROWSZX body: DOTROWSZ for float32 weights with the first xRegTerms
-// (416) terms of x held in registers, Z6..Z31 (block b of 16 terms in
-// Z(6+b)), as DOTROWSZ32X does for 16-bit weights: the same lanes, the
-// same bits. k a multiple of 16, at least 416.
-// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
-#define DOTROWSZX \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ ldw+16(FP), R9 \
-	SHLQ $2, R9 \
-	MOVQ x+24(FP), DX \
-	MOVQ k+32(FP), CX \
-	MOVQ rows+40(FP), BX \
+// LOADX26 loads the first 416 terms of x (at DX) into Z6..Z31, sixteen
+// a register, for the dotRowsZX* kernels.
+#define LOADX26 \
 	VMOVUPS 0(DX), Z6 \
 	VMOVUPS 64(DX), Z7 \
 	VMOVUPS 128(DX), Z8 \
@@ -171,61 +161,59 @@ loop: \
 	VMOVUPS 1408(DX), Z28 \
 	VMOVUPS 1472(DX), Z29 \
 	VMOVUPS 1536(DX), Z30 \
-	VMOVUPS 1600(DX), Z31 \
+	VMOVUPS 1600(DX), Z31
+
+// X16 multiplies sixteen float32 weights at byte off of the row at SI
+// (loaded into tmp) by the terms of x in xr into Z0.
+#define X16(off, tmp, xr) VMOVUPS off(SI), tmp; VFMADD231PS tmp, xr, Z0
+
+// X32 multiplies the 32 16-bit weights at element offsets lo and hi =
+// lo+16 of the row at SI (widened by LZW into Z2, Z3) by the terms of x
+// in xlo and xhi, into Z0 (lanes 0-15) and Z1 (16-31).
+#define X32(LZW, lo, hi, xlo, xhi) LZW(lo, SI, Z2); LZW(hi, SI, Z3); VFMADD231PS Z2, xlo, Z0; VFMADD231PS Z3, xhi, Z1
+
+// DOTROWSZX body: DOTROWSZ for float32 weights with the first xRegTerms
+// (416) terms of x held in registers, Z6..Z31 (block b of 16 terms in
+// Z(6+b)), as DOTROWSZ32X does for 16-bit weights: the same lanes, the
+// same bits. k a multiple of 16, at least 416.
+// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+#define DOTROWSZX \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $2, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ rows+40(FP), BX \
+	LOADX26 \
 row: \
 	VPXORD Z0, Z0, Z0 \
-	VMOVUPS 0(SI), Z2 \
-	VFMADD231PS Z2, Z6, Z0 \
-	VMOVUPS 64(SI), Z3 \
-	VFMADD231PS Z3, Z7, Z0 \
-	VMOVUPS 128(SI), Z2 \
-	VFMADD231PS Z2, Z8, Z0 \
-	VMOVUPS 192(SI), Z3 \
-	VFMADD231PS Z3, Z9, Z0 \
-	VMOVUPS 256(SI), Z2 \
-	VFMADD231PS Z2, Z10, Z0 \
-	VMOVUPS 320(SI), Z3 \
-	VFMADD231PS Z3, Z11, Z0 \
-	VMOVUPS 384(SI), Z2 \
-	VFMADD231PS Z2, Z12, Z0 \
-	VMOVUPS 448(SI), Z3 \
-	VFMADD231PS Z3, Z13, Z0 \
-	VMOVUPS 512(SI), Z2 \
-	VFMADD231PS Z2, Z14, Z0 \
-	VMOVUPS 576(SI), Z3 \
-	VFMADD231PS Z3, Z15, Z0 \
-	VMOVUPS 640(SI), Z2 \
-	VFMADD231PS Z2, Z16, Z0 \
-	VMOVUPS 704(SI), Z3 \
-	VFMADD231PS Z3, Z17, Z0 \
-	VMOVUPS 768(SI), Z2 \
-	VFMADD231PS Z2, Z18, Z0 \
-	VMOVUPS 832(SI), Z3 \
-	VFMADD231PS Z3, Z19, Z0 \
-	VMOVUPS 896(SI), Z2 \
-	VFMADD231PS Z2, Z20, Z0 \
-	VMOVUPS 960(SI), Z3 \
-	VFMADD231PS Z3, Z21, Z0 \
-	VMOVUPS 1024(SI), Z2 \
-	VFMADD231PS Z2, Z22, Z0 \
-	VMOVUPS 1088(SI), Z3 \
-	VFMADD231PS Z3, Z23, Z0 \
-	VMOVUPS 1152(SI), Z2 \
-	VFMADD231PS Z2, Z24, Z0 \
-	VMOVUPS 1216(SI), Z3 \
-	VFMADD231PS Z3, Z25, Z0 \
-	VMOVUPS 1280(SI), Z2 \
-	VFMADD231PS Z2, Z26, Z0 \
-	VMOVUPS 1344(SI), Z3 \
-	VFMADD231PS Z3, Z27, Z0 \
-	VMOVUPS 1408(SI), Z2 \
-	VFMADD231PS Z2, Z28, Z0 \
-	VMOVUPS 1472(SI), Z3 \
-	VFMADD231PS Z3, Z29, Z0 \
-	VMOVUPS 1536(SI), Z2 \
-	VFMADD231PS Z2, Z30, Z0 \
-	VMOVUPS 1600(SI), Z3 \
-	VFMADD231PS Z3, Z31, Z0 \
+	X16(0, Z2, Z6) \
+	X16(64, Z3, Z7) \
+	X16(128, Z2, Z8) \
+	X16(192, Z3, Z9) \
+	X16(256, Z2, Z10) \
+	X16(320, Z3, Z11) \
+	X16(384, Z2, Z12) \
+	X16(448, Z3, Z13) \
+	X16(512, Z2, Z14) \
+	X16(576, Z3, Z15) \
+	X16(640, Z2, Z16) \
+	X16(704, Z3, Z17) \
+	X16(768, Z2, Z18) \
+	X16(832, Z3, Z19) \
+	X16(896, Z2, Z20) \
+	X16(960, Z3, Z21) \
+	X16(1024, Z2, Z22) \
+	X16(1088, Z3, Z23) \
+	X16(1152, Z2, Z24) \
+	X16(1216, Z3, Z25) \
+	X16(1280, Z2, Z26) \
+	X16(1344, Z3, Z27) \
+	X16(1408, Z2, Z28) \
+	X16(1472, Z3, Z29) \
+	X16(1536, Z2, Z30) \
+	X16(1600, Z3, Z31) \
 	MOVQ $416, AX \
 	CMPQ AX, CX \
 	JAE sum \
@@ -314,88 +302,24 @@ sum: \
 	MOVQ CX, R10 \
 	ANDQ $~31, R10 \
 	MOVQ rows+40(FP), BX \
-	VMOVUPS 0(DX), Z6 \
-	VMOVUPS 64(DX), Z7 \
-	VMOVUPS 128(DX), Z8 \
-	VMOVUPS 192(DX), Z9 \
-	VMOVUPS 256(DX), Z10 \
-	VMOVUPS 320(DX), Z11 \
-	VMOVUPS 384(DX), Z12 \
-	VMOVUPS 448(DX), Z13 \
-	VMOVUPS 512(DX), Z14 \
-	VMOVUPS 576(DX), Z15 \
-	VMOVUPS 640(DX), Z16 \
-	VMOVUPS 704(DX), Z17 \
-	VMOVUPS 768(DX), Z18 \
-	VMOVUPS 832(DX), Z19 \
-	VMOVUPS 896(DX), Z20 \
-	VMOVUPS 960(DX), Z21 \
-	VMOVUPS 1024(DX), Z22 \
-	VMOVUPS 1088(DX), Z23 \
-	VMOVUPS 1152(DX), Z24 \
-	VMOVUPS 1216(DX), Z25 \
-	VMOVUPS 1280(DX), Z26 \
-	VMOVUPS 1344(DX), Z27 \
-	VMOVUPS 1408(DX), Z28 \
-	VMOVUPS 1472(DX), Z29 \
-	VMOVUPS 1536(DX), Z30 \
-	VMOVUPS 1600(DX), Z31 \
+	LOADX26 \
 row: \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	XORQ AX, AX \
-	LZW(0, SI, Z2) \
-	LZW(16, SI, Z3) \
-	VFMADD231PS Z2, Z6, Z0 \
-	VFMADD231PS Z3, Z7, Z1 \
-	LZW(32, SI, Z2) \
-	LZW(48, SI, Z3) \
-	VFMADD231PS Z2, Z8, Z0 \
-	VFMADD231PS Z3, Z9, Z1 \
-	LZW(64, SI, Z2) \
-	LZW(80, SI, Z3) \
-	VFMADD231PS Z2, Z10, Z0 \
-	VFMADD231PS Z3, Z11, Z1 \
-	LZW(96, SI, Z2) \
-	LZW(112, SI, Z3) \
-	VFMADD231PS Z2, Z12, Z0 \
-	VFMADD231PS Z3, Z13, Z1 \
-	LZW(128, SI, Z2) \
-	LZW(144, SI, Z3) \
-	VFMADD231PS Z2, Z14, Z0 \
-	VFMADD231PS Z3, Z15, Z1 \
-	LZW(160, SI, Z2) \
-	LZW(176, SI, Z3) \
-	VFMADD231PS Z2, Z16, Z0 \
-	VFMADD231PS Z3, Z17, Z1 \
-	LZW(192, SI, Z2) \
-	LZW(208, SI, Z3) \
-	VFMADD231PS Z2, Z18, Z0 \
-	VFMADD231PS Z3, Z19, Z1 \
-	LZW(224, SI, Z2) \
-	LZW(240, SI, Z3) \
-	VFMADD231PS Z2, Z20, Z0 \
-	VFMADD231PS Z3, Z21, Z1 \
-	LZW(256, SI, Z2) \
-	LZW(272, SI, Z3) \
-	VFMADD231PS Z2, Z22, Z0 \
-	VFMADD231PS Z3, Z23, Z1 \
-	LZW(288, SI, Z2) \
-	LZW(304, SI, Z3) \
-	VFMADD231PS Z2, Z24, Z0 \
-	VFMADD231PS Z3, Z25, Z1 \
-	LZW(320, SI, Z2) \
-	LZW(336, SI, Z3) \
-	VFMADD231PS Z2, Z26, Z0 \
-	VFMADD231PS Z3, Z27, Z1 \
-	LZW(352, SI, Z2) \
-	LZW(368, SI, Z3) \
-	VFMADD231PS Z2, Z28, Z0 \
-	VFMADD231PS Z3, Z29, Z1 \
-	LZW(384, SI, Z2) \
-	LZW(400, SI, Z3) \
-	VFMADD231PS Z2, Z30, Z0 \
-	VFMADD231PS Z3, Z31, Z1 \
+	X32(LZW, 0, 16, Z6, Z7) \
+	X32(LZW, 32, 48, Z8, Z9) \
+	X32(LZW, 64, 80, Z10, Z11) \
+	X32(LZW, 96, 112, Z12, Z13) \
+	X32(LZW, 128, 144, Z14, Z15) \
+	X32(LZW, 160, 176, Z16, Z17) \
+	X32(LZW, 192, 208, Z18, Z19) \
+	X32(LZW, 224, 240, Z20, Z21) \
+	X32(LZW, 256, 272, Z22, Z23) \
+	X32(LZW, 288, 304, Z24, Z25) \
+	X32(LZW, 320, 336, Z26, Z27) \
+	X32(LZW, 352, 368, Z28, Z29) \
+	X32(LZW, 384, 400, Z30, Z31) \
 	MOVQ $416, AX \
 	CMPQ AX, R10 \
 	JAE last16 \
