@@ -103,25 +103,42 @@
 // DOTROWSZ body: dst[r] = w[r]·x for r < rows in sixteen lanes (float32
 // weights), one row at a time, the weights read as one sequential stream;
 // k a positive multiple of 16.
-// func(dst *float32, w *T, ldw int, x *float32, k int, rows int)
-#define DOTROWSZ(LZ, SHIFT) \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ ldw+16(FP), R9 \
-	SHLQ $SHIFT, R9 \
-	MOVQ x+24(FP), DX \
-	MOVQ k+32(FP), CX \
-	MOVQ rows+40(FP), BX \
+// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+#define DOTROWSZ \
+	ROWSZ_ARGS(2) \
 row: \
 	VPXORD Z0, Z0, Z0 \
 	XORQ AX, AX \
+	ROWSZ_REST
+
+// ROWSZ_ARGS loads the arguments of a decode kernel, the row stride in
+// bytes (ldw << shift) in R9.
+#define ROWSZ_ARGS(shift) \
+	MOVQ dst+0(FP), DI \
+	MOVQ w+8(FP), SI \
+	MOVQ ldw+16(FP), R9 \
+	SHLQ $shift, R9 \
+	MOVQ x+24(FP), DX \
+	MOVQ k+32(FP), CX \
+	MOVQ rows+40(FP), BX
+
+// ROWSZ_REST finishes a row of float32 weights from term AX on, sixteen
+// at a time with x read from memory, writes its sum and goes on to the
+// next row (label row) or returns. Its loop starts a 64-byte line (as do
+// the rows of the dotRowsZX* kernels): where the loop straddled two lines,
+// F32 decode ran 10 % slower on our AMD EPYC, the code otherwise the same.
+#define ROWSZ_REST \
+	CMPQ AX, CX \
+	JAE sum \
+	PCALIGN $64 \
 loop: \
 	VMOVUPS (DX)(AX*4), Z4 \
-	LZ(SI, Z6) \
-	VFMADD231PS Z6, Z4, Z0 \
+	LZ_F32(SI, Z2) \
+	VFMADD231PS Z2, Z4, Z0 \
 	ADDQ $16, AX \
 	CMPQ AX, CX \
 	JB loop \
+sum: \
 	FOLD(Z0, Y0, Y2) \
 	VXORPS Y1, Y1, Y1 \
 	SUM2Z(Y0, Y1, X0, X2) \
@@ -178,14 +195,9 @@ loop: \
 // same bits. k a multiple of 16, at least 416.
 // func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
 #define DOTROWSZX \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ ldw+16(FP), R9 \
-	SHLQ $2, R9 \
-	MOVQ x+24(FP), DX \
-	MOVQ k+32(FP), CX \
-	MOVQ rows+40(FP), BX \
+	ROWSZ_ARGS(2) \
 	LOADX26 \
+	PCALIGN $64 \
 row: \
 	VPXORD Z0, Z0, Z0 \
 	X16(0, Z2, Z6) \
@@ -215,114 +227,30 @@ row: \
 	X16(1536, Z2, Z30) \
 	X16(1600, Z3, Z31) \
 	MOVQ $416, AX \
-	CMPQ AX, CX \
-	JAE sum \
-loop: \
-	VMOVUPS (DX)(AX*4), Z4 \
-	LZ_F32(SI, Z2) \
-	VFMADD231PS Z2, Z4, Z0 \
-	ADDQ $16, AX \
-	CMPQ AX, CX \
-	JB loop \
-sum: \
-	FOLD(Z0, Y0, Y2) \
-	VXORPS Y1, Y1, Y1 \
-	SUM2Z(Y0, Y1, X0, X2) \
-	MOVSS X0, (DI) \
-	ADDQ $4, DI \
-	ADDQ R9, SI \
-	DECQ BX \
-	JNZ row \
-	VZEROUPPER \
-	RET
+	ROWSZ_REST
 
 // DOTROWSZ32 body: DOTROWSZ for 16-bit weights in thirty-two lanes, two
 // accumulators Z0 (lanes 0-15) and Z1 (16-31); k a positive multiple of
 // 16 (a last block of sixteen goes to Z0).
 // func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
 #define DOTROWSZ32(LZW) \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ ldw+16(FP), R9 \
-	SHLQ $1, R9 \
-	MOVQ x+24(FP), DX \
-	MOVQ k+32(FP), CX \
+	ROWSZ_ARGS(1) \
 	MOVQ CX, R10 \
 	ANDQ $~31, R10 \
-	MOVQ rows+40(FP), BX \
 row: \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	XORQ AX, AX \
-loop: \
-	VMOVUPS (DX)(AX*4), Z4 \
-	VMOVUPS 64(DX)(AX*4), Z5 \
-	LZW(0, SI, Z6) \
-	LZW(16, SI, Z7) \
-	VFMADD231PS Z6, Z4, Z0 \
-	VFMADD231PS Z7, Z5, Z1 \
-	ADDQ $32, AX \
-	CMPQ AX, R10 \
-	JB loop \
-	CMPQ AX, CX \
-	JAE sum \
-	VMOVUPS (DX)(AX*4), Z4 \
-	LZW(0, SI, Z6) \
-	VFMADD231PS Z6, Z4, Z0 \
-sum: \
-	VADDPS Z1, Z0, Z0 \
-	FOLD(Z0, Y0, Y2) \
-	VXORPS Y1, Y1, Y1 \
-	SUM2Z(Y0, Y1, X0, X2) \
-	MOVSS X0, (DI) \
-	ADDQ $4, DI \
-	ADDQ R9, SI \
-	DECQ BX \
-	JNZ row \
-	VZEROUPPER \
-	RET
+	ROWSZ32_REST(LZW)
 
-// DOTROWSZ32X body: DOTROWSZ32 with the first xRegTerms (416) terms of x
-// held in registers for the whole call, Z6..Z31 (block b of 32 terms in
-// Z(6+2b), Z(7+2b)), so that a row's first 416 weights are multiplied
-// without reading x again; the rest as in DOTROWSZ32. A dot product then
-// reads its weights from the caches' incoming stream alone: with x read
-// again for every row (two 64-byte loads per 64 bytes of weights),
-// decode streamed 5-8 % slower on our AMD EPYC. The same lanes, in the
-// same order, as DOTROWSZ32: the same bits. k a multiple of 16, at least
-// 416.
-// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
-#define DOTROWSZ32X(LZW) \
-	MOVQ dst+0(FP), DI \
-	MOVQ w+8(FP), SI \
-	MOVQ ldw+16(FP), R9 \
-	SHLQ $1, R9 \
-	MOVQ x+24(FP), DX \
-	MOVQ k+32(FP), CX \
-	MOVQ CX, R10 \
-	ANDQ $~31, R10 \
-	MOVQ rows+40(FP), BX \
-	LOADX26 \
-row: \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	XORQ AX, AX \
-	X32(LZW, 0, 16, Z6, Z7) \
-	X32(LZW, 32, 48, Z8, Z9) \
-	X32(LZW, 64, 80, Z10, Z11) \
-	X32(LZW, 96, 112, Z12, Z13) \
-	X32(LZW, 128, 144, Z14, Z15) \
-	X32(LZW, 160, 176, Z16, Z17) \
-	X32(LZW, 192, 208, Z18, Z19) \
-	X32(LZW, 224, 240, Z20, Z21) \
-	X32(LZW, 256, 272, Z22, Z23) \
-	X32(LZW, 288, 304, Z24, Z25) \
-	X32(LZW, 320, 336, Z26, Z27) \
-	X32(LZW, 352, 368, Z28, Z29) \
-	X32(LZW, 384, 400, Z30, Z31) \
-	MOVQ $416, AX \
+// ROWSZ32_REST finishes a row of 16-bit weights from term AX on, 32 at a
+// time with x read from memory (R10 = k rounded down to 32), then a last
+// sixteen; writes its sum and goes on to the next row (label row) or
+// returns.
+#define ROWSZ32_REST(LZW) \
 	CMPQ AX, R10 \
 	JAE last16 \
+	PCALIGN $64 \
 loop: \
 	VMOVUPS (DX)(AX*4), Z4 \
 	VMOVUPS 64(DX)(AX*4), Z5 \
@@ -351,6 +279,42 @@ sum: \
 	JNZ row \
 	VZEROUPPER \
 	RET
+
+// DOTROWSZ32X body: DOTROWSZ32 with the first xRegTerms (416) terms of x
+// held in registers for the whole call, Z6..Z31 (block b of 32 terms in
+// Z(6+2b), Z(7+2b)), so that a row's first 416 weights are multiplied
+// without reading x again; the rest as in DOTROWSZ32. A dot product then
+// reads its weights from the caches' incoming stream alone: with x read
+// again for every row (two 64-byte loads per 64 bytes of weights),
+// decode streamed 5-8 % slower on our AMD EPYC. The same lanes, in the
+// same order, as DOTROWSZ32: the same bits. k a multiple of 16, at least
+// 416.
+// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+#define DOTROWSZ32X(LZW) \
+	ROWSZ_ARGS(1) \
+	MOVQ CX, R10 \
+	ANDQ $~31, R10 \
+	LOADX26 \
+	PCALIGN $64 \
+row: \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	XORQ AX, AX \
+	X32(LZW, 0, 16, Z6, Z7) \
+	X32(LZW, 32, 48, Z8, Z9) \
+	X32(LZW, 64, 80, Z10, Z11) \
+	X32(LZW, 96, 112, Z12, Z13) \
+	X32(LZW, 128, 144, Z14, Z15) \
+	X32(LZW, 160, 176, Z16, Z17) \
+	X32(LZW, 192, 208, Z18, Z19) \
+	X32(LZW, 224, 240, Z20, Z21) \
+	X32(LZW, 256, 272, Z22, Z23) \
+	X32(LZW, 288, 304, Z24, Z25) \
+	X32(LZW, 320, 336, Z26, Z27) \
+	X32(LZW, 352, 368, Z28, Z29) \
+	X32(LZW, 384, 400, Z30, Z31) \
+	MOVQ $416, AX \
+	ROWSZ32_REST(LZW)
 
 // FMA3 multiplies the weights in w by the three rows of x in xa, xb, xc
 // into the accumulators a0..a2.
@@ -812,7 +776,7 @@ TEXT ·panel6x64ZF16(SB), NOSPLIT, $0-56
 
 // func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
-	DOTROWSZ(LZ_F32, 2)
+	DOTROWSZ
 
 // func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
 TEXT ·dotRowsZXF32(SB), NOSPLIT, $0-48
