@@ -26,9 +26,7 @@ import (
 // (issue 16: decode from the mapping's 4 KiB pages ran at 67-73 % of the
 // bandwidth limit; issue 18: F16 at 0.77 against 0.89).
 func TestOpenGGUFCopiesWeights(t *testing.T) {
-	if !hugeCopyFits(1 << 20) {
-		t.Skipf("no copy here: transparent huge pages %q, MemAvailable %d bytes", mmap.THPMode(), mmap.ProcBytes("/proc/meminfo", "MemAvailable"))
-	}
+	skipWithoutCopy(t)
 	for _, c := range []struct {
 		dtype tensor.DType
 		field string // of tensor.Matrix holding the weights
@@ -86,9 +84,7 @@ func TestOpenGGUFCopiesWeights(t *testing.T) {
 // holding the file's bytes unchanged (TestGolden checks the logits of the
 // same models against transformers').
 func TestOpenHFCopiesMatrices(t *testing.T) {
-	if !hugeCopyFits(1 << 20) {
-		t.Skipf("no copy here: transparent huge pages %q, MemAvailable %d bytes", mmap.THPMode(), mmap.ProcBytes("/proc/meminfo", "MemAvailable"))
-	}
+	skipWithoutCopy(t)
 	for _, c := range []struct{ model, field string }{{"tiny-llama", "f32"}, {"tiny-llama-bf16", "u16"}} {
 		t.Run(c.model, func(t *testing.T) {
 			dir := goldenDir(t, c.model)
@@ -130,9 +126,7 @@ func TestOpenHFCopiesMatrices(t *testing.T) {
 // TestOpenLlama2cCopies: OpenLlama2c reads the weights from anonymous
 // (huge-page) memory (TestStories260K checks the model's outputs).
 func TestOpenLlama2cCopies(t *testing.T) {
-	if !hugeCopyFits(1 << 20) {
-		t.Skipf("no copy here: transparent huge pages %q, MemAvailable %d bytes", mmap.THPMode(), mmap.ProcBytes("/proc/meminfo", "MemAvailable"))
-	}
+	skipWithoutCopy(t)
 	em, err := OpenLlama2c(refdata.Need(t, "models/stories260K/stories260K.bin"))
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +149,14 @@ func matrixBytes(m tensor.Matrix, field string) []byte {
 	v := reflect.ValueOf(m).FieldByName(field)
 	size := int(v.Type().Elem().Size())
 	return unsafe.Slice((*byte)(unsafe.Pointer(v.Pointer())), v.Len()*size)
+}
+
+// skipWithoutCopy skips a test of the copies where the loaders make none.
+func skipWithoutCopy(t *testing.T) {
+	t.Helper()
+	if !hugeCopyFits(1 << 20) {
+		t.Skipf("no copy here: transparent huge pages %q, MemAvailable %d bytes", mmap.THPMode(), mmap.ProcBytes("/proc/meminfo", "MemAvailable"))
+	}
 }
 
 // mappingOf returns the path of the mapping of this process that holds

@@ -79,11 +79,11 @@ func (c copiedSource) Tensor(name string) (safetensors.Tensor, bool) {
 // the tensors and what closes both the checkpoint and the copies; when
 // nothing is copied, ck itself for both.
 func copyMatrices(ck *safetensors.Checkpoint) (tensorSource, io.Closer) {
-	var names []string
+	var mats []safetensors.Tensor
 	var srcs [][]byte
 	for _, name := range ck.Names() {
 		if t, _ := ck.Tensor(name); t.DType.Float() && len(t.Shape) == 2 && len(t.Data) > 0 {
-			names = append(names, name)
+			mats = append(mats, t)
 			srcs = append(srcs, t.Data)
 		}
 	}
@@ -91,11 +91,10 @@ func copyMatrices(ck *safetensors.Checkpoint) (tensorSource, io.Closer) {
 	if dsts == nil {
 		return ck, ck
 	}
-	copies := make(map[string]safetensors.Tensor, len(names))
-	for i, name := range names {
-		t, _ := ck.Tensor(name)
+	copies := make(map[string]safetensors.Tensor, len(mats))
+	for i, t := range mats {
 		t.Data = dsts[i]
-		copies[name] = t
+		copies[t.Name] = t
 	}
 	return copiedSource{ck, copies}, closerFunc(func() error { return errors.Join(ck.Close(), free()) })
 }

@@ -47,8 +47,8 @@
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
-// ZERO24 clears the accumulators Z0..Z23 of a prefill tile.
-#define ZERO24 \
+// ZERO12 clears the accumulators Z0..Z11.
+#define ZERO12 \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	VPXORD Z2, Z2, Z2 \
@@ -60,7 +60,11 @@
 	VPXORD Z8, Z8, Z8 \
 	VPXORD Z9, Z9, Z9 \
 	VPXORD Z10, Z10, Z10 \
-	VPXORD Z11, Z11, Z11 \
+	VPXORD Z11, Z11, Z11
+
+// ZERO24 clears the accumulators Z0..Z23 of a prefill tile.
+#define ZERO24 \
+	ZERO12 \
 	VPXORD Z12, Z12, Z12 \
 	VPXORD Z13, Z13, Z13 \
 	VPXORD Z14, Z14, Z14 \
@@ -587,47 +591,51 @@ loop: \
 // one FMA each, so the same bits as the AVX2 panel and axpy kernels. O1,
 // O2, O3 are the byte offsets of columns 16, 32 and 48 in a weight row.
 // func(dst *float32, ldd int, x *float32, ldx int, w *T, ldw int, in int)
-#define PANELZ(LOZ, SHIFT, O1, O2, O3) \
+// PANEL_ARGS loads a panel's arguments: x's first three rows at DX, R9,
+// R10 (their stride in bytes in R8), the weights at SI (row stride in
+// bytes, ldw << SHIFT, in R14) and in in CX.
+#define PANEL_ARGS(SHIFT) \
 	MOVQ x+16(FP), DX \
 	MOVQ ldx+24(FP), R8 \
 	SHLQ $2, R8 \
 	LEAQ (DX)(R8*1), R9 \
 	LEAQ (DX)(R8*2), R10 \
-	LEAQ (R9)(R8*2), R11 \
-	LEAQ (R10)(R8*2), R12 \
-	LEAQ (R11)(R8*2), R13 \
 	MOVQ w+32(FP), SI \
 	MOVQ ldw+40(FP), R14 \
 	SHLQ $SHIFT, R14 \
-	MOVQ in+48(FP), CX \
-	ZERO24 \
-	XORQ AX, AX \
-loop: \
+	MOVQ in+48(FP), CX
+
+// PANEL_W loads the 64 weights of the row at SI into Z24..Z27.
+#define PANEL_W(LOZ, O1, O2, O3) \
 	LOZ(0, SI, Z24) \
 	LOZ(O1, SI, Z25) \
 	LOZ(O2, SI, Z26) \
-	LOZ(O3, SI, Z27) \
+	LOZ(O3, SI, Z27)
+
+// PANEL_X3 multiplies them by term AX of x's rows at DX, R9, R10 into
+// Z0..Z3, Z4..Z7, Z8..Z11.
+#define PANEL_X3 \
 	VBROADCASTSS (DX)(AX*4), Z28 \
 	FMA4(Z28, Z0, Z1, Z2, Z3) \
 	VBROADCASTSS (R9)(AX*4), Z29 \
 	FMA4(Z29, Z4, Z5, Z6, Z7) \
 	VBROADCASTSS (R10)(AX*4), Z30 \
-	FMA4(Z30, Z8, Z9, Z10, Z11) \
-	VBROADCASTSS (R11)(AX*4), Z31 \
-	FMA4(Z31, Z12, Z13, Z14, Z15) \
-	VBROADCASTSS (R12)(AX*4), Z28 \
-	FMA4(Z28, Z16, Z17, Z18, Z19) \
-	VBROADCASTSS (R13)(AX*4), Z29 \
-	FMA4(Z29, Z20, Z21, Z22, Z23) \
+	FMA4(Z30, Z8, Z9, Z10, Z11)
+
+// PANEL_NEXT steps to the next weight row and term, back to loop while
+// terms remain.
+#define PANEL_NEXT \
 	ADDQ R14, SI \
 	INCQ AX \
 	CMPQ AX, CX \
-	JB loop \
+	JB loop
+
+// PANEL_STORE3 writes Z0..Z11, three rows of 64 outputs, to dst (DI) with
+// a row stride of ldd floats (R8 in bytes).
+#define PANEL_STORE3 \
 	MOVQ dst+0(FP), DI \
 	MOVQ ldd+8(FP), R8 \
 	SHLQ $2, R8 \
-	LEAQ (DI)(R8*2), BX \
-	ADDQ R8, BX \
 	VMOVUPS Z0, (DI) \
 	VMOVUPS Z1, 64(DI) \
 	VMOVUPS Z2, 128(DI) \
@@ -639,7 +647,28 @@ loop: \
 	VMOVUPS Z8, (DI)(R8*2) \
 	VMOVUPS Z9, 64(DI)(R8*2) \
 	VMOVUPS Z10, 128(DI)(R8*2) \
-	VMOVUPS Z11, 192(DI)(R8*2) \
+	VMOVUPS Z11, 192(DI)(R8*2)
+
+#define PANELZ(LOZ, SHIFT, O1, O2, O3) \
+	PANEL_ARGS(SHIFT) \
+	LEAQ (R9)(R8*2), R11 \
+	LEAQ (R10)(R8*2), R12 \
+	LEAQ (R11)(R8*2), R13 \
+	ZERO24 \
+	XORQ AX, AX \
+loop: \
+	PANEL_W(LOZ, O1, O2, O3) \
+	PANEL_X3 \
+	VBROADCASTSS (R11)(AX*4), Z31 \
+	FMA4(Z31, Z12, Z13, Z14, Z15) \
+	VBROADCASTSS (R12)(AX*4), Z28 \
+	FMA4(Z28, Z16, Z17, Z18, Z19) \
+	VBROADCASTSS (R13)(AX*4), Z29 \
+	FMA4(Z29, Z20, Z21, Z22, Z23) \
+	PANEL_NEXT \
+	PANEL_STORE3 \
+	LEAQ (DI)(R8*2), BX \
+	ADDQ R8, BX \
 	VMOVUPS Z12, (BX) \
 	VMOVUPS Z13, 64(BX) \
 	VMOVUPS Z14, 128(BX) \
@@ -672,16 +701,10 @@ loop: \
 	VPXORD Z3, Z3, Z3 \
 	XORQ AX, AX \
 loop: \
-	LOZ(0, SI, Z24) \
-	LOZ(O1, SI, Z25) \
-	LOZ(O2, SI, Z26) \
-	LOZ(O3, SI, Z27) \
+	PANEL_W(LOZ, O1, O2, O3) \
 	VBROADCASTSS (DX)(AX*4), Z28 \
 	FMA4(Z28, Z0, Z1, Z2, Z3) \
-	ADDQ R14, SI \
-	INCQ AX \
-	CMPQ AX, CX \
-	JB loop \
+	PANEL_NEXT \
 	MOVQ dst+0(FP), DI \
 	VMOVUPS Z0, (DI) \
 	VMOVUPS Z1, 64(DI) \
@@ -695,58 +718,14 @@ loop: \
 // so that each weight row's loads and the chains' latency are shared.
 // func(dst *float32, ldd int, x *float32, ldx int, w *T, ldw int, in int)
 #define PANEL3Z(LOZ, SHIFT, O1, O2, O3) \
-	MOVQ x+16(FP), DX \
-	MOVQ ldx+24(FP), R8 \
-	SHLQ $2, R8 \
-	LEAQ (DX)(R8*1), R9 \
-	LEAQ (DX)(R8*2), R10 \
-	MOVQ w+32(FP), SI \
-	MOVQ ldw+40(FP), R14 \
-	SHLQ $SHIFT, R14 \
-	MOVQ in+48(FP), CX \
-	VPXORD Z0, Z0, Z0 \
-	VPXORD Z1, Z1, Z1 \
-	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3 \
-	VPXORD Z4, Z4, Z4 \
-	VPXORD Z5, Z5, Z5 \
-	VPXORD Z6, Z6, Z6 \
-	VPXORD Z7, Z7, Z7 \
-	VPXORD Z8, Z8, Z8 \
-	VPXORD Z9, Z9, Z9 \
-	VPXORD Z10, Z10, Z10 \
-	VPXORD Z11, Z11, Z11 \
+	PANEL_ARGS(SHIFT) \
+	ZERO12 \
 	XORQ AX, AX \
 loop: \
-	LOZ(0, SI, Z24) \
-	LOZ(O1, SI, Z25) \
-	LOZ(O2, SI, Z26) \
-	LOZ(O3, SI, Z27) \
-	VBROADCASTSS (DX)(AX*4), Z28 \
-	FMA4(Z28, Z0, Z1, Z2, Z3) \
-	VBROADCASTSS (R9)(AX*4), Z29 \
-	FMA4(Z29, Z4, Z5, Z6, Z7) \
-	VBROADCASTSS (R10)(AX*4), Z30 \
-	FMA4(Z30, Z8, Z9, Z10, Z11) \
-	ADDQ R14, SI \
-	INCQ AX \
-	CMPQ AX, CX \
-	JB loop \
-	MOVQ dst+0(FP), DI \
-	MOVQ ldd+8(FP), R8 \
-	SHLQ $2, R8 \
-	VMOVUPS Z0, (DI) \
-	VMOVUPS Z1, 64(DI) \
-	VMOVUPS Z2, 128(DI) \
-	VMOVUPS Z3, 192(DI) \
-	VMOVUPS Z4, (DI)(R8*1) \
-	VMOVUPS Z5, 64(DI)(R8*1) \
-	VMOVUPS Z6, 128(DI)(R8*1) \
-	VMOVUPS Z7, 192(DI)(R8*1) \
-	VMOVUPS Z8, (DI)(R8*2) \
-	VMOVUPS Z9, 64(DI)(R8*2) \
-	VMOVUPS Z10, 128(DI)(R8*2) \
-	VMOVUPS Z11, 192(DI)(R8*2) \
+	PANEL_W(LOZ, O1, O2, O3) \
+	PANEL_X3 \
+	PANEL_NEXT \
+	PANEL_STORE3 \
 	VZEROUPPER \
 	RET
 
