@@ -392,6 +392,9 @@ func (g *loop) process(step, r int, row *trace.StepRow) error {
 	s := g.scores
 	copy(s, g.logits[r])
 	for _, p := range g.procs {
+		if row != nil {
+			g.rec.before(p, s, g.rows[r])
+		}
 		p.Apply(s, g.rows[r])
 		if row != nil {
 			row.Stages = append(row.Stages, g.rec.stage(p, s))

@@ -17,6 +17,16 @@ type Processor interface {
 	Apply(scores []float32, ids []int)
 }
 
+// A localProcessor changes at most the scores of a few ids, which it names
+// before it runs: the recorder then updates the log-sum-exp from those
+// scores alone instead of summing over the whole vocabulary again.
+type localProcessor interface {
+	Processor
+	// Touches returns the ids whose scores Apply(s, ids) may change
+	// (repeats allowed).
+	Touches(ids []int) []int
+}
+
 var negInf = float32(math.Inf(-1))
 
 // Pipeline builds the processors generate() would build for o, in
@@ -107,6 +117,9 @@ func (p *RepetitionPenalty) Apply(s []float32, ids []int) {
 	}
 }
 
+// Touches returns ids: only their scores are penalised.
+func (p *RepetitionPenalty) Touches(ids []int) []int { return ids }
+
 // isInf32 reports whether v is ±Inf.
 func isInf32(v float32) bool { return v > math.MaxFloat32 || v < -math.MaxFloat32 }
 
@@ -127,6 +140,14 @@ func (p *MinNewTokens) Name() string { return "min_new_tokens" }
 // Params holds the minimum.
 func (p *MinNewTokens) Params() map[string]float64 {
 	return map[string]float64{"min_new_tokens": float64(p.Min)}
+}
+
+// Touches returns the EOS ids while they are removed, else none.
+func (p *MinNewTokens) Touches(ids []int) []int {
+	if len(ids)-p.PromptLen >= p.Min {
+		return nil
+	}
+	return p.EOS
 }
 
 // Apply removes the EOS ids while too few tokens are new.

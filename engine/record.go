@@ -28,7 +28,9 @@ func topIDs(s []float32, n int) []int {
 			id += tensor.SkipBelow(s[id:], thr)
 		}
 		for end := min(id+32, len(s)); id < end; id++ {
-			topIDsStep(s, id, n, &h, &thr)
+			if s[id] >= thr { // the rest (a NaN too) cannot enter
+				topIDsStep(s, id, n, &h, &thr)
+			}
 		}
 	}
 	slices.SortFunc(h, func(a, b int) int {
@@ -99,8 +101,8 @@ func ranksBelow(s []float32, a, b int) bool {
 }
 
 // logSumExp returns log(sum(exp(s))) in float64 over the finite scores (NaN
-// when one is NaN, +Inf when one is +Inf). The exponentials are
-// tensor.Exp's, a block at a time, summed in four interleaved partial sums.
+// when one is NaN or +Inf: there is no softmax then, and -Inf when all are
+// -Inf), from tensor.SumExp.
 func logSumExp(s []float32) float64 {
 	m, nan := maxScore(s)
 	if nan {
@@ -121,8 +123,9 @@ func maxScore(s []float32) (float64, bool) {
 }
 
 // sumExp returns Σ e and (with dot) Σ e·(s - m) over the scores, with
-// e = exp(s - m) in float64, leaving out e = 0 (and a NaN): tensor.SumExp,
-// four partial sums in index order.
+// e = exp(s - m) in float64 and m their maximum: tensor.SumExp, eight
+// partial sums in index order, leaving out a NaN and the scores more than
+// 707 below m.
 func sumExp(s []float32, m float64, dot bool) (sum, sumEU float64) {
 	return tensor.SumExp(s, m, dot)
 }
@@ -136,6 +139,16 @@ type recorder struct {
 
 	sc  sparseScratch // the kept scores of a stage
 	fin sparseScratch // the kept probabilities of final
+
+	// lse is the log-sum-exp of the scores as raw or the last stage saw
+	// them (lseSet: it is known); local, touched and was describe the
+	// stage to come when it is a localProcessor's (see before).
+	lse     float64
+	lseSet  bool
+	local   bool
+	touched []int     // the distinct ids it may change
+	was     []float32 // their scores before it
+	mark    []bool    // [vocab] scratch
 }
 
 // sparseScratch holds the kept scores of a stage where most are removed,
@@ -167,6 +180,7 @@ func (r *recorder) candidates(s []float32, lse float64) []trace.Candidate {
 // the full logits.
 func (r *recorder) raw(row *trace.StepRow, logits []float32) {
 	lse, h := lseEntropy(logits)
+	r.lse, r.lseSet, r.local = lse, true, false
 	row.Candidates = r.candidates(logits, lse)
 	r.name(row.Candidates)
 	row.Entropy = h
@@ -205,8 +219,70 @@ func (r *recorder) name(cs []trace.Candidate) {
 func (r *recorder) stage(p Processor, s []float32) trace.Stage {
 	st := trace.Stage{Name: p.Name(), Params: p.Params()}
 	st.Kept, st.Top = r.stageTop(s, &r.sc)
+	r.local = false // before describes one stage
 	r.name(st.Top)
 	return st
+}
+
+// maxTouched is the most ids, as a fraction of the vocabulary, for which
+// localLSE is cheaper than a pass over every score: two math.Exp calls
+// each against eight lanes of SumExp.
+const maxTouched = 64
+
+// before notes, when p is a localProcessor, the scores it is about to
+// change, so that the stage after it can update the log-sum-exp (see
+// localLSE). s must hold the scores that raw or the last stage saw.
+func (r *recorder) before(p Processor, s []float32, ids []int) {
+	r.local = false
+	lp, ok := p.(localProcessor)
+	if !ok || !r.lseSet {
+		return
+	}
+	if len(r.mark) != len(s) {
+		r.mark = make([]bool, len(s))
+	}
+	r.touched, r.was = r.touched[:0], r.was[:0]
+	for _, id := range lp.Touches(ids) {
+		if id < 0 || id >= len(s) || r.mark[id] {
+			continue
+		}
+		r.mark[id] = true
+		r.touched, r.was = append(r.touched, id), append(r.was, s[id])
+	}
+	for _, id := range r.touched {
+		r.mark[id] = false
+	}
+	r.local = len(r.touched)*maxTouched <= len(s)
+}
+
+// localLSE returns the log-sum-exp of s from the one before the stage
+// just applied, when that stage changed at most the scores at r.touched
+// (from r.was): with L the old log-sum-exp,
+//
+//	L' = L + log1p(Σ e^(s[id] - L) - Σ e^(was - L))
+//
+// the probability mass the touched tokens gained less the mass they held.
+// It declines (ok false) where that could be inexact: L unknown or not
+// finite, a new score NaN or above L + 700 (e^(s - L) could overflow), or
+// the touched tokens holding more than half the mass (the difference
+// would lose digits).
+func (r *recorder) localLSE(s []float32) (lse float64, ok bool) {
+	if !r.local || !r.lseSet || math.IsInf(r.lse, 0) || r.lse != r.lse {
+		return 0, false
+	}
+	var gone, came float64
+	for k, id := range r.touched {
+		v := float64(s[id])
+		if !(v-r.lse <= 700) {
+			return 0, false
+		}
+		gone += math.Exp(float64(r.was[k]) - r.lse)
+		came += math.Exp(v - r.lse)
+	}
+	if !(gone <= 0.5) {
+		return 0, false
+	}
+	return r.lse + math.Log1p(came-gone), true
 }
 
 // stageTop counts the kept scores of s and lists the top ones, tokens left
@@ -216,7 +292,12 @@ func (r *recorder) stage(p Processor, s []float32) trace.Stage {
 func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candidate) {
 	kept := tensor.CountKept(s)
 	if kept*8 >= len(s) {
-		return kept, r.candidates(s, logSumExp(s))
+		lse, ok := r.localLSE(s)
+		if !ok {
+			lse = logSumExp(s)
+		}
+		r.lse, r.lseSet = lse, true
+		return kept, r.candidates(s, lse)
 	}
 	sc.vals, sc.ids = sc.vals[:0], sc.ids[:0]
 	for id := 0; id < len(s); {
@@ -228,6 +309,7 @@ func (r *recorder) stageTop(s []float32, sc *sparseScratch) (int, []trace.Candid
 		}
 	}
 	lse := logSumExp(sc.vals)
+	r.lse, r.lseSet = lse, true
 	// Gathered in id order, so ties still rank by id.
 	top := topIDs(sc.vals, r.top)
 	out := make([]trace.Candidate, len(top))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tracer/engine/tensor"
+	"tracer/trace"
 )
 
 // TestFinalFromKeptProbabilities checks the final distribution and the
@@ -103,5 +104,91 @@ func TestStageTopGathers(t *testing.T) {
 				t.Fatalf("trial %d: candidate %d is %+v, want %+v", trial, i, g, w)
 			}
 		}
+	}
+}
+
+// TestLocalStageMatchesFull checks the stages of processors that change a
+// few scores (repetition penalty, min_new_tokens), whose log-sum-exp is
+// updated from the previous one (localLSE), against the same stage taken
+// over the whole vocabulary: the same kept count and ids, probabilities
+// within 1e-12. Contexts repeat ids and hold the top token, removed ones
+// and scores of 0; penalties above and below 1 (a score can rise far above
+// the others); NaN and +Inf logits; and contexts holding most of the mass,
+// where the update must decline. It also checks that the update is taken
+// where it should be.
+func TestLocalStageMatchesFull(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	var taken, declined int
+	for trial := range 3000 {
+		n := 256 + r.IntN(3000)
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(r.NormFloat64() * 3)
+		}
+		switch trial % 40 {
+		case 1:
+			logits[r.IntN(n)] = float32(math.NaN())
+		case 2:
+			logits[r.IntN(n)] = float32(math.Inf(1))
+		case 3:
+			logits[r.IntN(n)] = float32(math.Inf(-1))
+		case 4:
+			logits[r.IntN(n)] = 0
+		}
+		top := topIDs(logits, 1)
+		ctx := make([]int, r.IntN(n/maxTouched+4))
+		for i := range ctx {
+			ctx[i] = r.IntN(n)
+			if r.IntN(8) == 0 && len(top) > 0 {
+				ctx[i] = top[0] // the most probable, repeated
+			}
+		}
+		if trial%5 == 0 && len(top) > 0 {
+			logits[top[0]] += 30 // most of the mass, in the context
+			ctx = append(ctx, top[0])
+		}
+		var p Processor = &RepetitionPenalty{Penalty: []float64{1.1, 1.5, 0.5, 0.01}[r.IntN(4)]}
+		if trial%7 == 0 {
+			p = &MinNewTokens{PromptLen: len(ctx), Min: 3, EOS: []int{r.IntN(n), r.IntN(n)}}
+		}
+
+		local := &recorder{top: 20}
+		var row trace.StepRow
+		local.raw(&row, logits)
+		s := slices.Clone(logits)
+		local.before(p, s, ctx)
+		p.Apply(s, ctx)
+		lse, ok := local.localLSE(s)
+		got := local.stage(p, s)
+		if ok {
+			taken++
+		} else {
+			declined++
+		}
+		if ok && !(lse == local.lse) {
+			t.Fatalf("trial %d: localLSE gave %v, the stage kept %v", trial, lse, local.lse)
+		}
+
+		full := &recorder{top: 20}
+		want := full.stage(p, s)
+		if got.Kept != want.Kept || len(got.Top) != len(want.Top) {
+			t.Fatalf("trial %d: kept %d, %d candidates; want %d, %d", trial, got.Kept, len(got.Top), want.Kept, len(want.Top))
+		}
+		for i := range want.Top {
+			g, w := got.Top[i], want.Top[i]
+			same := g.Prob == w.Prob || math.Abs(g.Prob-w.Prob) <= 1e-12*math.Abs(w.Prob) || math.IsNaN(g.Prob) && math.IsNaN(w.Prob)
+			if g.ID != w.ID || !same {
+				t.Fatalf("trial %d (%s, taken %v): candidate %d is %+v, want %+v", trial, p.Name(), ok, i, g, w)
+			}
+		}
+		if math.Abs(local.lse-full.lse) > 1e-12*math.Abs(full.lse) && !(math.IsNaN(local.lse) && math.IsNaN(full.lse)) && local.lse != full.lse {
+			t.Fatalf("trial %d: log-sum-exp %v, over every score %v", trial, local.lse, full.lse)
+		}
+	}
+	// A fifth of the trials put most of the mass in the context, one in
+	// twenty holds a NaN or +Inf, and some contexts run past
+	// len(s)/maxTouched ids: most of the rest should take the update.
+	if taken < 1500 || declined < 600 {
+		t.Errorf("the update was taken %d times and declined %d times", taken, declined)
 	}
 }

@@ -57,40 +57,98 @@ func ExpRoundSum(dst, s []float32, m, sum float32) float32 {
 const expRoundBlock = 512
 
 // SumExp returns Σ e and (with dot) Σ e·u over the scores of s, where
-// u = float64(s[i]) - m and e = exp(u) (Exp's bits), leaving out every e
-// that is not > 0 (an exp that underflowed, or a NaN). Score i goes to
-// partial sum i mod 4, added in index order (the products first rounded),
-// so that the additions do not wait on one another; the four are then
-// added (s0 + s1) + (s2 + s3). With AVX-512 eight scores at a time.
+// u = float64(s[i]) - m and e = e^u by expNeg, for the recorder's
+// log-sum-exp and entropy. m is meant to be the largest score (MaxNaN's):
+// a score above it counts as m (u = 0). A score with u < -707 is left
+// out: its e (below 1e-307, at the end of float64's normal range) cannot
+// move a sum that holds the largest score's e = 1. So is a NaN. Score i
+// goes to partial sum i mod 8, added in index order (the products first
+// rounded); the eight are then added pairwise. With AVX-512 eight scores
+// at a time, the same bits.
 func SumExp(s []float32, m float64, dot bool) (sum, sumEU float64) {
-	var a, b [4]float64
+	var a, b [8]float64
 	n := 0
 	if useAVX512 && len(s) >= 8 {
 		n = len(s) &^ 7
 		if dot {
-			sumExpDotF64Z(&s[0], n, m, &a, &b)
+			sumExpDotZ(&s[0], n, m, &a, &b)
 		} else {
-			sumExpF64Z(&s[0], n, m, &a, &b)
+			sumExpZ(&s[0], n, m, &a, &b)
 		}
 	}
-	var buf [expRoundBlock]float64
-	for lo := n; lo < len(s); lo += expRoundBlock { // lo is a multiple of 4
-		ss := s[lo:min(lo+expRoundBlock, len(s))]
-		e := buf[:len(ss)]
-		for i, v := range ss {
-			e[i] = float64(v) - m
+	sumExpGo(s, n, m, dot, &a, &b)
+	return sum8(&a), sum8(&b)
+}
+
+// sumExpGo is SumExp's loop over s[from:], adding to its partial sums.
+func sumExpGo(s []float32, from int, m float64, dot bool, a, b *[8]float64) {
+	for i := from; i < len(s); i++ {
+		u := float64(s[i]) - m
+		if !(u >= expNegMin) {
+			continue
 		}
-		Exp(e, e)
-		for i, x := range e {
-			if x > 0 {
-				a[i&3] += x
-				if dot {
-					b[i&3] += float64(x * (float64(ss[i]) - m)) // rounded: no FMA
-				}
-			}
+		if !(u < 0) {
+			u = 0 // as VMINPD gives it: +0 for -0 too
+		}
+		e := expNeg(u)
+		a[i&7] += e
+		if dot {
+			b[i&7] += float64(e * u) // rounded: no FMA
 		}
 	}
-	return (a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])
+}
+
+// sum8 adds eight partial sums pairwise.
+func sum8(a *[8]float64) float64 {
+	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+}
+
+// expNegMin is the smallest u whose expNeg is computed: e^-707 ≈ 1e-307
+// is still a normal float64, so 2^k can go into the exponent bits.
+const expNegMin = -707
+
+// expNeg returns e^u for u in [expNegMin, 0], within about an ulp of
+// math.Exp, in fewer steps than Exp: with n = round(u·16/ln2) = 16k + j
+// (j in 0..15), r = u - n·ln2/16 (|r| ≤ ln2/32; ln2/16 split in a high
+// part that n multiplies exactly and a low part) and q = e^r - 1 by its
+// Taylor polynomial to degree 7 (truncation below 2e-18),
+//
+//	e^u = 2^k · (T[j] + T[j]·q),  T[j] = 2^(j/16) rounded (expNegTable),
+//
+// 2^k added to the exponent bits. n comes from the 1.5·2^52 shifter, whose
+// low mantissa bits then hold n (j in the lowest four). Each step is one
+// rounding, math.FMA where the assembly (EXPNEG8 in exp_amd64.s) fuses,
+// so both give the same bits.
+func expNeg(u float64) float64 {
+	const (
+		invL  = 0x1.71547652b82fep+04 // 16/ln2
+		shift = 0x1.8p52
+		l1    = 0x1.62e42feep-05      // ln2/16, high part: 32 significant bits
+		l2    = 0x1.a39ef35793c76p-37 // ln2/16 - l1
+	)
+	t := math.FMA(u, invL, shift)
+	n := t - shift
+	r := math.FMA(-n, l1, u)
+	r = math.FMA(-n, l2, r)
+	w := math.FMA(1.0/5040, r, 1.0/720)
+	w = math.FMA(w, r, 1.0/120)
+	w = math.FMA(w, r, 1.0/24)
+	w = math.FMA(w, r, 1.0/6)
+	w = math.FMA(w, r, 0.5)
+	q := math.FMA(w, r*r, r)
+	bits := math.Float64bits(t)
+	tj := expNegTable[bits&15]
+	e := math.FMA(tj, q, tj)
+	return math.Float64frombits(math.Float64bits(e) + bits>>4<<52)
+}
+
+// expNegTable holds 2^(j/16) for j = 0..15, each correctly rounded. The
+// assembly reads it too.
+var expNegTable = [16]float64{
+	0x1p+00, 0x1.0b5586cf9890fp+00, 0x1.172b83c7d517bp+00, 0x1.2387a6e756238p+00,
+	0x1.306fe0a31b715p+00, 0x1.3dea64c123422p+00, 0x1.4bfdad5362a27p+00, 0x1.5ab07dd485429p+00,
+	0x1.6a09e667f3bcdp+00, 0x1.7a11473eb0187p+00, 0x1.8ace5422aa0dbp+00, 0x1.9c49182a3f090p+00,
+	0x1.ae89f995ad3adp+00, 0x1.c199bdd85529cp+00, 0x1.d5818dcfba487p+00, 0x1.ea4afa2a490dap+00,
 }
 
 // siluInto sets dst[i] = silu(x[i]) = float32(x / (1 + exp(-x))) computed

@@ -466,85 +466,115 @@ last:
 	VZEROUPPER
 	RET
 
-// SUMEXPZ body: for i < n (CX, a positive multiple of 8) over the
-// float32 scores at SI, with u = float64(s[i]) - m (m in every lane of
-// Z8) and e = exp(u) (EXP8's bits): a[i%4] += e (a at DI), and with DOT
-// b[i%4] += e·u (a product, then a sum; b at DX), in index order, leaving
-// out every e that is not > 0 (0 or NaN).
+// SumExp's exponential (expNeg in exp.go): e^u for u in [-707, 0] from
+// n = round(u·16/ln2) = 16k + j, r = u - n·ln2/16 (|r| ≤ ln2/32) and
+// e^u = 2^k · (T[j] + T[j]·q), q = e^r - 1 to degree 7, T = expNegTable.
+DATA expNegMin<>+0(SB)/8, $0xc086180000000000 // -707
+GLOBL expNegMin<>(SB), RODATA|NOPTR, $8
+DATA expNegInvL<>+0(SB)/8, $0x40371547652b82fe // 16/ln2
+GLOBL expNegInvL<>(SB), RODATA|NOPTR, $8
+DATA expNegL1<>+0(SB)/8, $0x3fa62e42fee00000 // ln2/16, high part
+GLOBL expNegL1<>(SB), RODATA|NOPTR, $8
+DATA expNegL2<>+0(SB)/8, $0x3daa39ef35793c76 // ln2/16, low part
+GLOBL expNegL2<>(SB), RODATA|NOPTR, $8
+
+// SUMEXPZ_CONSTS loads SumExp's arguments and constants: SI the scores,
+// CX n, DI a, DX b, m in every lane of Z8, the table in Z9:Z10, -707 in
+// Z11, 16/ln2, the shifter 1.5·2^52, ln2/16 high and low in Z20-Z23, the
+// coefficients 1/7! .. 1/2! in Z24-Z29, zeros in Z30; the partial sums
+// a and b in Z14 and Z15.
+#define SUMEXPZ_CONSTS \
+	MOVQ s+0(FP), SI \
+	MOVQ n+8(FP), CX \
+	VBROADCASTSD m+16(FP), Z8 \
+	MOVQ a+24(FP), DI \
+	MOVQ b+32(FP), DX \
+	VMOVUPD ·expNegTable+0(SB), Z9 \
+	VMOVUPD ·expNegTable+64(SB), Z10 \
+	VBROADCASTSD expNegMin<>(SB), Z11 \
+	VBROADCASTSD expNegInvL<>(SB), Z20 \
+	VBROADCASTSD expShift<>(SB), Z21 \
+	VBROADCASTSD expNegL1<>(SB), Z22 \
+	VBROADCASTSD expNegL2<>(SB), Z23 \
+	VBROADCASTSD expC7<>(SB), Z24 \
+	VBROADCASTSD expC6<>(SB), Z25 \
+	VBROADCASTSD expC5<>(SB), Z26 \
+	VBROADCASTSD expC4<>(SB), Z27 \
+	VBROADCASTSD expC3<>(SB), Z28 \
+	VBROADCASTSD expC2<>(SB), Z29 \
+	VPXORQ Z30, Z30, Z30 \
+	VMOVUPD (DI), Z14 \
+	VMOVUPD (DX), Z15
+
+// EXPNEG8 adds the eight scores at off(SI)(AX*4) to the partial sums:
+// U = min(s - m, 0), K set where s - m ≥ -707 (not for a NaN), W = e^U
+// (expNeg's bits), Z14 += W where K; it clobbers T, N, R and R2.
+#define EXPNEG8(off, U, T, N, R, W, R2, K) \
+	VCVTPS2PD off(SI)(AX*4), U \
+	VSUBPD Z8, U, U \
+	VCMPPD $0x1d, Z11, U, K \
+	VMINPD Z30, U, U \
+	VMOVAPD Z21, T \
+	VFMADD231PD Z20, U, T \
+	VSUBPD Z21, T, N \
+	VMOVAPD U, R \
+	VFNMADD231PD Z22, N, R \
+	VFNMADD231PD Z23, N, R \
+	VMOVAPD Z24, W \
+	VFMADD213PD Z25, R, W \
+	VFMADD213PD Z26, R, W \
+	VFMADD213PD Z27, R, W \
+	VFMADD213PD Z28, R, W \
+	VFMADD213PD Z29, R, W \
+	VMULPD R, R, R2 \
+	VFMADD213PD R, R2, W \
+	VPSRLQ $4, T, N \
+	VPSLLQ $52, N, N \
+	VPERMI2PD Z10, Z9, T \
+	VFMADD213PD T, T, W \
+	VPADDQ N, W, W \
+	VADDPD W, Z14, K, Z14
+
+// SUMEXP_DOT adds e·u to the partial sums b (Z15) where K.
+#define SUMEXP_DOT(U, W, K) \
+	VMULPD U, W, W \
+	VADDPD W, Z15, K, Z15
+
+#define SUMEXP_NODOT(U, W, K)
+
+// SUMEXPZ body: for i < n (CX, a positive multiple of 8), sixteen scores
+// a turn while there are, score i to partial sum i mod 8, in index order.
 #define SUMEXPZ(DOT) \
-	VMOVUPD (DI), Y14 \
-	VMOVUPD (DX), Y15 \
-	VPXORQ Z7, Z7, Z7 \
 	XORQ AX, AX \
 	MOVQ CX, R8 \
 	ANDQ $~15, R8 \
 	JZ one \
 two: \
-	VCVTPS2PD (SI)(AX*4), Z9 \
-	VSUBPD Z8, Z9, Z0 \
-	VCVTPS2PD 32(SI)(AX*4), Z9 \
-	VSUBPD Z8, Z9, Z16 \
-	EXP8X2 \
-	VCMPPD $0x1e, Z7, Z1, K4 \
-	VMOVAPD.Z Z1, K4, Z10 \
-	VEXTRACTF64X4 $1, Z10, Y11 \
-	VADDPD Y10, Y14, Y14 \
-	VADDPD Y11, Y14, Y14 \
-	DOT \
-	VMOVAPD Z16, Z0 \
-	VMOVAPD Z17, Z1 \
-	VCMPPD $0x1e, Z7, Z1, K4 \
-	VMOVAPD.Z Z1, K4, Z10 \
-	VEXTRACTF64X4 $1, Z10, Y11 \
-	VADDPD Y10, Y14, Y14 \
-	VADDPD Y11, Y14, Y14 \
-	DOT \
+	EXPNEG8(0, Z0, Z1, Z2, Z3, Z4, Z5, K1) \
+	EXPNEG8(32, Z16, Z17, Z18, Z19, Z12, Z13, K2) \
+	DOT(Z0, Z4, K1) \
+	DOT(Z16, Z12, K2) \
 	ADDQ $16, AX \
 	CMPQ AX, R8 \
 	JB two \
 	CMPQ AX, CX \
 	JAE done \
 one: \
-	VCVTPS2PD (SI)(AX*4), Z9 \
-	VSUBPD Z8, Z9, Z0 \
-	EXP8 \
-	VCMPPD $0x1e, Z7, Z1, K4 \
-	VMOVAPD.Z Z1, K4, Z10 \
-	VEXTRACTF64X4 $1, Z10, Y11 \
-	VADDPD Y10, Y14, Y14 \
-	VADDPD Y11, Y14, Y14 \
-	DOT \
+	EXPNEG8(0, Z0, Z1, Z2, Z3, Z4, Z5, K1) \
+	DOT(Z0, Z4, K1) \
 	ADDQ $8, AX \
-	CMPQ AX, CX \
-	JB one \
 done: \
-	VMOVUPD Y14, (DI) \
-	VMOVUPD Y15, (DX) \
+	VMOVUPD Z14, (DI) \
+	VMOVUPD Z15, (DX) \
 	VZEROUPPER \
 	RET
 
-#define SUMEXP_DOT \
-	VMULPD.Z Z0, Z1, K4, Z12 \
-	VEXTRACTF64X4 $1, Z12, Y13 \
-	VADDPD Y12, Y15, Y15 \
-	VADDPD Y13, Y15, Y15
-
-#define SUMEXP_NODOT
-
-// func sumExpF64Z(s *float32, n int, m float64, a, b *[4]float64)
-TEXT ·sumExpF64Z(SB), NOSPLIT, $0-40
-	MOVQ s+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSD m+16(FP), Z8
-	MOVQ a+24(FP), DI
-	MOVQ b+32(FP), DX
+// func sumExpZ(s *float32, n int, m float64, a, b *[8]float64)
+TEXT ·sumExpZ(SB), NOSPLIT, $0-40
+	SUMEXPZ_CONSTS
 	SUMEXPZ(SUMEXP_NODOT)
 
-// func sumExpDotF64Z(s *float32, n int, m float64, a, b *[4]float64)
-TEXT ·sumExpDotF64Z(SB), NOSPLIT, $0-40
-	MOVQ s+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSD m+16(FP), Z8
-	MOVQ a+24(FP), DI
-	MOVQ b+32(FP), DX
+// func sumExpDotZ(s *float32, n int, m float64, a, b *[8]float64)
+TEXT ·sumExpDotZ(SB), NOSPLIT, $0-40
+	SUMEXPZ_CONSTS
 	SUMEXPZ(SUMEXP_DOT)

@@ -150,58 +150,112 @@ func TestExpRoundSumMatchesBlocks(t *testing.T) {
 	}
 }
 
-// TestSumExpMatchesDefinition checks SumExp (eight scores at a time with
-// AVX-512) against its definition, one score at a time (Exp over the whole
-// vector for the same lanes), bit for bit: lengths around 8 and 512,
-// scores of -Inf, +Inf, NaN and ones whose exponential underflows or
-// overflows, m the maximum, above or below it, or +Inf.
-func TestSumExpMatchesDefinition(t *testing.T) {
+// TestExpNeg compares expNeg with math.Exp over [-707, 0]: the ends, the
+// points where n (u·16/ln2 rounded) steps, tiny u, and random ones:
+// within 2 ulps, as math.Exp is itself up to about an ulp off (at
+// u = -25.321532939830497 it is 1.17 ulps below e^u, expNeg 0.83 above).
+func TestExpNeg(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	us := []float64{0, -0, expNegMin, -706.99, -1e-300, -1e-17, -1e-9, -math.Ln2 / 32, -math.Ln2 / 16, -math.Ln2, -1, -0.5}
+	for k := range 16400 {
+		b := -float64(k) * math.Ln2 / 16
+		us = append(us, b, math.Nextafter(b, 1), math.Nextafter(b, -1), b-math.Ln2/32, math.Nextafter(b-math.Ln2/32, 0))
+	}
+	for range 300000 {
+		us = append(us, r.Float64()*expNegMin, -r.ExpFloat64()*3, -math.Exp(-r.Float64()*40))
+	}
+	worst := 0.0
+	for _, u := range us {
+		if u < expNegMin {
+			continue
+		}
+		got, want := expNeg(u), math.Exp(u)
+		ulp := math.Nextafter(want, math.Inf(1)) - want
+		if d := math.Abs(got-want) / ulp; d > worst {
+			worst = d
+			if d > 2 {
+				t.Fatalf("expNeg(%v) = %v, math.Exp %v: %.2f ulps apart", u, got, want, d)
+			}
+		}
+	}
+	t.Logf("at most %.2f ulp from math.Exp over %d values", worst, len(us))
+}
+
+// neumaier is a compensated sum (Neumaier's variant of Kahan's).
+type neumaier struct{ s, c float64 }
+
+func (n *neumaier) add(x float64) {
+	t := n.s + x
+	if math.Abs(n.s) >= math.Abs(x) {
+		n.c += (n.s - t) + x
+	} else {
+		n.c += (x - t) + n.s
+	}
+	n.s = t
+}
+
+func (n *neumaier) sum() float64 { return n.s + n.c }
+
+// TestSumExpMatchesGo checks SumExp (eight scores at a time with AVX-512)
+// against its Go loop over all the scores, bit for bit, and, where m is
+// the largest score, against compensated sums of math.Exp within 1e-13
+// (eight partial sums of up to 6,144 terms each round): lengths
+// around 8, 16 and SmolLM2's vocabulary, scores of -Inf, +Inf, NaN, -0
+// and ones far below m, m the maximum, above or below it, or ±Inf.
+func TestSumExpMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 46))
-	odd := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -800, 800, -1e30, 1e30, 0}
+	odd := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -800, 800, -1e30, 1e30, 0, float32(math.Copysign(0, -1))}
 	for trial := range 5000 {
 		n := r.IntN(1100)
-		if trial%500 == 0 {
+		switch trial % 50 {
+		case 0:
 			n = 49152
+		case 1:
+			n = r.IntN(40)
 		}
 		s := make([]float32, n)
-		m := math.Inf(-1)
 		for i := range s {
 			s[i] = float32(r.NormFloat64() * 5)
-			if r.IntN(30) == 0 {
+			if trial%3 == 0 && r.IntN(30) == 0 {
 				s[i] = odd[r.IntN(len(odd))]
 			}
-			if s[i] == s[i] {
-				m = math.Max(m, float64(s[i]))
-			}
 		}
-		switch trial % 5 {
+		mx, nan := MaxNaN(s)
+		m := float64(mx)
+		switch trial % 7 {
 		case 1:
 			m = r.NormFloat64() * 20
 		case 2:
 			m = math.Inf(1)
 		case 3:
-			m = []float64{0, -3, 800}[r.IntN(3)]
+			m = []float64{0, -3, 800, math.Inf(-1)}[r.IntN(4)]
 		}
-		u := make([]float64, n)
-		for i, v := range s {
-			u[i] = float64(v) - m
-		}
-		e := make([]float64, n)
-		Exp(e, u)
-		var a, b [4]float64
-		for i, x := range e {
-			if x > 0 {
-				a[i%4] += x
-				b[i%4] += float64(x * u[i])
+		for _, dot := range []bool{false, true} {
+			var a, b [8]float64
+			sumExpGo(s, 0, m, dot, &a, &b)
+			wantSum, wantDot := sum8(&a), sum8(&b)
+			same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+			sum, dotSum := SumExp(s, m, dot)
+			if !same(sum, wantSum) || !same(dotSum, wantDot) {
+				t.Fatalf("trial %d (%d scores, m %v, dot %v): SumExp = %v, %v; its Go loop %v, %v", trial, n, m, dot, sum, dotSum, wantSum, wantDot)
 			}
-		}
-		wantSum, wantDot := (a[0]+a[1])+(a[2]+a[3]), (b[0]+b[1])+(b[2]+b[3])
-		same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || x != x && y != y }
-		if sum, dot := SumExp(s, m, true); !same(sum, wantSum) || !same(dot, wantDot) {
-			t.Fatalf("trial %d (%d scores, m %v): SumExp = %v, %v; want %v, %v", trial, n, m, sum, dot, wantSum, wantDot)
-		}
-		if sum, dot := SumExp(s, m, false); !same(sum, wantSum) || dot != 0 {
-			t.Fatalf("trial %d (%d scores, m %v): SumExp without dot = %v, %v; want %v, 0", trial, n, m, sum, dot, wantSum)
+			if !dot && dotSum != 0 {
+				t.Fatalf("trial %d: SumExp without dot gave Σe·u = %v", trial, dotSum)
+			}
+			if nan || m != float64(mx) || math.IsInf(m, 0) {
+				continue
+			}
+			var es, eu neumaier
+			for _, v := range s {
+				if u := float64(v) - m; u >= expNegMin {
+					e := math.Exp(u)
+					es.add(e)
+					eu.add(e * u)
+				}
+			}
+			if es, eu := es.sum(), eu.sum(); math.Abs(sum-es) > 1e-13*es || dot && math.Abs(dotSum-eu) > -1e-13*eu {
+				t.Fatalf("trial %d (%d scores, m %v): SumExp = %v, %v; sums of math.Exp %v, %v", trial, n, m, sum, dotSum, es, eu)
+			}
 		}
 	}
 }

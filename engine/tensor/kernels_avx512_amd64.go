@@ -104,12 +104,12 @@ func siluF32Z(dst, src *float32, n int)
 //go:noescape
 func expRoundSumF32Z(dst, src *float32, n int, m, sum float32) float32
 
-// sumExpF64Z and sumExpDotF64Z: for i < n, n a positive multiple of 8,
-// u = float64(s[i]) - m, e = exp(u): a[i%4] += e and (Dot) b[i%4] += e·u,
-// in index order, every e that is not > 0 left out (exp_amd64.s).
+// sumExpZ and sumExpDotZ: SumExp's loop (sumExpGo) over s[:n], n a
+// positive multiple of 8, eight scores at a time, adding to the partial
+// sums a and (Dot) b (exp_amd64.s).
 //
 //go:noescape
-func sumExpF64Z(s *float32, n int, m float64, a, b *[4]float64)
+func sumExpZ(s *float32, n int, m float64, a, b *[8]float64)
 
 //go:noescape
-func sumExpDotF64Z(s *float32, n int, m float64, a, b *[4]float64)
+func sumExpDotZ(s *float32, n int, m float64, a, b *[8]float64)

@@ -48,5 +48,5 @@ func panel1x64ZF16(dst *float32, x *float32, w *uint16, ldw int, in int)  { pani
 func expF64Z(dst, src *float64, n int)                                    { panic("no asm") }
 func siluF32Z(dst, src *float32, n int)                                   { panic("no asm") }
 func expRoundSumF32Z(dst, src *float32, n int, m, sum float32) float32    { panic("no asm") }
-func sumExpF64Z(s *float32, n int, m float64, a, b *[4]float64)           { panic("no asm") }
-func sumExpDotF64Z(s *float32, n int, m float64, a, b *[4]float64)        { panic("no asm") }
+func sumExpZ(s *float32, n int, m float64, a, b *[8]float64)              { panic("no asm") }
+func sumExpDotZ(s *float32, n int, m float64, a, b *[8]float64)           { panic("no asm") }
