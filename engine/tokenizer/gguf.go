@@ -309,13 +309,21 @@ func (g *ggufTokenizer) encodeText(ids []int, text string, prevSpecial bool) ([]
 	if g.spacePrefix && prevSpecial {
 		text = " " + text
 	}
+	// llama.cpp (like SentencePiece) writes every space as ▁ before it
+	// looks anything up: a ▁ in the text is a space, and a space that no
+	// token holds falls back to the bytes of ▁ (E2 96 81), not 0x20.
+	text = strings.ReplaceAll(text, "▁", " ")
 	var seg []int
 	for len(text) > 0 {
 		_, n := utf8.DecodeRuneInString(text)
 		if id, ok := g.spm.ids[text[:n]]; ok {
 			seg = append(seg, id)
 		} else {
-			for _, b := range []byte(text[:n]) {
+			char := text[:n]
+			if char == " " {
+				char = "▁"
+			}
+			for _, b := range []byte(char) {
 				id := g.byteIDs[b]
 				if id < 0 {
 					id = g.specials.UNK

@@ -273,6 +273,7 @@ func TestGGUFTokenizerSPM(t *testing.T) {
 		{"no space prefix", func(d *ggufDoc) { d.boolean("tokenizer.ggml.add_space_prefix", false) }, 1, "ab", false, []int{263}, "ab"},
 		{"space prefix again after a control token", nil, 0, "<|user|>ab", false, []int{user, 264}, " ab"},
 		{"byte fallback", nil, 0, "é", true, []int{1, 259, 3 + 0xC3, 3 + 0xA9}, "é"},
+		{"a ▁ in the text is a space", nil, 0, "a▁a", false, []int{262, 262}, " a a"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -286,6 +287,48 @@ func TestGGUFTokenizerSPM(t *testing.T) {
 				t.Errorf("Decode(%v, true): got %q (%v), want %q", ids, text, err, c.decoded)
 			}
 		})
+	}
+}
+
+// TestGGUFTokenizerSPMSpaceBytes: in a vocabulary without "▁" a space
+// falls back to the bytes of ▁, as llama.cpp's llama-server (b4748)
+// tokenizes "Hi!" with the vocabulary of a random GGUF (<unk>, <s>, </s>,
+// the byte tokens, placeholders): [1 229 153 132 75 108 36]. Decoding
+// gives those bytes back, "▁Hi!", as its /detokenize does ("<s>▁Hi!"):
+// only a normal token's ▁ is read as a space.
+func TestGGUFTokenizerSPMSpaceBytes(t *testing.T) {
+	tokens := []string{"<unk>", "<s>", "</s>"}
+	types := []int32{ggufUnknown, ggufControl, ggufControl}
+	for b := 0; b < 256; b++ {
+		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
+		types = append(types, ggufByte)
+	}
+	tokens = append(tokens, "▁t259")
+	types = append(types, ggufNormal)
+	scores := make([]float32, len(tokens))
+	d := newGGUFDoc(5)
+	d.text("tokenizer.ggml.model", "llama")
+	d.strings("tokenizer.ggml.tokens", tokens)
+	d.floats("tokenizer.ggml.scores", scores)
+	d.ints("tokenizer.ggml.token_type", types)
+	d.u32("tokenizer.ggml.bos_token_id", 1)
+	tok := parseDoc(t, d)
+	for _, c := range []struct {
+		text    string
+		want    []int
+		decoded string
+	}{
+		{"Hi!", []int{1, 229, 153, 132, 75, 108, 36}, "▁Hi!"},
+		{"a b", []int{1, 229, 153, 132, 100, 229, 153, 132, 101}, "▁a▁b"},
+		{"▁t", []int{1, 229, 153, 132, 229, 153, 132, 119}, "▁▁t"},
+	} {
+		ids, err := tok.Encode(c.text, true)
+		if err != nil || !slices.Equal(ids, c.want) {
+			t.Errorf("Encode(%q): got %v (%v), want %v", c.text, ids, err, c.want)
+		}
+		if text, err := tok.Decode(ids, true); err != nil || text != c.decoded {
+			t.Errorf("Decode(%v, true): got %q (%v), want %q", ids, text, err, c.decoded)
+		}
 	}
 }
 
