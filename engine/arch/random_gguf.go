@@ -23,8 +23,10 @@ var ggufTypeOf = map[tensor.DType]gguf.Type{
 // architecture, norm weights in F32, the matrices at dtype, except that a
 // Q4_0 file keeps its token embedding (the tied output head) in Q8_0, as
 // llama-quantize does for a head whose rows are not a multiple of 256.
-// The weights have NewRandom's spread; the file has no tokenizer. It is
-// what `tracer bench --write-gguf` writes, to be measured like any GGUF.
+// The weights have NewRandom's spread. The file carries a placeholder
+// SentencePiece vocabulary (randomVocab), so that llama.cpp loads it too
+// and the two engines can be timed on the same file. It is what
+// `tracer bench --write-gguf` writes, to be measured like any GGUF.
 func WriteRandomGGUF(w io.Writer, name string, s Shape, dtype tensor.DType, seed uint64) error {
 	meta, tensors, err := randomGGUF(name, s, dtype, seed)
 	if err != nil {
@@ -89,6 +91,7 @@ func randomGGUF(name string, s Shape, dtype tensor.DType, seed uint64) ([]gguf.K
 		{Key: "llama.rope.freq_base", Type: gguf.TypeFloat32, Value: float32(10000)},
 		u32("tokenizer.ggml.bos_token_id", 1), u32("tokenizer.ggml.eos_token_id", 2),
 	}
+	meta = append(meta, randomVocab(s.VocabSize)...)
 	var tensors []gguf.TensorInfo
 	add := func(n string, t gguf.Type, dims ...int) {
 		seed := seed + uint64(len(tensors))*0x9e3779b97f4a7c15
@@ -133,4 +136,33 @@ func randomGGUF(name string, s Shape, dtype tensor.DType, seed uint64) ([]gguf.K
 		add("output.weight", head, h, s.VocabSize)
 	}
 	return meta, tensors, nil
+}
+
+// randomVocab is the tokenizer metadata of a random GGUF: a SentencePiece
+// ("llama") vocabulary of n tokens, <unk>, <s> and </s> (ids 0, 1, 2), then
+// the byte tokens <0x00>, <0x01>, … as far as n allows, then "▁t<id>"
+// placeholders scored by id, so that text encodes through the byte tokens.
+func randomVocab(n int) []gguf.KV {
+	tokens, scores, types := make([]string, n), make([]float32, n), make([]int32, n)
+	for id := range tokens {
+		switch {
+		case id < 3:
+			tokens[id], types[id] = []string{"<unk>", "<s>", "</s>"}[id], 3 // control
+			if id == 0 {
+				types[id] = 2 // unknown
+			}
+		case id < 3+256:
+			tokens[id], types[id] = fmt.Sprintf("<0x%02X>", id-3), 6 // byte
+		default:
+			tokens[id], types[id] = fmt.Sprintf("\u2581t%d", id), 1 // normal
+		}
+		scores[id] = -float32(id)
+	}
+	return []gguf.KV{
+		{Key: "tokenizer.ggml.model", Type: gguf.TypeString, Value: "llama"},
+		{Key: "tokenizer.ggml.tokens", Type: gguf.TypeArray, Value: tokens},
+		{Key: "tokenizer.ggml.scores", Type: gguf.TypeArray, Value: scores},
+		{Key: "tokenizer.ggml.token_type", Type: gguf.TypeArray, Value: types},
+		{Key: "tokenizer.ggml.unknown_token_id", Type: gguf.TypeUint32, Value: uint32(0)},
+	}
 }

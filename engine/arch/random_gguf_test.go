@@ -8,6 +8,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/gguf"
 	"tracer/engine/tensor"
+	"tracer/engine/tokenizer"
 )
 
 // ggufTinyShape is a small llama shape whose widths are whole Q8_0 blocks.
@@ -191,5 +192,39 @@ func TestGGUFDecodeRowsAlone(t *testing.T) {
 				t.Fatalf("row %d, logit %d: got %v in a batch of two, want %v as alone", r, i, both[r][i], alone[i])
 			}
 		}
+	}
+}
+
+// TestRandomGGUFVocab: a random GGUF carries a SentencePiece vocabulary
+// that tracer's GGUF tokenizer reads (llama.cpp reads it too: see
+// WriteRandomGGUF): text goes through its byte tokens, after <s>, as
+// llama.cpp's llama-server tokenizes it.
+func TestRandomGGUFVocab(t *testing.T) {
+	s := Shape{Arch: "llama", VocabSize: 300, Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, MaxPositions: 16, Tied: true}
+	var buf bytes.Buffer
+	if err := WriteRandomGGUF(&buf, "vocab", s, tensor.F32, 1); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse("vocab.gguf", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode("Hi!", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{1, 3 + 0xE2, 3 + 0x96, 3 + 0x81, 3 + 'H', 3 + 'i', 3 + '!'} // <s>, "▁" in UTF-8, "Hi!"
+	if fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Errorf("Encode(\"Hi!\") = %v, want %v", ids, want)
+	}
+	if text, err := tok.Decode(ids, true); err != nil || text != "▁Hi!" { // as llama.cpp decodes it
+		t.Errorf("Decode = %q, %v; want \"▁Hi!\"", text, err)
+	}
+	if got := []string{tok.Token(0), tok.Token(2), tok.Token(3), tok.Token(299)}; fmt.Sprint(got) != "[<unk> </s> <0x00> ▁t299]" {
+		t.Errorf("tokens 0, 2, 3, 299: %q", got)
 	}
 }
