@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"tracer/engine"
+	"tracer/engine/arch"
 	"tracer/engine/gguf"
 	"tracer/engine/models"
 	"tracer/engine/tensor"
@@ -26,7 +27,7 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "tracer info: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	m, err := openModel(ctx, *model, stderr)
+	m, err := openModel(ctx, *model, stderr, arch.Mapped()) // nothing is computed: read no weight
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer info: %s\n", hint(err))
 		return exitError

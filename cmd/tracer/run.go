@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/arch"
 	"tracer/engine/hub"
 	"tracer/engine/models"
 	"tracer/trace"
@@ -277,13 +278,14 @@ func dirOf(path string) string {
 
 // openModel opens a model by name: "toy", a file or folder, or a Hugging
 // Face name (ORG/NAME[@REVISION]) resolved through the Hugging Face cache,
-// downloaded when missing unless HF_HUB_OFFLINE=1.
-func openModel(ctx context.Context, spec string, stderr io.Writer) (*models.Loaded, error) {
+// downloaded when missing unless HF_HUB_OFFLINE=1. The options go to
+// models.Open.
+func openModel(ctx context.Context, spec string, stderr io.Writer, opts ...arch.OpenOption) (*models.Loaded, error) {
 	path, err := locateModel(ctx, spec, stderr)
 	if err != nil {
 		return nil, err
 	}
-	return models.Open(path)
+	return models.Open(path, opts...)
 }
 
 // locateModel turns a model name into what models.Open takes, resolving a

@@ -35,14 +35,18 @@ import (
 // (Llama 2/3, TinyLlama, SmolLM2 layouts), qwen2 and gpt2; tensor types F32, F16,
 // BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The weight
 // matrices are read from a copy in huge pages where the kernel allows
-// (huge.go says why). The result is a *Model; Close it to unmap the
-// file and free the copy.
-func OpenGGUF(path string) (engine.Model, error) {
+// (huge.go says why; Mapped: no copy). The result is a *Model; Close it
+// to unmap the file and free the copy.
+func OpenGGUF(path string, opts ...OpenOption) (engine.Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	freeCopies, packed := copyWeights(f)
+	var freeCopies func() error
+	var packed map[string]bool
+	if !configOf(opts).mapped {
+		freeCopies, packed = copyWeights(f)
+	}
 	closeAll := func() error {
 		err := f.Close()
 		if freeCopies != nil {

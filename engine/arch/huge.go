@@ -33,6 +33,27 @@ import (
 // of the available memory, or when the allocation fails: a copy is a
 // speed-up, never a reason for a load to fail.
 
+// OpenOption changes how OpenHF, OpenGGUF and OpenLlama2c load a model.
+type OpenOption func(*openConfig)
+
+type openConfig struct {
+	mapped bool // read the weights from the file mapping: no copy
+}
+
+// Mapped leaves the weights in the file mapping, copying nothing: for a
+// look at a model that computes nothing (tracer info), which then reads
+// only the headers instead of every weight. Generation works too, from
+// 4 KiB pages.
+func Mapped() OpenOption { return func(c *openConfig) { c.mapped = true } }
+
+func configOf(opts []OpenOption) openConfig {
+	var c openConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
 // weightAlign is where each copied tensor starts in the region: a cache
 // line, so no tensor shares its first line with the one before.
 const weightAlign = 64

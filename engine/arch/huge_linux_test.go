@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"tracer/engine"
 	"tracer/engine/gguf"
 	"tracer/engine/internal/mmap"
 	"tracer/engine/refdata"
@@ -140,6 +141,61 @@ func TestOpenLlama2cCopies(t *testing.T) {
 	}
 	if where != "" {
 		t.Errorf("layer 0's wq lies in mapping %q, want anonymous memory (the copy)", where)
+	}
+}
+
+// TestMappedCopiesNothing: with Mapped every loader leaves the weight
+// matrices in the file mapping (tracer info opens models so, reading only
+// the headers), and a GGUF model computes the same logits as its copy.
+func TestMappedCopiesNothing(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteRandomGGUF(&buf, "tiny", ggufTinyShape, tensor.Q8_0, 7); err != nil {
+		t.Fatal(err)
+	}
+	gg := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := os.WriteFile(gg, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hf := goldenDir(t, "tiny-llama")
+	l2c := refdata.Need(t, "models/stories260K/stories260K.bin")
+	for _, c := range []struct {
+		name, file, field string
+		open              func(...OpenOption) (engine.Model, error)
+	}{
+		{"gguf", gg, "q", func(o ...OpenOption) (engine.Model, error) { return OpenGGUF(gg, o...) }},
+		{"hf", filepath.Join(hf, "model.safetensors"), "f32", func(o ...OpenOption) (engine.Model, error) { return OpenHF(hf, o...) }},
+		{"llama2c", l2c, "f32", func(o ...OpenOption) (engine.Model, error) { return OpenLlama2c(l2c, o...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			em, err := c.open(Mapped())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := em.(*Model)
+			defer m.Close()
+			w := matrixBytes(m.net.(*llama).layers[0].wq, c.field)
+			where, err := mappingOf(uintptr(unsafe.Pointer(&w[0])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, _ := filepath.EvalSymlinks(c.file); where != c.file && where != want {
+				t.Errorf("layer 0's wq lies in %q, want the file mapping of %s", where, c.file)
+			}
+			if c.name != "gguf" {
+				return
+			}
+			copied, err := c.open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer copied.(*Model).Close()
+			want, got := decodeLast(t, copied.(*Model), 3), decodeLast(t, m, 3)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("logit %d: got %v from the mapping, want %v from the copy", i, got[i], want[i])
+				}
+			}
+		})
 	}
 }
 

@@ -161,17 +161,19 @@ func addSafe(a, b uint64) (uint64, bool) {
 
 // OpenLlama2c loads the llama2.c checkpoint at path, memory-mapped, its
 // weights read from a copy in huge pages where the kernel allows (huge.go
-// says why). The result is a *Model with BOS 1, EOS [2] and no pad; Close
-// it to unmap the file.
-func OpenLlama2c(path string) (engine.Model, error) {
+// says why; Mapped: no copy). The result is a *Model with BOS 1, EOS [2]
+// and no pad; Close it to unmap the file.
+func OpenLlama2c(path string, opts ...OpenOption) (engine.Model, error) {
 	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("arch: %s: %w", path, err)
 	}
 	closeAll := unmap
-	if c, free := hugeCopy([][]byte{data}); c != nil {
-		data = c[0]
-		closeAll = func() error { return errors.Join(unmap(), free()) }
+	if !configOf(opts).mapped {
+		if c, free := hugeCopy([][]byte{data}); c != nil {
+			data = c[0]
+			closeAll = func() error { return errors.Join(unmap(), free()) }
+		}
 	}
 	m, err := newLlama2c(path, data)
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 // or qwen2), generation_config.json when present (its bos/eos/pad ids
 // override config.json's), and model.safetensors or the shards of
 // model.safetensors.index.json, memory-mapped, the weight matrices read
-// from a copy in huge pages where the kernel allows (huge.go says why).
-// The result is a *Model; Close it to unmap the weights.
-func OpenHF(dir string) (engine.Model, error) {
+// from a copy in huge pages where the kernel allows (huge.go says why;
+// Mapped: no copy). The result is a *Model; Close it to unmap the weights.
+func OpenHF(dir string, opts ...OpenOption) (engine.Model, error) {
 	c, cfgPath, err := readConfig(dir)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,11 @@ func OpenHF(dir string) (engine.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	src, closer := copyMatrices(ck)
+	var src tensorSource = ck
+	var closer io.Closer = ck
+	if !configOf(opts).mapped {
+		src, closer = copyMatrices(ck)
+	}
 	ld := newLoader(src, ck.Dir, strings.Join(ck.Files(), ", "), cfgPath)
 	net, cost, err := spec.load(ld)
 	if err != nil {

@@ -31,8 +31,8 @@ func isGGUF(path string) bool {
 
 // openGGUF opens a GGUF file: the weights, the tokenizer and the chat
 // template from its metadata. spec is how the user named it.
-func openGGUF(spec, path string) (*Loaded, error) {
-	m, err := arch.OpenGGUF(path)
+func openGGUF(spec, path string, opts []arch.OpenOption) (*Loaded, error) {
+	m, err := arch.OpenGGUF(path, opts...)
 	if err != nil {
 		return nil, err
 	}

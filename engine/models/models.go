@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/arch"
 	"tracer/engine/chat"
 	"tracer/engine/hub"
 	"tracer/engine/tokenizer"
@@ -55,8 +56,10 @@ func Locate(ctx context.Context, spec string, opts hub.Options) (string, error) 
 	return hub.Resolve(ctx, spec, opts)
 }
 
-// Open opens the model named by spec.
-func Open(spec string) (*Loaded, error) {
+// Open opens the model named by spec. The options go to the loaders of
+// model files (arch.Mapped: no copy of the weights, for a look at the
+// model); the toy and toy tables take none.
+func Open(spec string, opts ...arch.OpenOption) (*Loaded, error) {
 	if spec == "" {
 		spec = "toy"
 	}
@@ -68,7 +71,7 @@ func Open(spec string) (*Loaded, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openGGUF(spec, blob)
+		return openGGUF(spec, blob, opts)
 	}
 	st, err := os.Stat(spec)
 	if errors.Is(err, os.ErrNotExist) {
@@ -79,11 +82,11 @@ func Open(spec string) (*Loaded, error) {
 	}
 	switch {
 	case st.IsDir():
-		return openHF(spec)
+		return openHF(spec, opts)
 	case strings.EqualFold(filepath.Ext(spec), ".gguf") || isGGUF(spec):
-		return openGGUF(spec, spec)
+		return openGGUF(spec, spec, opts)
 	default:
-		return openLlama2c(spec)
+		return openLlama2c(spec, opts)
 	}
 }
 

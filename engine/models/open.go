@@ -16,8 +16,8 @@ import (
 
 // openHF opens a Hugging Face model folder: the weights, the tokenizer when
 // the folder has one, generation_config.json and the chat template.
-func openHF(dir string) (*Loaded, error) {
-	m, err := arch.OpenHF(dir)
+func openHF(dir string, opts []arch.OpenOption) (*Loaded, error) {
+	m, err := arch.OpenHF(dir, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -48,8 +48,8 @@ func openHF(dir string) (*Loaded, error) {
 // tokenizer: tok<vocab>.bin (as stories260K ships tok512.bin) or
 // tokenizer.bin. llama2.c's run.c stops when the model predicts BOS (id 1);
 // tracer stops at BOS or EOS (id 2).
-func openLlama2c(path string) (*Loaded, error) {
-	m, err := arch.OpenLlama2c(path)
+func openLlama2c(path string, opts []arch.OpenOption) (*Loaded, error) {
+	m, err := arch.OpenLlama2c(path, opts...)
 	if err != nil {
 		return nil, err
 	}
