@@ -183,6 +183,7 @@ func printBench(out io.Writer, r *bench.Report) {
 		}
 		row("  recording on", "%s (%s)", stat(rec.OnTokensPerSec, "tokens/s"), what)
 		row("  recording cost", "%.3f× the time per token", rec.Ratio)
+		row("  outside the forward pass", "%.0f µs a token with recording on, %.0f off", rec.OutsideOnUS, rec.OutsideOffUS)
 	}
 	w.Flush()
 }

@@ -142,6 +142,13 @@ type RecordReport struct {
 	// memory bandwidth moves by several percent within a minute) and a
 	// run's place in the repetition cancel out.
 	Ratio float64 `json:"ratio"`
+	// OutsideOffUS and OutsideOnUS are the mean time per decoded token
+	// spent outside the model's forward pass (sampling, and with
+	// recording on the recording too), in µs: their difference is
+	// recording's own work, without the machine's drift that moves the
+	// forward pass, and so Ratio, by a few percent.
+	OutsideOffUS float64 `json:"outside_forward_off_us"`
+	OutsideOnUS  float64 `json:"outside_forward_on_us"`
 }
 
 // Run measures m: the bandwidth and FMA probes, a warm-up, opts.Reps timed
@@ -210,7 +217,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		return nil, err
 	}
 
-	var prefill, prefillFLOPs, decode, decodeOff, decodeOn, ratios []float64
+	var prefill, prefillFLOPs, decode, decodeOff, decodeOn, ratios, outsideOff, outsideOn []float64
 	var fewest uint64 // heap allocations of the leanest full run
 	flops := float64(m.Cost(1, 0, opts.PromptLen).FLOPs)
 	for rep := 0; rep < opts.Reps; rep++ {
@@ -242,10 +249,11 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 				}
 				rate := float64(t.steps) / t.decode.Seconds()
 				perToken := t.decode / time.Duration(max(t.steps, 1))
+				outside := (t.decode - t.forward).Seconds() * 1e6 / float64(max(t.steps, 1))
 				if req.Record {
-					decodeOn, on = append(decodeOn, rate), on+perToken
+					decodeOn, on, outsideOn = append(decodeOn, rate), on+perToken, append(outsideOn, outside)
 				} else {
-					decodeOff, off = append(decodeOff, rate), off+perToken
+					decodeOff, off, outsideOff = append(decodeOff, rate), off+perToken, append(outsideOff, outside)
 				}
 			}
 			ratios = append(ratios, on.Seconds()/off.Seconds())
@@ -313,8 +321,18 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 			OffTokensPerSec: statOf(decodeOff), OnTokensPerSec: statOf(decodeOn),
 		}
 		r.Record.Ratio = statOf(ratios).Median
+		r.Record.OutsideOffUS, r.Record.OutsideOnUS = mean(outsideOff), mean(outsideOn)
 	}
 	return r, nil
+}
+
+// mean is the mean of v (0 when empty).
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(max(len(v), 1))
 }
 
 // measureFMAPeaks measures the FMA peak with one thread and, when more

@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 		if r.AllocsPerToken != 0 && !raceEnabled {
 			t.Errorf("%v allocations per decoded token, want 0", r.AllocsPerToken)
 		}
-		if record != (r.Record != nil) || record && (r.Record.Ratio <= 0 || r.Record.Top != 20) {
+		if record != (r.Record != nil) || record && (r.Record.Ratio <= 0 || r.Record.Top != 20 || r.Record.OutsideOffUS <= 0 || r.Record.OutsideOnUS <= 0) {
 			t.Errorf("record %v: %+v", record, r.Record)
 		}
 	}
