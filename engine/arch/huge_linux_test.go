@@ -38,14 +38,7 @@ func TestOpenGGUFCopiesWeights(t *testing.T) {
 		{tensor.F32, "f32"},
 	} {
 		t.Run(c.dtype.String(), func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WriteRandomGGUF(&buf, "tiny", ggufTinyShape, c.dtype, 7); err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), "tiny.gguf")
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			path, data := tinyGGUFFile(t, c.dtype)
 			em, err := OpenGGUF(path)
 			if err != nil {
 				t.Fatal(err)
@@ -62,7 +55,7 @@ func TestOpenGGUFCopiesWeights(t *testing.T) {
 				t.Errorf("blk.0.attn_q.weight (%s) lies in mapping %q, want anonymous memory (the copy)", c.dtype, where)
 			}
 
-			f, err := gguf.Parse("tiny.gguf", buf.Bytes())
+			f, err := gguf.Parse("tiny.gguf", data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,14 +141,7 @@ func TestOpenLlama2cCopies(t *testing.T) {
 // matrices in the file mapping (tracer info opens models so, reading only
 // the headers), and a GGUF model computes the same logits as its copy.
 func TestMappedCopiesNothing(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteRandomGGUF(&buf, "tiny", ggufTinyShape, tensor.Q8_0, 7); err != nil {
-		t.Fatal(err)
-	}
-	gg := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := os.WriteFile(gg, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gg, _ := tinyGGUFFile(t, tensor.Q8_0)
 	hf := goldenDir(t, "tiny-llama")
 	l2c := refdata.Need(t, "models/stories260K/stories260K.bin")
 	for _, c := range []struct {

@@ -3,6 +3,8 @@ package arch
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"tracer/engine"
@@ -13,6 +15,29 @@ import (
 
 // ggufTinyShape is a small llama shape whose widths are whole Q8_0 blocks.
 var ggufTinyShape = Shape{Arch: "llama", VocabSize: 96, Hidden: 256, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 288, MaxPositions: 64, Tied: true}
+
+// randomGGUFBytes returns the random GGUF file of shape s at dtype
+// (WriteRandomGGUF, seed 7).
+func randomGGUFBytes(t *testing.T, name string, s Shape, dtype tensor.DType) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteRandomGGUF(&buf, name, s, dtype, 7); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// tinyGGUFFile writes the random GGUF of ggufTinyShape at dtype into a
+// temporary folder: its path and bytes.
+func tinyGGUFFile(t *testing.T, dtype tensor.DType) (string, []byte) {
+	t.Helper()
+	data := randomGGUFBytes(t, "tiny", ggufTinyShape, dtype)
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
 
 // TestRandomGGUF: the random GGUF file parses, holds the dtype it was
 // asked for (a Q4_0 file its embedding in Q8_0) and loads as the model
@@ -30,11 +55,8 @@ func TestRandomGGUF(t *testing.T) {
 		{tensor.F32, map[string]int{"F32": 20}, 1},
 	} {
 		t.Run(c.dtype.String(), func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WriteRandomGGUF(&buf, "tiny", ggufTinyShape, c.dtype, 7); err != nil {
-				t.Fatal(err)
-			}
-			f, err := gguf.Parse("tiny.gguf", buf.Bytes())
+			data := randomGGUFBytes(t, "tiny", ggufTinyShape, c.dtype)
+			f, err := gguf.Parse("tiny.gguf", data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +86,7 @@ func TestRandomGGUF(t *testing.T) {
 			// In memory the Q8_0 and Q4_0 matrices are packed where the
 			// VNNI kernels run: the logits above compare that layout with
 			// ggml's, bit for bit.
-			f2, err := gguf.Parse("tiny.gguf", bytes.Clone(buf.Bytes()))
+			f2, err := gguf.Parse("tiny.gguf", bytes.Clone(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,11 +223,7 @@ func TestGGUFDecodeRowsAlone(t *testing.T) {
 // llama.cpp's llama-server tokenizes it.
 func TestRandomGGUFVocab(t *testing.T) {
 	s := Shape{Arch: "llama", VocabSize: 300, Hidden: 32, Layers: 1, Heads: 2, KVHeads: 1, Intermediate: 64, MaxPositions: 16, Tied: true}
-	var buf bytes.Buffer
-	if err := WriteRandomGGUF(&buf, "vocab", s, tensor.F32, 1); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Parse("vocab.gguf", buf.Bytes())
+	f, err := gguf.Parse("vocab.gguf", randomGGUFBytes(t, "vocab", s, tensor.F32))
 	if err != nil {
 		t.Fatal(err)
 	}
