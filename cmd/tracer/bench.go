@@ -152,8 +152,8 @@ func printBench(out io.Writer, r *bench.Report) {
 	row("bytes per token", "%.1f MB (weights + KV cache read)", float64(r.BytesPerToken)/1e6)
 	row("decode bandwidth", "%s", stat(r.DecodeGBps, "GB/s"))
 	for _, b := range r.BandwidthBefore {
-		row(fmt.Sprintf("read bandwidth, %d thr", b.Threads), "%.1f GB/s before, %.1f GB/s after (best of %d passes over %d MiB, %s)",
-			b.BestGBps, after(r, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
+		row(fmt.Sprintf("read bandwidth, %d thr", b.Threads), "%.1f GB/s before, %.1f between repetitions, %.1f after (best of %d passes over %d MiB, %s)",
+			b.BestGBps, best(r.BandwidthBetween, b.Threads), best(r.BandwidthAfter, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
 	}
 	row("of the limit", "%.0f%% best, %.0f%% median (limit %.1f GB/s)", 100*r.BandwidthFraction, 100*r.MedianFraction, r.BandwidthLimitGBps)
 	for i, f := range r.FMA {
@@ -188,14 +188,15 @@ func printBench(out io.Writer, r *bench.Report) {
 	w.Flush()
 }
 
-// after is the best bandwidth after the run at threads, or 0.
-func after(r *bench.Report, threads int) float64 {
-	for _, b := range r.BandwidthAfter {
+// best is the best of the bandwidths bs at threads, or 0.
+func best(bs []bench.Bandwidth, threads int) float64 {
+	v := 0.0
+	for _, b := range bs {
 		if b.Threads == threads {
-			return b.BestGBps
+			v = max(v, b.BestGBps)
 		}
 	}
-	return 0
+	return v
 }
 
 // openWeights opens the model bench measures. bench never tokenizes: a

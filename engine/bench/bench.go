@@ -102,9 +102,13 @@ type Report struct {
 	BytesPerToken      int64 `json:"bytes_per_token"` // read per decode step: weights at their dtype, the whole head, the KV cache (mean over the steps)
 	DecodeGBps         Stat  `json:"decode_gbps"`     // BytesPerToken × decode tokens/s
 
-	// The read bandwidth right before and after the timed runs, with one
-	// thread and with Threads; the limit is the best at Threads.
+	// The read bandwidth right before and after the timed runs and between
+	// repetitions, with one thread and with Threads; the limit is the best
+	// at Threads. A machine shared with others (a VM) moves its bandwidth
+	// by several percent within a minute: probed only before and after, a
+	// repetition could find more than either and decode above "the limit".
 	BandwidthBefore    []Bandwidth `json:"bandwidth_before"`
+	BandwidthBetween   []Bandwidth `json:"bandwidth_between"`
 	BandwidthAfter     []Bandwidth `json:"bandwidth_after"`
 	BandwidthLimitGBps float64     `json:"bandwidth_limit_gbps"`
 	BandwidthFraction  float64     `json:"bandwidth_fraction"`        // best decode GB/s over the limit
@@ -258,6 +262,13 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 			}
 			ratios = append(ratios, on.Seconds()/off.Seconds())
 		}
+		if rep < opts.Reps-1 {
+			b, _, err := ProbeBandwidth(r.ProbeBytes, opts.Threads, opts.ProbeReps)
+			if err != nil {
+				return nil, err
+			}
+			r.BandwidthBetween = append(r.BandwidthBetween, b...)
+		}
 	}
 	r.PeakRSSBytes = -1
 	if peakOK {
@@ -302,7 +313,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	perGB := float64(r.BytesPerToken) / 1e9
 	d := r.DecodeTokensPerSec
 	r.DecodeGBps = Stat{Min: d.Min * perGB, Median: d.Median * perGB, Max: d.Max * perGB}
-	for _, b := range append(slices.Clone(r.BandwidthBefore), r.BandwidthAfter...) {
+	for _, b := range slices.Concat(r.BandwidthBefore, r.BandwidthBetween, r.BandwidthAfter) {
 		if b.Threads == opts.Threads {
 			r.BandwidthLimitGBps = max(r.BandwidthLimitGBps, b.BestGBps)
 		}
