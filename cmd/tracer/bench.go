@@ -156,6 +156,7 @@ func printBench(out io.Writer, r *bench.Report) {
 			b.BestGBps, best(r.BandwidthBetween, b.Threads), best(r.BandwidthAfter, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
 	}
 	row("of the limit", "%.0f%% best, %.0f%% median (limit %.1f GB/s)", 100*r.BandwidthFraction, 100*r.MedianFraction, r.BandwidthLimitGBps)
+	row("of the probes around", "%.0f%% best, %.0f%% median (each repetition against the better probe before or after it)", 100*r.PairedFraction.Max, 100*r.PairedFraction.Median)
 	for i, f := range r.FMA {
 		after := 0.0
 		if i < len(r.FMAAfter) {

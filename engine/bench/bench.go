@@ -113,6 +113,11 @@ type Report struct {
 	BandwidthLimitGBps float64     `json:"bandwidth_limit_gbps"`
 	BandwidthFraction  float64     `json:"bandwidth_fraction"`        // best decode GB/s over the limit
 	MedianFraction     float64     `json:"bandwidth_fraction_median"` // median decode GB/s over the limit
+	// PairedFraction is each repetition's decode GB/s over the better of
+	// the two probes around it (at Threads): how near the engine came to
+	// what the machine gave at that moment, the drift between repetitions
+	// left out.
+	PairedFraction Stat `json:"bandwidth_fraction_paired"`
 	// The FMA peak right before and after the timed runs, with one thread
 	// and with Threads: a peak taken once could be held down by a moment
 	// when the machine ran something else.
@@ -322,6 +327,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.BandwidthFraction = r.DecodeGBps.Max / r.BandwidthLimitGBps
 		r.MedianFraction = r.DecodeGBps.Median / r.BandwidthLimitGBps
 	}
+	r.PairedFraction = pairedFraction(decode, perGB, opts.Threads, slices.Concat(r.BandwidthBefore, r.BandwidthBetween, r.BandwidthAfter))
 	if peak := r.fmaPeak(opts.Threads); peak > 0 {
 		r.PrefillFMAFraction = r.PrefillGFLOPS.Max / peak
 	}
@@ -335,6 +341,26 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.Record.OutsideOffUS, r.Record.OutsideOnUS = mean(outsideOff), mean(outsideOn)
 	}
 	return r, nil
+}
+
+// pairedFraction is Report.PairedFraction: decode holds each repetition's
+// tokens/s, perGB the GB a token reads, probes the probes in the order
+// they ran (before, one between each two repetitions, after), of which
+// those at threads bracket the repetitions.
+func pairedFraction(decode []float64, perGB float64, threads int, probes []Bandwidth) Stat {
+	var at []float64
+	for _, b := range probes {
+		if b.Threads == threads {
+			at = append(at, b.BestGBps)
+		}
+	}
+	var f []float64
+	for i, d := range decode {
+		if i+1 < len(at) && max(at[i], at[i+1]) > 0 {
+			f = append(f, d*perGB/max(at[i], at[i+1]))
+		}
+	}
+	return statOf(f)
 }
 
 // mean is the mean of v (0 when empty).

@@ -141,3 +141,22 @@ func BenchmarkHeadVsProbe(b *testing.B) {
 		})
 	}
 }
+
+// TestPairedFraction: each repetition is set against the better of the
+// two probes at the run's thread count that bracket it, the one-thread
+// probes of a two-thread run left aside.
+func TestPairedFraction(t *testing.T) {
+	probes := []Bandwidth{
+		{Threads: 1, BestGBps: 99}, {Threads: 2, BestGBps: 40}, // before
+		{Threads: 1, BestGBps: 99}, {Threads: 2, BestGBps: 50}, // between 1 and 2
+		{Threads: 1, BestGBps: 99}, {Threads: 2, BestGBps: 20}, // after
+	}
+	// 10 and 30 tokens/s of 2 GB: 20 GB/s against max(40, 50), 60 against max(50, 20).
+	got := pairedFraction([]float64{10, 30}, 2, 2, probes)
+	if want := (Stat{Min: 0.4, Median: 1.2, Max: 1.2}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := pairedFraction([]float64{10, 30}, 2, 2, probes[:4]); got != (Stat{Min: 0.4, Median: 0.4, Max: 0.4}) {
+		t.Errorf("without the probe after: got %+v, want the first repetition alone", got)
+	}
+}
