@@ -114,9 +114,9 @@ func plainByteLevel(tok Tokenizer) bool {
 	return true
 }
 
-// FuzzEncode encodes arbitrary text with every staged tokenizer: it must
-// not fail, and the byte-level ones (and llama2.c's) must give the text
-// back (Qwen2's in NFC, its normalizer).
+// FuzzEncode encodes arbitrary text with every staged tokenizer and a
+// GGUF SentencePiece one: it must not fail, and the byte-level ones (and
+// llama2.c's) must give the text back (Qwen2's in NFC, its normalizer).
 func FuzzEncode(f *testing.F) {
 	for _, s := range trickyText {
 		f.Add(s)
@@ -154,6 +154,9 @@ func FuzzEncode(f *testing.F) {
 	if len(subjects) == 0 {
 		f.Skip("no shared tokenizers")
 	}
+	// A GGUF SentencePiece vocabulary (byte fallback, a control token cut
+	// out of the text): Encode and Decode must not fail.
+	subjects = append(subjects, subject{"gguf llama (spmDoc)", parseDoc(f, spmDoc(nil, 0)), nil})
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, sub := range subjects {
 			_, llama2c := sub.tok.(*Llama2C)

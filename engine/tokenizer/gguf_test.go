@@ -161,7 +161,7 @@ func (d *ggufDoc) text(k, v string) {
 	d.str(v)
 }
 
-func parseDoc(t *testing.T, d *ggufDoc) Tokenizer {
+func parseDoc(t testing.TB, d *ggufDoc) Tokenizer {
 	t.Helper()
 	f, err := gguf.Parse("test.gguf", d.b)
 	if err != nil {
