@@ -318,7 +318,8 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	perGB := float64(r.BytesPerToken) / 1e9
 	d := r.DecodeTokensPerSec
 	r.DecodeGBps = Stat{Min: d.Min * perGB, Median: d.Median * perGB, Max: d.Max * perGB}
-	for _, b := range slices.Concat(r.BandwidthBefore, r.BandwidthBetween, r.BandwidthAfter) {
+	probes := slices.Concat(r.BandwidthBefore, r.BandwidthBetween, r.BandwidthAfter) // in the order they ran
+	for _, b := range probes {
 		if b.Threads == opts.Threads {
 			r.BandwidthLimitGBps = max(r.BandwidthLimitGBps, b.BestGBps)
 		}
@@ -327,7 +328,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		r.BandwidthFraction = r.DecodeGBps.Max / r.BandwidthLimitGBps
 		r.MedianFraction = r.DecodeGBps.Median / r.BandwidthLimitGBps
 	}
-	r.PairedFraction = pairedFraction(decode, perGB, opts.Threads, slices.Concat(r.BandwidthBefore, r.BandwidthBetween, r.BandwidthAfter))
+	r.PairedFraction = pairedFraction(decode, perGB, opts.Threads, probes)
 	if peak := r.fmaPeak(opts.Threads); peak > 0 {
 		r.PrefillFMAFraction = r.PrefillGFLOPS.Max / peak
 	}
