@@ -43,6 +43,27 @@ func (p *pass) attend(l int, q, k, v, out []float32) {
 	p.s.attn = attnJob{}
 }
 
+// warmKV returns, in a decode step of one row, the parts of layer l's cache
+// that its attention will read: each kv head's keys and values at the
+// slots before this step's. The k and v projections bring them into the
+// caches as they stream their weights (tensor.Product.Warm), so that
+// attention finds them there instead of waiting on memory for each line.
+// Otherwise (a prefill, a batch, an empty cache) nil.
+func (p *pass) warmKV(l int) (keys, values [][]float32) {
+	if p.n != 1 || p.rows != 1 || p.past == 0 {
+		return nil, nil
+	}
+	d := p.m.d
+	hd, c := d.headDim, p.c.capacity
+	p.s.warmK, p.s.warmV = p.s.warmK[:0], p.s.warmV[:0]
+	for g := range d.kvHeads {
+		lo, hi := g*c*hd, (g*c+p.past)*hd
+		p.s.warmK = append(p.s.warmK, p.c.k[l][0][lo:hi])
+		p.s.warmV = append(p.s.warmV, p.c.v[l][0][lo:hi])
+	}
+	return p.s.warmK, p.s.warmV
+}
+
 // maxAttnBlocks bounds how many blocks of new tokens attention splits a
 // pass into for the pool (and so its scratch: scores hold a (rep, kvLen)
 // block per unit).

@@ -171,7 +171,8 @@ func (n *llama) block(p *pass, l int) {
 	xn := p.s.xn[:T*h]
 
 	n.perToken(p, L, tokAttnNorm)
-	p.pool.MatMuls(xn, tensor.Product{Dst: q, W: L.wq}, tensor.Product{Dst: k, W: L.wk}, tensor.Product{Dst: v, W: L.wv})
+	warmK, warmV := p.warmKV(l)
+	p.pool.MatMuls(xn, tensor.Product{Dst: q, W: L.wq}, tensor.Product{Dst: k, W: L.wk, Warm: warmK}, tensor.Product{Dst: v, W: L.wv, Warm: warmV})
 	addBias(q, L.bq)
 	addBias(k, L.bk)
 	addBias(v, L.bv)

@@ -22,6 +22,8 @@ type scratch struct {
 	lensX  []float32 // (rows, layers, hidden): each layer's output at each row's last token, when the lens is asked
 	lensN  []float32 // (rows, layers, hidden): lensX after the final norm
 
+	warmK, warmV [][]float32 // (kvHeads) a decode step's cached keys and values of one layer (pass.warmKV)
+
 	attn attnJob     // the attention job handed to the pool
 	tok  tokenJob    // the per-token job of a llama block
 	ggml ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
@@ -46,6 +48,9 @@ func (s *scratch) size(d dims, rows, n, capacity int) {
 	grow(&s.scores, rows*d.kvHeads*blocks*attnUnitLen(d, capacity))
 	grow(&s.last, rows*d.hidden)
 	grow(&s.logits, rows*d.vocab)
+	if cap(s.warmK) < d.kvHeads {
+		s.warmK, s.warmV = make([][]float32, 0, d.kvHeads), make([][]float32, 0, d.kvHeads)
+	}
 }
 
 // grow makes *buf at least n long, reallocating when its capacity is short.

@@ -126,8 +126,10 @@ func axpyF16(d []float32, a float32, w []uint16) {
 
 // dotRows computes dst[r] = W[row+r]·x for r < len(dst), with the assembly
 // kernel of sixteen lanes (thirty-two for 16-bit weights; Cols ≥ wideRow,
-// a multiple of 16) or eight (a multiple of 8).
-func (m Matrix) dotRows(dst []float32, row int, x []float32) {
+// a multiple of 16) or eight (a multiple of 8). The AVX-512 kernels also
+// bring side's memory into the caches as they go (side may be nil; the
+// other kernels leave it).
+func (m Matrix) dotRows(dst []float32, row int, x []float32, side *sideLines) {
 	k, rows := m.Cols, len(dst)
 	if rows == 0 {
 		return
@@ -136,7 +138,7 @@ func (m Matrix) dotRows(dst []float32, row int, x []float32) {
 	lo, hi := row*k, (row+rows)*k
 	wide := k >= wideRow
 	if wide && useAVX512 {
-		m.dotRowsZ(dst, lo, hi, x)
+		m.dotRowsZ(dst, lo, hi, x, side)
 		return
 	}
 	switch m.DType {
@@ -172,30 +174,30 @@ const xRegTerms = 416
 
 // dotRowsZ is dotRows with the AVX-512 kernel (Cols ≥ wideRow, a
 // multiple of 16) over the weight elements [lo, hi).
-func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32) {
+func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32, side *sideLines) {
 	k, rows := m.Cols, len(dst)
 	xr := k >= xRegTerms
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
 		if xr {
-			dotRowsZXF32(&dst[0], &w[0], k, &x[0], k, rows)
+			dotRowsZXF32(&dst[0], &w[0], k, &x[0], k, rows, side)
 		} else {
-			dotRowsZF32(&dst[0], &w[0], k, &x[0], k, rows)
+			dotRowsZF32(&dst[0], &w[0], k, &x[0], k, rows, side)
 		}
 	case BF16:
 		w := m.u16[lo:hi]
 		if xr {
-			dotRowsZXBF16(&dst[0], &w[0], k, &x[0], k, rows)
+			dotRowsZXBF16(&dst[0], &w[0], k, &x[0], k, rows, side)
 		} else {
-			dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, rows)
+			dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, rows, side)
 		}
 	case F16:
 		w := m.u16[lo:hi]
 		if xr {
-			dotRowsZXF16(&dst[0], &w[0], k, &x[0], k, rows)
+			dotRowsZXF16(&dst[0], &w[0], k, &x[0], k, rows, side)
 		} else {
-			dotRowsZF16(&dst[0], &w[0], k, &x[0], k, rows)
+			dotRowsZF16(&dst[0], &w[0], k, &x[0], k, rows, side)
 		}
 	}
 }

@@ -12,29 +12,31 @@ import "golang.org/x/sys/cpu"
 var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
 
 // dotRowsZ*: dotRows* in AVX-512 (the same lanes, the same bits), one row
-// per pass; k a positive multiple of 16.
+// per pass; k a positive multiple of 16. At the start of each row they ask
+// the caches for side.per lines of side's memory (side may be nil; see
+// sideLines).
 //
 //go:noescape
-func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines)
 
 //go:noescape
-func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 
 //go:noescape
-func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 
 // dotRowsZX*: dotRowsZ* with the first xRegTerms terms of x held in
 // registers for the whole call (the same lanes, the same bits); k ≥
 // xRegTerms, a multiple of 16.
 //
 //go:noescape
-func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines)
 
 //go:noescape
-func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 
 //go:noescape
-func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 
 // dot4x6ZF32: dst[(6g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(6g+t)·ldx + j]
 // for g < groups, t < 6, r < 4, sixteen lanes; k a positive multiple of

@@ -107,16 +107,17 @@
 // DOTROWSZ body: dst[r] = w[r]·x for r < rows in sixteen lanes (float32
 // weights), one row at a time, the weights read as one sequential stream;
 // k a positive multiple of 16.
-// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines)
 #define DOTROWSZ \
 	ROWSZ_ARGS(2) \
 row: \
+	SIDE \
 	VPXORD Z0, Z0, Z0 \
 	XORQ AX, AX \
 	ROWSZ_REST
 
 // ROWSZ_ARGS loads the arguments of a decode kernel, the row stride in
-// bytes (ldw << shift) in R9.
+// bytes (ldw << shift) in R9, side (may be nil) in R8.
 #define ROWSZ_ARGS(shift) \
 	MOVQ dst+0(FP), DI \
 	MOVQ w+8(FP), SI \
@@ -124,7 +125,36 @@ row: \
 	SHLQ $shift, R9 \
 	MOVQ x+24(FP), DX \
 	MOVQ k+32(FP), CX \
-	MOVQ rows+40(FP), BX
+	MOVQ rows+40(FP), BX \
+	MOVQ side+48(FP), R8
+
+// SIDE asks the caches for side.per more lines of the side memory (see
+// sideLines in warm.go), PREFETCHT0, at the start of a weight row: a
+// range's next lines from its cursor, which it moves on, or, where the
+// range ends first, its last ones, the next row going on to the next
+// range. Nothing when side is nil or every range is done. It uses R11 to
+// R13. Offsets: per 0, i 8, n 16, r 24 (16 bytes a range: cursor, end).
+#define SIDE \
+	TESTQ R8, R8 \
+	JZ sidedone \
+	MOVQ 8(R8), R12 \
+	CMPQ R12, 16(R8) \
+	JAE sidedone \
+	MOVQ 24(R8)(R12*1), R11 \
+	MOVQ 0(R8), R13 \
+sideline: \
+	PREFETCHT0 (R11) \
+	ADDQ $64, R11 \
+	CMPQ R11, 32(R8)(R12*1) \
+	JAE sidenext \
+	DECQ R13 \
+	JNZ sideline \
+	MOVQ R11, 24(R8)(R12*1) \
+	JMP sidedone \
+sidenext: \
+	ADDQ $16, R12 \
+	MOVQ R12, 8(R8) \
+sidedone:
 
 // ROWSZ_REST finishes a row of float32 weights from term AX on, sixteen
 // at a time with x read from memory, writes its sum and goes on to the
@@ -197,12 +227,13 @@ sum: \
 // (416) terms of x held in registers, Z6..Z31 (block b of 16 terms in
 // Z(6+b)), as DOTROWSZ32X does for 16-bit weights: the same lanes, the
 // same bits. k a multiple of 16, at least 416.
-// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
+// func(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines)
 #define DOTROWSZX \
 	ROWSZ_ARGS(2) \
 	LOADX26 \
 	PCALIGN $64 \
 row: \
+	SIDE \
 	VPXORD Z0, Z0, Z0 \
 	X16(0, Z2, Z6) \
 	X16(64, Z3, Z7) \
@@ -236,12 +267,13 @@ row: \
 // DOTROWSZ32 body: DOTROWSZ for 16-bit weights in thirty-two lanes, two
 // accumulators Z0 (lanes 0-15) and Z1 (16-31); k a positive multiple of
 // 16 (a last block of sixteen goes to Z0).
-// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 #define DOTROWSZ32(LZW) \
 	ROWSZ_ARGS(1) \
 	MOVQ CX, R10 \
 	ANDQ $~31, R10 \
 row: \
+	SIDE \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	XORQ AX, AX \
@@ -293,7 +325,7 @@ sum: \
 // decode streamed 5-8 % slower on our AMD EPYC. The same lanes, in the
 // same order, as DOTROWSZ32: the same bits. k a multiple of 16, at least
 // 416.
-// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
+// func(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 #define DOTROWSZ32X(LZW) \
 	ROWSZ_ARGS(1) \
 	MOVQ CX, R10 \
@@ -301,6 +333,7 @@ sum: \
 	LOADX26 \
 	PCALIGN $64 \
 row: \
+	SIDE \
 	VPXORD Z0, Z0, Z0 \
 	VPXORD Z1, Z1, Z1 \
 	XORQ AX, AX \
@@ -753,28 +786,28 @@ TEXT ·panel6x64ZBF16(SB), NOSPLIT, $0-56
 TEXT ·panel6x64ZF16(SB), NOSPLIT, $0-56
 	PANELZ(LOZ_F16, 1, 32, 64, 96)
 
-// func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
-TEXT ·dotRowsZF32(SB), NOSPLIT, $0-48
+// func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines)
+TEXT ·dotRowsZF32(SB), NOSPLIT, $0-56
 	DOTROWSZ
 
-// func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int)
-TEXT ·dotRowsZXF32(SB), NOSPLIT, $0-48
+// func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines)
+TEXT ·dotRowsZXF32(SB), NOSPLIT, $0-56
 	DOTROWSZX
 
-// func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
-TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-48
+// func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
+TEXT ·dotRowsZBF16(SB), NOSPLIT, $0-56
 	DOTROWSZ32(LZW_BF16)
 
-// func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
-TEXT ·dotRowsZF16(SB), NOSPLIT, $0-48
+// func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
+TEXT ·dotRowsZF16(SB), NOSPLIT, $0-56
 	DOTROWSZ32(LZW_F16)
 
-// func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
-TEXT ·dotRowsZXBF16(SB), NOSPLIT, $0-48
+// func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
+TEXT ·dotRowsZXBF16(SB), NOSPLIT, $0-56
 	DOTROWSZ32X(LZW_BF16)
 
-// func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int)
-TEXT ·dotRowsZXF16(SB), NOSPLIT, $0-48
+// func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
+TEXT ·dotRowsZXF16(SB), NOSPLIT, $0-56
 	DOTROWSZ32X(LZW_F16)
 
 // func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)

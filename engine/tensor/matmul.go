@@ -49,7 +49,7 @@ func MatMul(dst []float32, w Matrix, x []float32) {
 		(*Pool)(nil).matMulRound(dst, w, x, n)
 		return
 	}
-	matMulRows(dst, w, x, n, 0, w.Rows)
+	matMulRows(dst, w, x, n, 0, w.Rows, nil)
 }
 
 // MatMulT computes dst = x W for a weight stored (in, out), the layout of
@@ -96,8 +96,10 @@ func checkMatMul(op string, dst []float32, out, in int, x []float32) int {
 
 // matMulRows computes rows [lo, hi) of W for each of the n rows of x. The
 // assembly kernels need Cols to be a multiple of 16 for long rows (≥
-// wideRow) and of 8 for short ones.
-func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
+// wideRow) and of 8 for short ones. A decode of one row of x with the
+// AVX-512 kernels also brings side's memory into the caches (side may be
+// nil).
+func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int, side *sideLines) {
 	in, out := w.Cols, w.Rows
 	wide := in >= wideRow
 	if !useAsm || wide && in%16 != 0 || in%8 != 0 {
@@ -109,7 +111,7 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		// Decode of one row: the weight rows in one call, one stream
 		// (blocks of 64 rows, as below, cost 1-4 % of a decode step at
 		// SmolLM2-135M's shape in calls and restarts).
-		w.dotRows(dst[lo:hi], lo, x)
+		w.dotRows(dst[lo:hi], lo, x, side)
 		return
 	}
 	if n < 3 {
@@ -119,7 +121,7 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		for r := lo; r < hi; r += block {
 			e := min(r+block, hi)
 			for t := 0; t < n; t++ {
-				w.dotRows(dst[t*out+r:t*out+e], r, x[t*in:(t+1)*in])
+				w.dotRows(dst[t*out+r:t*out+e], r, x[t*in:(t+1)*in], nil)
 			}
 		}
 		return
@@ -158,7 +160,7 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	r := lo + blocks*rows
 	if r < hi { // the last rows, fewer than a block
 		for t := 0; t < n; t++ {
-			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in])
+			w.dotRows(dst[t*out+r:t*out+hi], r, x[t*in:(t+1)*in], nil)
 		}
 	}
 }
@@ -170,7 +172,10 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 // 64 KiB per kv head for a context of 256 tokens of 64 dims), cold in
 // memory after the layer weights streamed through the caches, were read
 // at a fraction of the memory bandwidth, one miss after another. Larger
-// weights stream well without help.
+// weights stream well without help. (A Llama decode step now warms its
+// keys and values earlier, while the k and v projections stream: see
+// warm.go. Measured again on our AMD EPYC, this prefetch made no
+// difference either way, with warming or, cold, without.)
 const prefetchBytes = 64 << 10
 
 // prefetch asks the caches for the weight elements [lo, hi) when they
@@ -218,7 +223,7 @@ func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	}
 	if end < hi {
 		for t := 0; t < n; t++ {
-			w.dotRows(dst[t*out+end:t*out+hi], end, x[t*in:(t+1)*in])
+			w.dotRows(dst[t*out+end:t*out+hi], end, x[t*in:(t+1)*in], nil)
 		}
 	}
 }

@@ -231,10 +231,22 @@ type matMulJob struct {
 	dst, x []float32
 	w      Matrix
 	n      int
+	warm   [][]float32 // memory to warm during a decode (Product.Warm)
 }
 
 func (j *matMulJob) Run(lo, hi int) {
-	matMulRows(j.dst, j.w, j.x, j.n, min(lo*4, j.w.Rows), min(hi*4, j.w.Rows))
+	lo, hi = min(lo*4, j.w.Rows), min(hi*4, j.w.Rows)
+	matMulRows(j.dst, j.w, j.x, j.n, lo, hi, decodeSide(new(sideLines), j.warm, j.n, lo, hi, j.w.Rows))
+}
+
+// decodeSide is the share of warm that rows [lo, hi) of a product with
+// rows rows ask the caches for, when the product is a decode (n, the rows
+// of x, is 1) and warm not empty; otherwise nil. s holds the share.
+func decodeSide(s *sideLines, warm [][]float32, n, lo, hi, rows int) *sideLines {
+	if n != 1 || len(warm) == 0 || !useAVX512 {
+		return nil
+	}
+	return s.share(warm, lo, hi, rows)
 }
 
 // matMulTJob splits output columns in blocks of 16, to keep each share's
@@ -250,19 +262,22 @@ func (j *matMulTJob) Run(lo, hi int) {
 }
 
 // MatMul is MatMul split over the pool by weight rows.
-func (p *Pool) MatMul(dst []float32, w Matrix, x []float32) {
+func (p *Pool) MatMul(dst []float32, w Matrix, x []float32) { p.matMul(dst, w, x, nil) }
+
+// matMul is MatMul warming warm as it goes (Product.Warm).
+func (p *Pool) matMul(dst []float32, w Matrix, x []float32, warm [][]float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {
 		p.matMulRound(dst, w, x, n)
 		return
 	}
 	if p == nil {
-		matMulRows(dst, w, x, n, 0, w.Rows)
+		matMulRows(dst, w, x, n, 0, w.Rows, decodeSide(new(sideLines), warm, n, 0, w.Rows, w.Rows))
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.mm = matMulJob{dst: dst, x: x, w: w, n: n}
+	p.mm = matMulJob{dst: dst, x: x, w: w, n: n, warm: warm}
 	p.parallel((w.Rows+3)/4, grain(4*w.Cols*n), &p.mm)
 	p.mm = matMulJob{}
 }

@@ -82,6 +82,12 @@ func (p *Pool) matMulRound(dst []float32, w Matrix, x []float32, n int) {
 type Product struct {
 	Dst []float32 // (n, W.Rows)
 	W   Matrix    // (out, in), as for MatMul
+	// Warm is memory that a decode (one row of x) brings into the caches
+	// while it streams W, a few lines a weight row, for what comes next
+	// to find there (attention, the layer's keys and values): a hint,
+	// taken by the AVX-512 kernels of float32 and 16-bit weights, for at
+	// most 16 ranges (see warm.go).
+	Warm [][]float32
 }
 
 // MatMuls computes pr.Dst = x pr.Wᵀ for every product pr, as MatMul
@@ -98,7 +104,7 @@ func (p *Pool) MatMuls(x []float32, prods ...Product) {
 		if pr.W.needsRounding() {
 			rounds = true
 		} else {
-			p.MatMul(pr.Dst, pr.W, x)
+			p.matMul(pr.Dst, pr.W, x, pr.Warm)
 		}
 	}
 	if rounds {
@@ -172,7 +178,7 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, n int) {
 		f := a.f[:n*w.Cols]
 		w.roundF16 = false
 		if p == nil {
-			matMulRows(dst, w, f, n, 0, w.Rows)
+			matMulRows(dst, w, f, n, 0, w.Rows, nil)
 			return
 		}
 		p.mm = matMulJob{dst: dst, x: f, w: w, n: n}
