@@ -9,24 +9,12 @@ const useAVX512 = false
 // The AVX-512 kernels' signatures, never called here (see
 // kernels_noasm.go).
 
-func dotRowsZF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines) {
-	panic("no asm")
-}
-func dotRowsZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines) {
-	panic("no asm")
-}
-func dotRowsZF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines) {
-	panic("no asm")
-}
-func dotRowsZXF32(dst *float32, w *float32, ldw int, x *float32, k int, rows int, side *sideLines) {
-	panic("no asm")
-}
-func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines) {
-	panic("no asm")
-}
-func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines) {
-	panic("no asm")
-}
+func dotRowsZF32(*float32, *float32, int, *float32, int, int, *sideLines)  { panic("no asm") }
+func dotRowsZBF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { panic("no asm") }
+func dotRowsZF16(*float32, *uint16, int, *float32, int, int, *sideLines)   { panic("no asm") }
+func dotRowsZXF32(*float32, *float32, int, *float32, int, int, *sideLines) { panic("no asm") }
+func dotRowsZXBF16(*float32, *uint16, int, *float32, int, int, *sideLines) { panic("no asm") }
+func dotRowsZXF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { panic("no asm") }
 func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
