@@ -236,18 +236,17 @@ type matMulJob struct {
 
 func (j *matMulJob) Run(lo, hi int) {
 	lo, hi = min(lo*4, j.w.Rows), min(hi*4, j.w.Rows)
-	matMulRows(j.dst, j.w, j.x, j.n, lo, hi, decodeSide(new(sideLines), j.warm, j.n, lo, hi, j.w.Rows))
+	if !warms(j.warm, j.n) {
+		matMulRows(j.dst, j.w, j.x, j.n, lo, hi, nil)
+		return
+	}
+	var s sideLines
+	matMulRows(j.dst, j.w, j.x, j.n, lo, hi, s.share(j.warm, lo, hi, j.w.Rows))
 }
 
-// decodeSide is the share of warm that rows [lo, hi) of a product with
-// rows rows ask the caches for, when the product is a decode (n, the rows
-// of x, is 1) and warm not empty; otherwise nil. s holds the share.
-func decodeSide(s *sideLines, warm [][]float32, n, lo, hi, rows int) *sideLines {
-	if n != 1 || len(warm) == 0 || !useAVX512 {
-		return nil
-	}
-	return s.share(warm, lo, hi, rows)
-}
+// warms reports whether a product with n rows of x takes warm: a decode
+// (one row) with the AVX-512 kernels and something to warm.
+func warms(warm [][]float32, n int) bool { return n == 1 && len(warm) > 0 && useAVX512 }
 
 // matMulTJob splits output columns in blocks of 16, to keep each share's
 // slice of a weight row in whole cache lines: indices are block numbers.
@@ -272,7 +271,12 @@ func (p *Pool) matMul(dst []float32, w Matrix, x []float32, warm [][]float32) {
 		return
 	}
 	if p == nil {
-		matMulRows(dst, w, x, n, 0, w.Rows, decodeSide(new(sideLines), warm, n, 0, w.Rows, w.Rows))
+		var s sideLines
+		var side *sideLines
+		if warms(warm, n) {
+			side = s.share(warm, 0, w.Rows, w.Rows)
+		}
+		matMulRows(dst, w, x, n, 0, w.Rows, side)
 		return
 	}
 	p.mu.Lock()

@@ -123,3 +123,32 @@ func TestSideKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmProducts: products that warm memory compute the same bits as
+// products that do not, on a pool of one or two threads and without one,
+// for decode and for prefill (which warms nothing).
+func TestWarmProducts(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	back := make([]float32, 10000)
+	warm := [][]float32{back[10:400], back[1000:1001], back[5000:9000]}
+	for _, dt := range []DType{F32, BF16, F16} {
+		w, _ := randMatrix(r, dt, 300, 576)
+		for _, n := range []int{1, 7} {
+			x := randVec(r, n*576)
+			want := make([]float32, n*300)
+			MatMul(want, w, x)
+			for _, threads := range []int{0, 1, 2} {
+				var p *Pool
+				if threads > 0 {
+					p = NewPool(threads)
+				}
+				got := make([]float32, n*300)
+				p.MatMuls(x, Product{Dst: got, W: w, Warm: warm})
+				checkEqual(t, fmt.Sprintf("%s n=%d threads=%d", dt, n, threads), got, want)
+				if p != nil {
+					p.Close()
+				}
+			}
+		}
+	}
+}
