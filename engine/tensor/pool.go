@@ -270,18 +270,14 @@ func (p *Pool) matMul(dst []float32, w Matrix, x []float32, warm [][]float32) {
 		p.matMulRound(dst, w, x, n)
 		return
 	}
+	job := matMulJob{dst: dst, x: x, w: w, n: n, warm: warm}
 	if p == nil {
-		var s sideLines
-		var side *sideLines
-		if warms(warm, n) {
-			side = s.share(warm, 0, w.Rows, w.Rows)
-		}
-		matMulRows(dst, w, x, n, 0, w.Rows, side)
+		job.Run(0, (w.Rows+3)/4)
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.mm = matMulJob{dst: dst, x: x, w: w, n: n, warm: warm}
+	p.mm = job
 	p.parallel((w.Rows+3)/4, grain(4*w.Cols*n), &p.mm)
 	p.mm = matMulJob{}
 }

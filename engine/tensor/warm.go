@@ -35,7 +35,7 @@ type sideLines struct {
 	r    [maxSideRanges][2]uintptr // each range's cursor and end, multiples of 64
 }
 
-// lines counts the 64-byte lines that warm's ranges touch, or returns -1
+// warmLines counts the 64-byte lines that warm's ranges touch, or returns -1
 // when there are more ranges than a kernel call takes.
 func warmLines(warm [][]float32) int {
 	if len(warm) > maxSideRanges {
