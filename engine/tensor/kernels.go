@@ -202,27 +202,29 @@ func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32, side *sideLines
 	}
 }
 
-// zGroup is the number of rows of x in a group of the AVX-512 prefill
-// kernel: six for float32 weights (dot4x6ZF32), three for 16-bit ones
-// (dot4x3Z*, which keep two accumulators per dot product).
-func (m Matrix) zGroup() int {
+// zBlock is the tile of the AVX-512 prefill kernel: rows weight rows
+// against groups of group rows of x, 24 accumulators either way. Float32
+// weights take eight rows by three (dot8x3ZF32), 16-bit ones, which keep
+// two accumulators per dot product, four by three (dot4x3Z*).
+func (m Matrix) zBlock() (rows, group int) {
 	if m.DType == F32 {
-		return 6
+		return 8, 3
 	}
-	return 3
+	return 4, 3
 }
 
-// dot4xZ computes dst[(s·g+t)·ldd + r] = W[row+r]·x[s·g+t] for g <
-// groups, t < s = m.zGroup(), r < 4, with the AVX-512 kernel (Cols ≥
+// dotZ computes dst[(3g+t)·ldd + r] = W[row+r]·x[3g+t] for g < groups, t
+// < 3, r < the rows of m.zBlock(), with the AVX-512 kernel (Cols ≥
 // wideRow, a multiple of 16).
-func (m Matrix) dot4xZ(dst []float32, ldd, row int, x []float32, groups int) {
-	k, s := m.Cols, m.zGroup()
-	dst, x = dst[:(s*groups-1)*ldd+4], x[:s*groups*k]
-	lo, hi := row*k, (row+4)*k
+func (m Matrix) dotZ(dst []float32, ldd, row int, x []float32, groups int) {
+	k := m.Cols
+	rows, s := m.zBlock()
+	dst, x = dst[:(s*groups-1)*ldd+rows], x[:s*groups*k]
+	lo, hi := row*k, (row+rows)*k
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
-		dot4x6ZF32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
+		dot8x3ZF32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	case BF16:
 		w := m.u16[lo:hi]
 		dot4x3ZBF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)

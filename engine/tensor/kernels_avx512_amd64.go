@@ -38,12 +38,12 @@ func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int
 //go:noescape
 func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 
-// dot4x6ZF32: dst[(6g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(6g+t)·ldx + j]
-// for g < groups, t < 6, r < 4, sixteen lanes; k a positive multiple of
+// dot8x3ZF32: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
+// for g < groups, t < 3, r < 8, sixteen lanes; k a positive multiple of
 // 16.
 //
 //go:noescape
-func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 
 // dot4x3Z*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
 // for g < groups, t < 3, r < 4, thirty-two lanes; k a positive multiple

@@ -29,21 +29,25 @@
 // call: reading x again for every row, two 64-byte loads per 64 bytes of
 // 16-bit weights, cost 5-8 % of the decode rate in the model.
 //
-// Prefill of float32 weights (dot4x6ZF32) holds a tile of four weight
-// rows by six rows of x in 24 accumulators: ten vector loads per 24 FMAs,
-// with the four weight rows (at most 4·Cols·4 bytes) staying in L1 while
-// the rows of x stream from L2. Prefill of 16-bit weights (dot4x3Z*)
-// needs two accumulators per dot product, so its tile is four weight rows
-// by three rows of x: the same six loads of x per 24 FMAs, and eight of
-// weights from L1.
+// Prefill holds a tile of weight rows by three rows of x in 24
+// accumulators, the weight rows staying in L1 while the rows of x stream
+// from L2: eight float32 rows (dot8x3ZF32, eleven vector loads per 24
+// FMAs, three of them from L2), four 16-bit ones (dot4x3Z*, which need two
+// accumulators per dot product: six loads of x per 24 FMAs). On our AMD
+// EPYC with full-width FMA pipes (Zen 5), four float32 rows by six of x
+// (six loads from L2 per 24 FMAs) reached 131-168 GFLOP/s with the
+// weights in L3, eight by three 166-190: the FMAs wait less on L2.
 //
-// A prefill reads each weight once, from DRAM: a tile's first group of x
-// waited on it, so the kernels ran at 65-73 % of the FMA peak against 90 %
-// with the weights in cache. Now group g of a tile asks L2 for weight row
-// 4+g counted from the tile's first (the next tile's rows, then the
-// following ones), a line per step of its loop (PREFETCHT1), so that the
-// next tile arrives while this one computes: 83-90 % from DRAM. Rows past
-// the matrix's end are only prefetched, never read: harmless.
+// A prefill reads each weight once, from DRAM. The 16-bit tiles' group g
+// asks L2 for weight row 4+g counted from the tile's first (the next
+// tile's rows, then the following ones), a line per step of its loop
+// (PREFETCHT1), so that the next tile arrives while this one computes:
+// on Zen 4 that took them from 65-73 % of the FMA peak to 83-90 %. On
+// Zen 5 the same prefetch, or all of the next block's lines asked for at
+// once, made no measured difference to float32 prefill (150-160 GFLOP/s
+// from DRAM against 175-185 from L3), so dot8x3ZF32, which has no
+// register to spare for it, goes without. Rows past the matrix's end are
+// only prefetched, never read: harmless.
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
@@ -475,136 +479,6 @@ sum: \
 	VZEROUPPER \
 	RET
 
-// FMA6 multiplies the weights in w by the six rows of x in Z24..Z29 into
-// the accumulators a0..a5 (one per row of x).
-#define FMA6(w, a0, a1, a2, a3, a4, a5) \
-	VFMADD231PS w, Z24, a0 \
-	VFMADD231PS w, Z25, a1 \
-	VFMADD231PS w, Z26, a2 \
-	VFMADD231PS w, Z27, a3 \
-	VFMADD231PS w, Z28, a4 \
-	VFMADD231PS w, Z29, a5
-
-// DOT4X6Z body: four rows of float32 weights against groups·6 rows of x
-// in sixteen lanes; for g <
-// groups, t < 6, r < 4: dst[(6g+t)·ldd + r] = w[r]·x[6g+t]. The
-// accumulator of row r and x row t is Z(4t+r), so that the four sums of
-// one x row reduce together into four adjacent outputs.
-// func(dst *float32, ldd int, w *T, ldw int, x *float32, ldx int, k int, groups int)
-#define DOT4X6Z(LZ, SHIFT) \
-	MOVQ dst+0(FP), R15 \
-	MOVQ w+16(FP), SI \
-	MOVQ ldw+24(FP), AX \
-	SHLQ $SHIFT, AX \
-	LEAQ (SI)(AX*1), DI \
-	LEAQ (SI)(AX*2), R13 \
-	LEAQ (DI)(AX*2), R14 \
-	LEAQ (R14)(AX*1), R15 \
-	MOVQ R15, pf-8(SP) \
-	MOVQ x+32(FP), DX \
-	MOVQ ldx+40(FP), AX \
-	SHLQ $2, AX \
-	LEAQ (DX)(AX*1), R8 \
-	LEAQ (DX)(AX*2), R9 \
-	LEAQ (R8)(AX*2), R10 \
-	LEAQ (R9)(AX*2), R11 \
-	LEAQ (R10)(AX*2), R12 \
-	MOVQ k+48(FP), CX \
-	MOVQ groups+56(FP), BX \
-group: \
-	ZERO24 \
-	MOVQ pf-8(SP), R15 \
-	XORQ AX, AX \
-loop: \
-	PREFETCHT1 (R15)(AX*4) \
-	VMOVUPS (DX)(AX*4), Z24 \
-	VMOVUPS (R8)(AX*4), Z25 \
-	VMOVUPS (R9)(AX*4), Z26 \
-	VMOVUPS (R10)(AX*4), Z27 \
-	VMOVUPS (R11)(AX*4), Z28 \
-	VMOVUPS (R12)(AX*4), Z29 \
-	LZ(SI, Z30) \
-	FMA6(Z30, Z0, Z4, Z8, Z12, Z16, Z20) \
-	LZ(DI, Z31) \
-	FMA6(Z31, Z1, Z5, Z9, Z13, Z17, Z21) \
-	LZ(R13, Z30) \
-	FMA6(Z30, Z2, Z6, Z10, Z14, Z18, Z22) \
-	LZ(R14, Z31) \
-	FMA6(Z31, Z3, Z7, Z11, Z15, Z19, Z23) \
-	ADDQ $16, AX \
-	CMPQ AX, CX \
-	JB loop \
-	MOVQ ldw+24(FP), AX \
-	SHLQ $SHIFT, AX \
-	ADDQ AX, R15 \
-	MOVQ R15, pf-8(SP) \
-	MOVQ dst+0(FP), R15 \
-	MOVQ ldd+8(FP), AX \
-	SHLQ $2, AX \
-	FOLD(Z0, Y0, Y24) \
-	FOLD(Z1, Y1, Y25) \
-	FOLD(Z2, Y2, Y26) \
-	FOLD(Z3, Y3, Y27) \
-	FOLD(Z4, Y4, Y28) \
-	FOLD(Z5, Y5, Y29) \
-	FOLD(Z6, Y6, Y30) \
-	FOLD(Z7, Y7, Y31) \
-	FOLD(Z8, Y8, Y24) \
-	FOLD(Z9, Y9, Y25) \
-	FOLD(Z10, Y10, Y26) \
-	FOLD(Z11, Y11, Y27) \
-	FOLD(Z12, Y12, Y28) \
-	FOLD(Z13, Y13, Y29) \
-	FOLD(Z14, Y14, Y30) \
-	FOLD(Z15, Y15, Y31) \
-	REDUCE4Z(Y0, Y1, Y2, Y3, X0, X2) \
-	VMOVUPS X0, (R15) \
-	REDUCE4Z(Y4, Y5, Y6, Y7, X4, X6) \
-	VMOVUPS X4, (R15)(AX*1) \
-	REDUCE4Z(Y8, Y9, Y10, Y11, X8, X10) \
-	VMOVUPS X8, (R15)(AX*2) \
-	LEAQ (R15)(AX*2), R15 \
-	ADDQ AX, R15 \
-	REDUCE4Z(Y12, Y13, Y14, Y15, X12, X14) \
-	VMOVUPS X12, (R15) \
-	VEXTRACTF64X4 $1, Z16, Y24 \
-	VADDPS Y24, Y16, Y0 \
-	VEXTRACTF64X4 $1, Z17, Y25 \
-	VADDPS Y25, Y17, Y1 \
-	VEXTRACTF64X4 $1, Z18, Y26 \
-	VADDPS Y26, Y18, Y2 \
-	VEXTRACTF64X4 $1, Z19, Y27 \
-	VADDPS Y27, Y19, Y3 \
-	VEXTRACTF64X4 $1, Z20, Y28 \
-	VADDPS Y28, Y20, Y4 \
-	VEXTRACTF64X4 $1, Z21, Y29 \
-	VADDPS Y29, Y21, Y5 \
-	VEXTRACTF64X4 $1, Z22, Y30 \
-	VADDPS Y30, Y22, Y6 \
-	VEXTRACTF64X4 $1, Z23, Y31 \
-	VADDPS Y31, Y23, Y7 \
-	REDUCE4Z(Y0, Y1, Y2, Y3, X0, X2) \
-	VMOVUPS X0, (R15)(AX*1) \
-	REDUCE4Z(Y4, Y5, Y6, Y7, X4, X6) \
-	VMOVUPS X4, (R15)(AX*2) \
-	LEAQ (R15)(AX*2), R15 \
-	ADDQ AX, R15 \
-	MOVQ R15, dst+0(FP) \
-	MOVQ ldx+40(FP), AX \
-	SHLQ $2, AX \
-	LEAQ (AX)(AX*2), AX \
-	SHLQ $1, AX \
-	ADDQ AX, DX \
-	ADDQ AX, R8 \
-	ADDQ AX, R9 \
-	ADDQ AX, R10 \
-	ADDQ AX, R11 \
-	ADDQ AX, R12 \
-	DECQ BX \
-	JNZ group \
-	VZEROUPPER \
-	RET
-
 // Load 16 weights at byte offset off of base into dst.
 #define LOZ_F32(off, base, dst) VMOVUPS off(base), dst
 #define LOZ_BF16(off, base, dst) VPMOVZXWD off(base), dst; VPSLLD $16, dst, dst
@@ -762,6 +636,107 @@ loop: \
 	VZEROUPPER \
 	RET
 
+// FMA3W multiplies the sixteen weights at byte offset AX of the row that
+// ends at base (loaded into w) by the three rows of x in Z24..Z26 into
+// the accumulators a0..a2 (one per row of x).
+#define FMA3W(base, w, a0, a1, a2) \
+	VMOVUPS (base)(AX*1), w \
+	VFMADD231PS w, Z24, a0 \
+	VFMADD231PS w, Z25, a1 \
+	VFMADD231PS w, Z26, a2
+
+// FOLDTO adds the high eight lanes of z to its low eight into y: y[l] =
+// z[l] + z[l+8] (y may be z's own low half, or a register below 16 for
+// the VEX-only VHADDPS of REDUCE4Z).
+#define FOLDTO(z, zy, y, tmp) VEXTRACTF64X4 $1, z, tmp; VADDPS tmp, zy, y
+
+// STORE8 reduces the eight accumulators z0..z7 (weight rows 0..7 against
+// one row of x; zy0..zy7 their low halves) each to its sum, in DOTROWSZ's
+// order, and stores the eight sums at (dst).
+#define STORE8(z0, z1, z2, z3, z4, z5, z6, z7, zy0, zy1, zy2, zy3, zy4, zy5, zy6, zy7, dst) \
+	FOLDTO(z0, zy0, Y0, Y24) \
+	FOLDTO(z1, zy1, Y1, Y25) \
+	FOLDTO(z2, zy2, Y2, Y26) \
+	FOLDTO(z3, zy3, Y3, Y27) \
+	FOLDTO(z4, zy4, Y4, Y28) \
+	FOLDTO(z5, zy5, Y5, Y29) \
+	FOLDTO(z6, zy6, Y6, Y30) \
+	FOLDTO(z7, zy7, Y7, Y31) \
+	REDUCE4Z(Y0, Y1, Y2, Y3, X0, X2) \
+	REDUCE4Z(Y4, Y5, Y6, Y7, X4, X6) \
+	VMOVUPS X0, (dst) \
+	VMOVUPS X4, 16(dst)
+
+// DOT8X3Z body: eight rows of float32 weights against groups·3 rows of x
+// in sixteen lanes; for g < groups, t < 3, r < 8: dst[(3g+t)·ldd + r] =
+// w[r]·x[3g+t], each sum in DOTROWSZ's lanes and order (the same bits).
+// The accumulator of row r and x row t is Z(8t+r). Every base register
+// points at its row's end and AX runs from -4k up to 0, so that eleven
+// rows take eleven registers and no more.
+// func(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+#define DOT8X3Z \
+	MOVQ k+48(FP), CX \
+	SHLQ $2, CX \
+	MOVQ w+16(FP), SI \
+	ADDQ CX, SI \
+	MOVQ ldw+24(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (SI)(AX*1), DI \
+	LEAQ (SI)(AX*2), R8 \
+	LEAQ (DI)(AX*2), R9 \
+	LEAQ (R8)(AX*2), R10 \
+	LEAQ (R9)(AX*2), R11 \
+	LEAQ (R10)(AX*2), R12 \
+	LEAQ (R11)(AX*2), R13 \
+	MOVQ x+32(FP), DX \
+	ADDQ CX, DX \
+	MOVQ ldx+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (DX)(AX*1), R14 \
+	LEAQ (DX)(AX*2), R15 \
+	MOVQ groups+56(FP), BX \
+	NEGQ CX \
+group: \
+	ZERO24 \
+	MOVQ CX, AX \
+loop: \
+	VMOVUPS (DX)(AX*1), Z24 \
+	VMOVUPS (R14)(AX*1), Z25 \
+	VMOVUPS (R15)(AX*1), Z26 \
+	FMA3W(SI, Z30, Z0, Z8, Z16) \
+	FMA3W(DI, Z31, Z1, Z9, Z17) \
+	FMA3W(R8, Z30, Z2, Z10, Z18) \
+	FMA3W(R9, Z31, Z3, Z11, Z19) \
+	FMA3W(R10, Z30, Z4, Z12, Z20) \
+	FMA3W(R11, Z31, Z5, Z13, Z21) \
+	FMA3W(R12, Z30, Z6, Z14, Z22) \
+	FMA3W(R13, Z31, Z7, Z15, Z23) \
+	ADDQ $64, AX \
+	JNZ loop \
+	MOVQ dst+0(FP), AX \
+	MOVQ ldd+8(FP), CX \
+	SHLQ $2, CX \
+	STORE8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, AX) \
+	ADDQ CX, AX \
+	STORE8(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15, AX) \
+	ADDQ CX, AX \
+	STORE8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23, AX) \
+	ADDQ CX, AX \
+	MOVQ AX, dst+0(FP) \
+	MOVQ ldx+40(FP), AX \
+	SHLQ $2, AX \
+	LEAQ (AX)(AX*2), AX \
+	ADDQ AX, DX \
+	ADDQ AX, R14 \
+	ADDQ AX, R15 \
+	MOVQ k+48(FP), CX \
+	SHLQ $2, CX \
+	NEGQ CX \
+	DECQ BX \
+	JNZ group \
+	VZEROUPPER \
+	RET
+
 // func panel1x64ZF32(dst *float32, x *float32, w *float32, ldw int, in int)
 TEXT ·panel1x64ZF32(SB), NOSPLIT, $0-40
 	PANEL1Z(LOZ_F32, 2, 64, 128, 192)
@@ -810,10 +785,6 @@ TEXT ·dotRowsZXBF16(SB), NOSPLIT, $0-56
 TEXT ·dotRowsZXF16(SB), NOSPLIT, $0-56
 	DOTROWSZ32X(LZW_F16)
 
-// func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot4x6ZF32(SB), NOSPLIT, $8-64
-	DOT4X6Z(LZ_F32, 2)
-
 // func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int)
 TEXT ·dot4x3ZBF16(SB), NOSPLIT, $0-64
 	DOT4X3Z32(LZW_BF16)
@@ -833,3 +804,7 @@ TEXT ·panel3x64ZBF16(SB), NOSPLIT, $0-56
 // func panel3x64ZF16(dst *float32, ldd int, x *float32, ldx int, w *uint16, ldw int, in int)
 TEXT ·panel3x64ZF16(SB), NOSPLIT, $0-56
 	PANEL3Z(LOZ_F16, 1, 32, 64, 96)
+
+// func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+TEXT ·dot8x3ZF32(SB), NOSPLIT, $0-64
+	DOT8X3Z

@@ -15,7 +15,7 @@ func dotRowsZF16(*float32, *uint16, int, *float32, int, int, *sideLines)   { pan
 func dotRowsZXF32(*float32, *float32, int, *float32, int, int, *sideLines) { panic("no asm") }
 func dotRowsZXBF16(*float32, *uint16, int, *float32, int, int, *sideLines) { panic("no asm") }
 func dotRowsZXF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { panic("no asm") }
-func dot4x6ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
+func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
 func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {

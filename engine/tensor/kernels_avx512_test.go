@@ -109,9 +109,10 @@ func TestAVX512MatMulTMatchesAVX2(t *testing.T) {
 	}
 }
 
-// TestAVX512MatchesAVX2 covers the AVX-512 kernels' edges: one to nine
-// weight rows (blocks of four and a remainder in prefill), rows of x on
-// and off the tiles of six (float32) and three (16-bit weights), and row
+// TestAVX512MatchesAVX2 covers the AVX-512 kernels' edges: one to
+// seventeen weight rows (in prefill, blocks of eight for float32 weights
+// and four for 16-bit ones, and a remainder), rows of x on and off the
+// groups of three, and row
 // lengths from the shortest long row to SmolLM2's MLP, of 0 and of 16
 // mod 32 terms (a last block of sixteen in the thirty-two lanes of 16-bit
 // weights), on both sides of xRegTerms.
@@ -124,8 +125,9 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		{1, 256, 1}, {2, 256, 2}, {3, 272, 1}, {4, 256, 6}, {5, 288, 7},
 		{7, 576, 12}, {8, 256, 13}, {9, 320, 64}, {13, 1536, 8}, {64, 576, 11},
 		{1, 256, 6}, {2, 512, 17}, {6, 768, 5},
+		{12, 256, 9}, {16, 576, 7}, {17, 320, 6}, {15, 1536, 20},
 		// Tiles of x: 42 rows of 1536 (xTileBytes), so 3 whole tiles and
-		// one of 2 rows (done as the last 6), or of 5 and 41 rows.
+		// one of 2 rows (done as the last 3), or of 5 and 41 rows.
 		{5, 1536, 128}, {4, 1536, 131}, {9, 1536, 167},
 		// 16 mod 32 terms: 272, 784, 1552 (tiles of x of 42 rows, so one
 		// of 4 rows, a group of three and one done as the last three).

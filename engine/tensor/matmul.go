@@ -41,8 +41,8 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // the pattern the hardware prefetchers follow best; prefill reads each
 // pair of long float32 weight rows (a long 16-bit row alone; short rows
 // by four) once for every three rows of x. With AVX-512, prefill reads
-// each quadruple of long weight rows once for every six rows of x (three
-// for 16-bit weights); the sums and so the bits stay the same.
+// each block of eight long float32 weight rows (four 16-bit ones) once for
+// every three rows of x; the sums and so the bits stay the same.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {
@@ -199,25 +199,26 @@ func (m Matrix) prefetch(lo, hi int) {
 const xTileBytes = 256 << 10
 
 // matMulRowsZ is the prefill of matMulRows with the AVX-512 kernels (n ≥
-// 6, long rows): blocks of 4 weight rows against groups of s = zGroup()
-// rows of x (6 for float32 weights, 3 for 16-bit ones), the block's
-// weights (4·Cols elements) staying in L1 while a tile of x (at most
-// xTileBytes) streams from L2. A tile's last partial group is done as
-// its last s rows of x (a last tile of fewer than s rows as the last s
-// rows of all), recomputing up to s-1 to the same bits; the last weight
-// rows, fewer than a block, one row of x at a time.
+// 6, long rows): blocks of weight rows against groups of rows of x (8 by
+// 3 for float32 weights, 4 by 3 for 16-bit ones: Matrix.zBlock), the
+// block's weights staying in L1 while a tile of x (at most xTileBytes)
+// streams from L2. A tile's last partial group is done as its last 3
+// rows of x (a last tile of fewer than 3 rows as the last 3 rows of all),
+// recomputing up to 2 to the same bits; the last weight rows, fewer than
+// a block, one row of x at a time.
 func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
-	in, out, s := w.Cols, w.Rows, w.zGroup()
+	in, out := w.Cols, w.Rows
+	rows, s := w.zBlock()
 	tile := max(s, xTileBytes/(4*in)/s*s)
-	end := lo + (hi-lo)/4*4
+	end := lo + (hi-lo)/rows*rows
 	for t0 := 0; t0 < n; t0 += tile {
 		t1 := min(t0+tile, n)
 		b := min(t0, t1-s)
 		g, tail := (t1-b)/s, (t1-b)%s != 0
-		for r := lo; r < end; r += 4 {
-			w.dot4xZ(dst[b*out+r:], out, r, x[b*in:], g)
+		for r := lo; r < end; r += rows {
+			w.dotZ(dst[b*out+r:], out, r, x[b*in:], g)
 			if tail {
-				w.dot4xZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1)
+				w.dotZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1)
 			}
 		}
 	}

@@ -225,8 +225,13 @@ func (p *Pool) parallel(n, grain int, job Job) {
 // row costs perRow multiply-adds.
 func grain(perRow int) int { return max(1, minChunkMACs/max(perRow, 1)) }
 
-// matMulJob splits weight rows in blocks of 4, the rows the kernels take
-// at a time: indices are block numbers.
+// rowBlock is the number of weight rows in a piece's unit: a multiple of
+// every kernel's block (8 for the AVX-512 prefill of float32 weights), so
+// that pieces of a product cut no block.
+const rowBlock = 8
+
+// matMulJob splits weight rows in blocks of rowBlock: indices are block
+// numbers.
 type matMulJob struct {
 	dst, x []float32
 	w      Matrix
@@ -235,7 +240,7 @@ type matMulJob struct {
 }
 
 func (j *matMulJob) Run(lo, hi int) {
-	lo, hi = min(lo*4, j.w.Rows), min(hi*4, j.w.Rows)
+	lo, hi = min(lo*rowBlock, j.w.Rows), min(hi*rowBlock, j.w.Rows)
 	if !warms(j.warm, j.n) {
 		matMulRows(j.dst, j.w, j.x, j.n, lo, hi, nil)
 		return
@@ -272,13 +277,13 @@ func (p *Pool) matMul(dst []float32, w Matrix, x []float32, warm [][]float32) {
 	}
 	job := matMulJob{dst: dst, x: x, w: w, n: n, warm: warm}
 	if p == nil {
-		job.Run(0, (w.Rows+3)/4)
+		job.Run(0, (w.Rows+rowBlock-1)/rowBlock)
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mm = job
-	p.parallel((w.Rows+3)/4, grain(4*w.Cols*n), &p.mm)
+	p.parallel((w.Rows+rowBlock-1)/rowBlock, grain(rowBlock*w.Cols*n), &p.mm)
 	p.mm = matMulJob{}
 }
 

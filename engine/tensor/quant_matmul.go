@@ -182,7 +182,7 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, n int) {
 			return
 		}
 		p.mm = matMulJob{dst: dst, x: f, w: w, n: n}
-		p.parallel((w.Rows+3)/4, grain(4*w.Cols*n), &p.mm)
+		p.parallel((w.Rows+rowBlock-1)/rowBlock, grain(rowBlock*w.Cols*n), &p.mm)
 		p.mm = matMulJob{}
 		return
 	}
