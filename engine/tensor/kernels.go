@@ -172,32 +172,56 @@ func (m Matrix) dotRows(dst []float32, row int, x []float32, side *sideLines) {
 // reading x again. Rows of at least that length take them.
 const xRegTerms = 416
 
-// dotRowsZ is dotRows with the AVX-512 kernel (Cols ≥ wideRow, a
-// multiple of 16) over the weight elements [lo, hi).
+// dotRowsZ is dotRows with the AVX-512 kernels (Cols ≥ wideRow, a
+// multiple of 16) over the weight elements [lo, hi): rows r and h+r
+// together in two streams (dotRows2Z*, h = half the rows), an odd last
+// row alone (dotRowsZ*, dotRowsZX*). side's share of lines is per row, so
+// it asks for twice as many a pass of two rows.
 func (m Matrix) dotRowsZ(dst []float32, lo, hi int, x []float32, side *sideLines) {
 	k, rows := m.Cols, len(dst)
+	if pairs := rows / 2; pairs > 0 {
+		if side != nil {
+			side.per *= 2
+		}
+		mid := lo + 2*pairs*k
+		switch m.DType {
+		case F32:
+			w := m.f32[lo:mid]
+			dotRows2ZF32(&dst[0], &w[0], k, &x[0], k, pairs, side)
+		case BF16:
+			w := m.u16[lo:mid]
+			dotRows2ZBF16(&dst[0], &w[0], k, &x[0], k, pairs, side)
+		case F16:
+			w := m.u16[lo:mid]
+			dotRows2ZF16(&dst[0], &w[0], k, &x[0], k, pairs, side)
+		}
+		if rows%2 == 0 {
+			return
+		}
+		dst, lo = dst[rows-1:], mid
+	}
 	xr := k >= xRegTerms
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
 		if xr {
-			dotRowsZXF32(&dst[0], &w[0], k, &x[0], k, rows, side)
+			dotRowsZXF32(&dst[0], &w[0], k, &x[0], k, 1, side)
 		} else {
-			dotRowsZF32(&dst[0], &w[0], k, &x[0], k, rows, side)
+			dotRowsZF32(&dst[0], &w[0], k, &x[0], k, 1, side)
 		}
 	case BF16:
 		w := m.u16[lo:hi]
 		if xr {
-			dotRowsZXBF16(&dst[0], &w[0], k, &x[0], k, rows, side)
+			dotRowsZXBF16(&dst[0], &w[0], k, &x[0], k, 1, side)
 		} else {
-			dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, rows, side)
+			dotRowsZBF16(&dst[0], &w[0], k, &x[0], k, 1, side)
 		}
 	case F16:
 		w := m.u16[lo:hi]
 		if xr {
-			dotRowsZXF16(&dst[0], &w[0], k, &x[0], k, rows, side)
+			dotRowsZXF16(&dst[0], &w[0], k, &x[0], k, 1, side)
 		} else {
-			dotRowsZF16(&dst[0], &w[0], k, &x[0], k, rows, side)
+			dotRowsZF16(&dst[0], &w[0], k, &x[0], k, 1, side)
 		}
 	}
 }

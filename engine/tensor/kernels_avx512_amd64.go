@@ -38,6 +38,20 @@ func dotRowsZXBF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int
 //go:noescape
 func dotRowsZXF16(dst *float32, w *uint16, ldw int, x *float32, k int, rows int, side *sideLines)
 
+// dotRows2Z*: dotRowsZ* for rows r and pairs+r together, r < pairs, in two
+// streams (the same lanes, the same bits); dst holds 2·pairs outputs. At
+// the start of each pass they ask for side.per lines of side's memory
+// (side may be nil).
+//
+//go:noescape
+func dotRows2ZF32(dst *float32, w *float32, ldw int, x *float32, k int, pairs int, side *sideLines)
+
+//go:noescape
+func dotRows2ZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, pairs int, side *sideLines)
+
+//go:noescape
+func dotRows2ZF16(dst *float32, w *uint16, ldw int, x *float32, k int, pairs int, side *sideLines)
+
 // dot8x3ZF32: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
 // for g < groups, t < 3, r < 8, sixteen lanes; k a positive multiple of
 // 16.

@@ -17,17 +17,22 @@
 // trees of kernels_amd64.s (SUM2, REDUCE4), so every result is bit for
 // bit the one the AVX2 kernels compute.
 //
-// Decode (dotRowsZ*) reads one row at a time, one sequential stream. Two
-// rows per pass would give two FMA chains, but measured on our AMD EPYC
-// two interleaved streams near each other (adjacent rows, or rows 32
-// apart) read 3 to 8 times slower than one. One chain covers 64 bytes of
-// float32 weights per FMA latency, enough; but only 32 bytes of 16-bit
-// weights, about the read bandwidth itself, so decode of those was
-// latency-bound (F16 at 76 % of the bandwidth): hence their second
-// accumulator, two chains per row. Rows of xRegTerms (416) terms or more
-// (dotRowsZX*) keep the first 416 terms of x in registers for the whole
-// call: reading x again for every row, two 64-byte loads per 64 bytes of
-// 16-bit weights, cost 5-8 % of the decode rate in the model.
+// Decode reads two rows per pass (dotRows2Z*), rows r and h+r of the
+// h pairs, so that two sequential streams far apart are in flight at once:
+// on our AMD EPYC with Zen 5 cores, the SmolLM2-135M decode step streamed
+// its weights 14-21 % faster so than one row at a time (bf16 23.1 -> 27.9
+// GB/s, f32 25.4 -> 30.0, f16 26.4 -> 30.9 on one thread; 40.5 -> 49.1,
+// 45.8 -> 53.7, 37.7 -> 43.1 on two). On Zen 4, two streams near each
+// other (adjacent rows, or rows 32 apart) had read 3 to 8 times slower
+// than one, and rows taken alternately, a whole row at a time, are no
+// faster than one stream on Zen 5. An odd last row goes alone (dotRowsZ*,
+// one FMA chain of float32 weights, two of 16-bit ones, whose 32 bytes
+// per FMA latency were about the read bandwidth itself). Rows of
+// xRegTerms (416) terms or more (dotRowsZX*) keep the first 416 terms of
+// x in registers for the whole call: reading x again for every row, two
+// 64-byte loads per 64 bytes of 16-bit weights, cost 5-8 % of the decode
+// rate in the model on Zen 4. The two-row kernels read x once for both
+// rows.
 //
 // Prefill holds a tile of weight rows by three rows of x in 24
 // accumulators, the weight rows staying in L1 while the rows of x stream
@@ -479,6 +484,106 @@ sum: \
 	VZEROUPPER \
 	RET
 
+// DOTROWS2Z bodies: decode in two streams. Pass i computes row i and
+// row h+i (h = pairs) together, their loads interleaved in one loop, so
+// that two far-apart sequential streams are in flight at once: on our
+// AMD EPYC (Zen 5) one core read 10-25 % faster so than one row after
+// another (and rows taken alternately, a whole row at a time, were no
+// faster than one stream). x is read from memory, one load for both
+// rows. Each row keeps the lanes and the order of DOTROWSZ (sixteen lanes
+// of float32) or DOTROWSZ32 (thirty-two of 16-bit weights): the same
+// bits. At the start of each pass SIDE asks for side.per lines. k a
+// positive multiple of 16.
+// func(dst *float32, w *T, ldw int, x *float32, k int, pairs int, side *sideLines)
+
+// ROWS2Z_ARGS: ROWSZ_ARGS, and row h's start in R14, its output in R15.
+#define ROWS2Z_ARGS(shift) \
+	ROWSZ_ARGS(shift) \
+	MOVQ BX, R14 \
+	IMULQ R9, R14 \
+	ADDQ SI, R14 \
+	LEAQ (DI)(BX*4), R15
+
+// SUM2ROWS adds the lanes of Z0 (row i) and Z1 (row h+i) each as
+// DOTROWSZ does, stores the sums at (DI) and (R15) and moves both rows
+// and outputs on, then loops to row2 or returns.
+#define SUM2ROWS \
+	FOLD(Z0, Y0, Y2) \
+	FOLD(Z1, Y1, Y3) \
+	SUM2Z(Y0, Y1, X0, X2) \
+	MOVSS X0, (DI) \
+	VEXTRACTPS $1, X0, (R15) \
+	ADDQ $4, DI \
+	ADDQ $4, R15 \
+	ADDQ R9, SI \
+	ADDQ R9, R14 \
+	DECQ BX \
+	JNZ row2 \
+	VZEROUPPER \
+	RET
+
+#define DOTROWS2Z \
+	ROWS2Z_ARGS(2) \
+row2: \
+	SIDE \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	XORQ AX, AX \
+	PCALIGN $64 \
+loop2: \
+	VMOVUPS (DX)(AX*4), Z4 \
+	VMOVUPS (SI)(AX*4), Z2 \
+	VMOVUPS (R14)(AX*4), Z3 \
+	VFMADD231PS Z2, Z4, Z0 \
+	VFMADD231PS Z3, Z4, Z1 \
+	ADDQ $16, AX \
+	CMPQ AX, CX \
+	JB loop2 \
+	SUM2ROWS
+
+// DOTROWS2Z32: row i in Z0 (lanes 0-15) and Z1 (16-31), row h+i in Z8
+// and Z9; R10 = k rounded down to 32.
+#define DOTROWS2Z32(LZW) \
+	ROWS2Z_ARGS(1) \
+	MOVQ CX, R10 \
+	ANDQ $~31, R10 \
+row2: \
+	SIDE \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	XORQ AX, AX \
+	CMPQ AX, R10 \
+	JAE last2 \
+	PCALIGN $64 \
+loop2: \
+	VMOVUPS (DX)(AX*4), Z4 \
+	VMOVUPS 64(DX)(AX*4), Z5 \
+	LZW(0, SI, Z2) \
+	LZW(16, SI, Z3) \
+	LZW(0, R14, Z6) \
+	LZW(16, R14, Z7) \
+	VFMADD231PS Z2, Z4, Z0 \
+	VFMADD231PS Z3, Z5, Z1 \
+	VFMADD231PS Z6, Z4, Z8 \
+	VFMADD231PS Z7, Z5, Z9 \
+	ADDQ $32, AX \
+	CMPQ AX, R10 \
+	JB loop2 \
+last2: \
+	CMPQ AX, CX \
+	JAE sum2 \
+	VMOVUPS (DX)(AX*4), Z4 \
+	LZW(0, SI, Z2) \
+	LZW(0, R14, Z6) \
+	VFMADD231PS Z2, Z4, Z0 \
+	VFMADD231PS Z6, Z4, Z8 \
+sum2: \
+	VADDPS Z1, Z0, Z0 \
+	VADDPS Z9, Z8, Z1 \
+	SUM2ROWS
+
 // Load 16 weights at byte offset off of base into dst.
 #define LOZ_F32(off, base, dst) VMOVUPS off(base), dst
 #define LOZ_BF16(off, base, dst) VPMOVZXWD off(base), dst; VPSLLD $16, dst, dst
@@ -808,3 +913,15 @@ TEXT ·panel3x64ZF16(SB), NOSPLIT, $0-56
 // func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 TEXT ·dot8x3ZF32(SB), NOSPLIT, $0-64
 	DOT8X3Z
+
+// func dotRows2ZF32(dst *float32, w *float32, ldw int, x *float32, k int, pairs int, side *sideLines)
+TEXT ·dotRows2ZF32(SB), NOSPLIT, $0-56
+	DOTROWS2Z
+
+// func dotRows2ZBF16(dst *float32, w *uint16, ldw int, x *float32, k int, pairs int, side *sideLines)
+TEXT ·dotRows2ZBF16(SB), NOSPLIT, $0-56
+	DOTROWS2Z32(LZW_BF16)
+
+// func dotRows2ZF16(dst *float32, w *uint16, ldw int, x *float32, k int, pairs int, side *sideLines)
+TEXT ·dotRows2ZF16(SB), NOSPLIT, $0-56
+	DOTROWS2Z32(LZW_F16)

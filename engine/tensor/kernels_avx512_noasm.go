@@ -15,6 +15,9 @@ func dotRowsZF16(*float32, *uint16, int, *float32, int, int, *sideLines)   { pan
 func dotRowsZXF32(*float32, *float32, int, *float32, int, int, *sideLines) { panic("no asm") }
 func dotRowsZXBF16(*float32, *uint16, int, *float32, int, int, *sideLines) { panic("no asm") }
 func dotRowsZXF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { panic("no asm") }
+func dotRows2ZF32(*float32, *float32, int, *float32, int, int, *sideLines) { panic("no asm") }
+func dotRows2ZBF16(*float32, *uint16, int, *float32, int, int, *sideLines) { panic("no asm") }
+func dotRows2ZF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { panic("no asm") }
 func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
 	panic("no asm")
 }
