@@ -126,11 +126,11 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		{7, 576, 12}, {8, 256, 13}, {9, 320, 64}, {13, 1536, 8}, {64, 576, 11},
 		{1, 256, 6}, {2, 512, 17}, {6, 768, 5},
 		{12, 256, 9}, {16, 576, 7}, {17, 320, 6}, {15, 1536, 20},
-		// Tiles of x: 42 rows of 1536 (xTileBytes), so 3 whole tiles and
-		// one of 2 rows (done as the last 3), or of 5 and 41 rows.
-		{5, 1536, 128}, {4, 1536, 131}, {9, 1536, 167},
-		// 16 mod 32 terms: 272, 784, 1552 (tiles of x of 42 rows, so one
-		// of 4 rows, a group of three and one done as the last three).
+		// Tiles of x: 84 rows of 1536 (xTileBytes), so a whole tile and
+		// one of 44 rows, 47 or 83; or of 2 rows, done as the last 3.
+		{5, 1536, 128}, {4, 1536, 131}, {9, 1536, 167}, {10, 1536, 86},
+		// 16 mod 32 terms: 272, 784, 1552 (tiles of x of 84 rows, so one
+		// of 46 rows: groups of three and one done as the last three).
 		{4, 272, 7}, {5, 784, 8}, {6, 272, 3}, {3, 784, 64}, {5, 1552, 130},
 		// Around xRegTerms (416), where decode holds x in registers:
 		// 400 below it; 416 all in registers; 432 one block of sixteen

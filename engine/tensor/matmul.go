@@ -196,7 +196,11 @@ func (m Matrix) prefetch(lo, hi int) {
 // xTileBytes bounds the rows of x that matMulRowsZ runs every weight
 // block against before moving on: few enough to stay in L2 (1 MiB or more
 // per core on the machines with AVX-512) while the weights stream past.
-const xTileBytes = 256 << 10
+// On Zen 5, SmolLM2-135M's MLP down projection (1536 terms a row, 64
+// rows of x) ran at 103-109 GFLOP/s with 256 KiB (two tiles, so its
+// weights read twice) and 134-141 with 512 KiB (one tile); 768 KiB gained
+// nothing more.
+const xTileBytes = 512 << 10
 
 // matMulRowsZ is the prefill of matMulRows with the AVX-512 kernels (n ≥
 // 6, long rows): blocks of weight rows against groups of rows of x (8 by
