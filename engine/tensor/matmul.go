@@ -37,8 +37,9 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // summed the same way whichever kernel and thread computes it, so the
 // result does not depend on n or on the split.
 //
-// Decode (one or two rows of x) streams the weight rows one after another,
-// the pattern the hardware prefetchers follow best; prefill reads each
+// Decode (one or two rows of x) streams the weight rows in order, the
+// pattern the hardware prefetchers follow best (with AVX-512, one row of x
+// reads two streams at once: rows r and h+r of the h pairs); prefill reads each
 // pair of long float32 weight rows (a long 16-bit row alone; short rows
 // by four) once for every three rows of x. With AVX-512, prefill reads
 // each block of eight long float32 weight rows (four 16-bit ones) once for
@@ -108,9 +109,9 @@ func matMulRows(dst []float32, w Matrix, x []float32, n, lo, hi int, side *sideL
 	}
 	w.prefetch(lo*in, hi*in)
 	if n == 1 {
-		// Decode of one row: the weight rows in one call, one stream
-		// (blocks of 64 rows, as below, cost 1-4 % of a decode step at
-		// SmolLM2-135M's shape in calls and restarts).
+		// Decode of one row: the weight rows in one call (blocks of 64
+		// rows, as below, cost 1-4 % of a decode step at SmolLM2-135M's
+		// shape in calls and restarts).
 		w.dotRows(dst[lo:hi], lo, x, side)
 		return
 	}

@@ -2,7 +2,7 @@ package tensor
 
 import "unsafe"
 
-// A decode step reads each weight once, as one sequential stream that the
+// A decode step reads each weight once, in sequential streams that the
 // hardware prefetchers follow at the machine's read bandwidth. Attention
 // then reads the layer's cached keys and values: short runs (a few KiB
 // per kv head), cold in memory after megabytes of weights streamed
