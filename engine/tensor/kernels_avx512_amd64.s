@@ -43,16 +43,18 @@
 // (six loads from L2 per 24 FMAs) reached 131-168 GFLOP/s with the
 // weights in L3, eight by three 166-190: the FMAs wait less on L2.
 //
-// A prefill reads each weight once, from DRAM. The 16-bit tiles' group g
-// asks L2 for weight row 4+g counted from the tile's first (the next
-// tile's rows, then the following ones), a line per step of its loop
-// (PREFETCHT1), so that the next tile arrives while this one computes:
-// on Zen 4 that took them from 65-73 % of the FMA peak to 83-90 %. On
-// Zen 5 the same prefetch, or all of the next block's lines asked for at
-// once, made no measured difference to float32 prefill (150-160 GFLOP/s
-// from DRAM against 175-185 from L3), so dot8x3ZF32, which has no
-// register to spare for it, goes without. Rows past the matrix's end are
-// only prefetched, never read: harmless.
+// A prefill reads each weight once, from DRAM, and a block's first group
+// of x waits on its weights: eight (or four) short rows, too short for
+// the hardware prefetchers to get going on. So group g of a block asks L2
+// for the weight row rows+g counted from the block's first (the next
+// block's rows, then the following ones), a line per step of its loop
+// (PREFETCHT1), and the next block arrives while this one computes. On
+// Zen 4 that took the 16-bit tiles from 65-73 % of the FMA peak to 83-90
+// %. On Zen 5, float32 prefill of 576-term rows went from 150-155 to
+// 175-182 GFLOP/s with the weights cold (against 181-190 with the block
+// read beforehand); all of the next block's lines asked for at once
+// before the block gained 0-5 %. Rows past the matrix's end are only
+// prefetched, never read: harmless.
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc computes acc += a·b.
 
@@ -777,7 +779,8 @@ loop: \
 // w[r]·x[3g+t], each sum in DOTROWSZ's lanes and order (the same bits).
 // The accumulator of row r and x row t is Z(8t+r). Every base register
 // points at its row's end and AX runs from -4k up to 0, so that eleven
-// rows take eleven registers and no more.
+// rows take eleven registers and no more. Group g prefetches row 8+g
+// (its end kept at pf-8(SP)) through CX.
 // func(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
 #define DOT8X3Z \
 	MOVQ k+48(FP), CX \
@@ -800,11 +803,18 @@ loop: \
 	LEAQ (DX)(AX*1), R14 \
 	LEAQ (DX)(AX*2), R15 \
 	MOVQ groups+56(FP), BX \
-	NEGQ CX \
+	MOVQ ldw+24(FP), AX \
+	SHLQ $2, AX \
+	ADDQ R13, AX \
+	MOVQ AX, pf-8(SP) \
 group: \
 	ZERO24 \
-	MOVQ CX, AX \
+	MOVQ k+48(FP), AX \
+	SHLQ $2, AX \
+	NEGQ AX \
+	MOVQ pf-8(SP), CX \
 loop: \
+	PREFETCHT1 (CX)(AX*1) \
 	VMOVUPS (DX)(AX*1), Z24 \
 	VMOVUPS (R14)(AX*1), Z25 \
 	VMOVUPS (R15)(AX*1), Z26 \
@@ -818,6 +828,9 @@ loop: \
 	FMA3W(R13, Z31, Z7, Z15, Z23) \
 	ADDQ $64, AX \
 	JNZ loop \
+	MOVQ ldw+24(FP), CX \
+	SHLQ $2, CX \
+	ADDQ CX, pf-8(SP) \
 	MOVQ dst+0(FP), AX \
 	MOVQ ldd+8(FP), CX \
 	SHLQ $2, CX \
@@ -834,9 +847,6 @@ loop: \
 	ADDQ AX, DX \
 	ADDQ AX, R14 \
 	ADDQ AX, R15 \
-	MOVQ k+48(FP), CX \
-	SHLQ $2, CX \
-	NEGQ CX \
 	DECQ BX \
 	JNZ group \
 	VZEROUPPER \
@@ -911,7 +921,7 @@ TEXT ·panel3x64ZF16(SB), NOSPLIT, $0-56
 	PANEL3Z(LOZ_F16, 1, 32, 64, 96)
 
 // func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot8x3ZF32(SB), NOSPLIT, $0-64
+TEXT ·dot8x3ZF32(SB), NOSPLIT, $8-64
 	DOT8X3Z
 
 // func dotRows2ZF32(dst *float32, w *float32, ldw int, x *float32, k int, pairs int, side *sideLines)
