@@ -54,10 +54,13 @@ func dotRows2ZF16(dst *float32, w *uint16, ldw int, x *float32, k int, pairs int
 
 // dot8x3ZF32: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
 // for g < groups, t < 3, r < 8, sixteen lanes; k a positive multiple of
-// 16.
+// 16. A long row may be done in chunks of its terms, the lanes carried
+// from one to the next in acc (1536 bytes a group): mode bit 0 starts
+// each group's lanes from acc (else from zero), bit 1 leaves them there
+// (else the sums go to dst).
 //
 //go:noescape
-func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
+func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int, acc *float32, mode int)
 
 // dot4x3Z*: dst[(3g+t)·ldd + r] = Σ_{j<k} w[r·ldw + j]·x[(3g+t)·ldx + j]
 // for g < groups, t < 3, r < 4, thirty-two lanes; k a positive multiple

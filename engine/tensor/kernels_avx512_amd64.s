@@ -774,6 +774,24 @@ loop: \
 	VMOVUPS X0, (dst) \
 	VMOVUPS X4, 16(dst)
 
+// LOADACC24 and STOREACC24 move the accumulators Z0..Z23 of a prefill
+// tile from and to the 1536 bytes at base.
+#define LOADACC24(base) \
+	VMOVUPS 0(base), Z0; VMOVUPS 64(base), Z1; VMOVUPS 128(base), Z2; VMOVUPS 192(base), Z3 \
+	VMOVUPS 256(base), Z4; VMOVUPS 320(base), Z5; VMOVUPS 384(base), Z6; VMOVUPS 448(base), Z7 \
+	VMOVUPS 512(base), Z8; VMOVUPS 576(base), Z9; VMOVUPS 640(base), Z10; VMOVUPS 704(base), Z11 \
+	VMOVUPS 768(base), Z12; VMOVUPS 832(base), Z13; VMOVUPS 896(base), Z14; VMOVUPS 960(base), Z15 \
+	VMOVUPS 1024(base), Z16; VMOVUPS 1088(base), Z17; VMOVUPS 1152(base), Z18; VMOVUPS 1216(base), Z19 \
+	VMOVUPS 1280(base), Z20; VMOVUPS 1344(base), Z21; VMOVUPS 1408(base), Z22; VMOVUPS 1472(base), Z23
+
+#define STOREACC24(base) \
+	VMOVUPS Z0, 0(base); VMOVUPS Z1, 64(base); VMOVUPS Z2, 128(base); VMOVUPS Z3, 192(base) \
+	VMOVUPS Z4, 256(base); VMOVUPS Z5, 320(base); VMOVUPS Z6, 384(base); VMOVUPS Z7, 448(base) \
+	VMOVUPS Z8, 512(base); VMOVUPS Z9, 576(base); VMOVUPS Z10, 640(base); VMOVUPS Z11, 704(base) \
+	VMOVUPS Z12, 768(base); VMOVUPS Z13, 832(base); VMOVUPS Z14, 896(base); VMOVUPS Z15, 960(base) \
+	VMOVUPS Z16, 1024(base); VMOVUPS Z17, 1088(base); VMOVUPS Z18, 1152(base); VMOVUPS Z19, 1216(base) \
+	VMOVUPS Z20, 1280(base); VMOVUPS Z21, 1344(base); VMOVUPS Z22, 1408(base); VMOVUPS Z23, 1472(base)
+
 // DOT8X3Z body: eight rows of float32 weights against groups·3 rows of x
 // in sixteen lanes; for g < groups, t < 3, r < 8: dst[(3g+t)·ldd + r] =
 // w[r]·x[3g+t], each sum in DOTROWSZ's lanes and order (the same bits).
@@ -808,7 +826,15 @@ loop: \
 	ADDQ R13, AX \
 	MOVQ AX, pf-8(SP) \
 group: \
+	MOVQ mode+72(FP), AX \
+	TESTQ $1, AX \
+	JNZ loadacc \
 	ZERO24 \
+	JMP started \
+loadacc: \
+	MOVQ acc+64(FP), AX \
+	LOADACC24(AX) \
+started: \
 	MOVQ k+48(FP), AX \
 	SHLQ $2, AX \
 	NEGQ AX \
@@ -831,6 +857,13 @@ loop: \
 	MOVQ ldw+24(FP), CX \
 	SHLQ $2, CX \
 	ADDQ CX, pf-8(SP) \
+	MOVQ mode+72(FP), AX \
+	TESTQ $2, AX \
+	JZ sums \
+	MOVQ acc+64(FP), AX \
+	STOREACC24(AX) \
+	JMP stored \
+sums: \
 	MOVQ dst+0(FP), AX \
 	MOVQ ldd+8(FP), CX \
 	SHLQ $2, CX \
@@ -841,6 +874,8 @@ loop: \
 	STORE8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Y16, Y17, Y18, Y19, Y20, Y21, Y22, Y23, AX) \
 	ADDQ CX, AX \
 	MOVQ AX, dst+0(FP) \
+stored: \
+	ADDQ $1536, acc+64(FP) \
 	MOVQ ldx+40(FP), AX \
 	SHLQ $2, AX \
 	LEAQ (AX)(AX*2), AX \
@@ -920,8 +955,8 @@ TEXT ·panel3x64ZBF16(SB), NOSPLIT, $0-56
 TEXT ·panel3x64ZF16(SB), NOSPLIT, $0-56
 	PANEL3Z(LOZ_F16, 1, 32, 64, 96)
 
-// func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int)
-TEXT ·dot8x3ZF32(SB), NOSPLIT, $8-64
+// func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int, acc *float32, mode int)
+TEXT ·dot8x3ZF32(SB), NOSPLIT, $8-80
 	DOT8X3Z
 
 // func dotRows2ZF32(dst *float32, w *float32, ldw int, x *float32, k int, pairs int, side *sideLines)

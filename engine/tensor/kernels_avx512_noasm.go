@@ -18,7 +18,7 @@ func dotRowsZXF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { pan
 func dotRows2ZF32(*float32, *float32, int, *float32, int, int, *sideLines) { panic("no asm") }
 func dotRows2ZBF16(*float32, *uint16, int, *float32, int, int, *sideLines) { panic("no asm") }
 func dotRows2ZF16(*float32, *uint16, int, *float32, int, int, *sideLines)  { panic("no asm") }
-func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int) {
+func dot8x3ZF32(dst *float32, ldd int, w *float32, ldw int, x *float32, ldx int, k int, groups int, acc *float32, mode int) {
 	panic("no asm")
 }
 func dot4x3ZBF16(dst *float32, ldd int, w *uint16, ldw int, x *float32, ldx int, k int, groups int) {

@@ -214,6 +214,7 @@ const xTileBytes = 512 << 10
 func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	in, out := w.Cols, w.Rows
 	rows, s := w.zBlock()
+	var acc [accGroups * 384]float32 // lanes between chunks of long rows (Matrix.dotZ)
 	tile := max(s, xTileBytes/(4*in)/s*s)
 	end := lo + (hi-lo)/rows*rows
 	for t0 := 0; t0 < n; t0 += tile {
@@ -221,9 +222,9 @@ func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		b := min(t0, t1-s)
 		g, tail := (t1-b)/s, (t1-b)%s != 0
 		for r := lo; r < end; r += rows {
-			w.dotZ(dst[b*out+r:], out, r, x[b*in:], g)
+			w.dotZ(dst[b*out+r:], out, r, x[b*in:], g, acc[:])
 			if tail {
-				w.dotZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1)
+				w.dotZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1, acc[:])
 			}
 		}
 	}
