@@ -68,6 +68,7 @@ type Pool struct {
 	// The jobs of the kernel methods live here so that handing them to the
 	// workers allocates nothing.
 	mm  matMulJob
+	mms matMulsJob
 	mmt matMulTJob
 	qmm quantJob // quant_matmul.go
 	qa  qActs    // the rounded activations of the current product
@@ -252,6 +253,32 @@ func (j *matMulJob) Run(lo, hi int) {
 	}
 	var s sideLines
 	matMulRows(j.dst, j.w, j.x, j.n, lo, hi, s.share(j.warm, lo, hi, j.w.Rows))
+}
+
+// matMulsJob is the products of one MatMuls call (at most maxJoined, none
+// rounding its activations) as one job, so that they share one hand-off
+// and one wait: indices run through the products' blocks of rowBlock rows
+// in turn, first[i] being product i's first.
+type matMulsJob struct {
+	x     []float32
+	n     int
+	prods [maxJoined]Product
+	first [maxJoined + 1]int
+}
+
+// maxJoined is the most products MatMuls hands to the pool as one job (q,
+// k and v; gate and up).
+const maxJoined = 4
+
+func (j *matMulsJob) Run(lo, hi int) {
+	for i := range j.prods {
+		a, b := max(lo, j.first[i]), min(hi, j.first[i+1])
+		if a < b {
+			pr := &j.prods[i]
+			job := matMulJob{dst: pr.Dst, x: j.x, w: pr.W, n: j.n, warm: pr.Warm}
+			job.Run(a-j.first[i], b-j.first[i])
+		}
+	}
 }
 
 // warms reports whether a product with n rows of x takes warm: a decode

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -87,4 +88,52 @@ func TestPoolParksAndWakes(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestMatMulsJoined: MatMuls on a pool runs its products as one job
+// (matMulsJob), pieces crossing from one product into the next; every
+// result must be MatMul's, bit for bit, for 1 to 5 products (5 more than
+// maxJoined: one at a time) of row counts off the blocks of rowBlock,
+// long and short rows, decode and prefill, with warming or without, and
+// it allocates nothing.
+func TestMatMulsJoined(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	back := make([]float32, 4096)
+	warm := [][]float32{back[100:2000]}
+	for _, dt := range []DType{F32, BF16, F16} {
+		for _, cols := range []int{576, 64} {
+			var ws []Matrix
+			for _, rows := range []int{300, 17, 96, 8, 41} {
+				w, _ := randMatrix(r, dt, rows, cols)
+				ws = append(ws, w)
+			}
+			for _, n := range []int{1, 7} {
+				x := randVec(r, n*cols)
+				for k := 1; k <= len(ws); k++ {
+					want := make([][]float32, k)
+					prods := make([]Product, k)
+					for i := range k {
+						want[i] = make([]float32, n*ws[i].Rows)
+						MatMul(want[i], ws[i], x)
+						prods[i] = Product{Dst: make([]float32, n*ws[i].Rows), W: ws[i]}
+						if i == 0 {
+							prods[i].Warm = warm
+						}
+					}
+					for _, threads := range []int{1, 2, 3} {
+						p := NewPool(threads)
+						p.MatMuls(x, prods...)
+						for i := range k {
+							checkEqual(t, fmt.Sprintf("%s %d cols n=%d %d products threads=%d: product %d", dt, cols, n, k, threads, i), prods[i].Dst, want[i])
+							clear(prods[i].Dst)
+						}
+						if allocs := testing.AllocsPerRun(5, func() { p.MatMuls(x, prods...) }); allocs != 0 {
+							t.Errorf("%s %d products threads=%d: %v allocations a call", dt, k, threads, allocs)
+						}
+						p.Close()
+					}
+				}
+			}
+		}
+	}
 }

@@ -101,15 +101,42 @@ func (p *Pool) MatMuls(x []float32, prods ...Product) {
 	rounds := false
 	for _, pr := range prods {
 		checkMatMul("MatMuls", pr.Dst, pr.W.Rows, pr.W.Cols, x)
-		if pr.W.needsRounding() {
-			rounds = true
-		} else {
+		rounds = rounds || pr.W.needsRounding()
+	}
+	if p != nil && !rounds && len(prods) > 1 && len(prods) <= maxJoined {
+		p.joinedMatMuls(x, prods)
+		return
+	}
+	for _, pr := range prods {
+		if !pr.W.needsRounding() {
 			p.matMul(pr.Dst, pr.W, x, pr.Warm)
 		}
 	}
 	if rounds {
 		p.matMulsRound(x, prods...)
 	}
+}
+
+// joinedMatMuls runs products that round nothing, sharing x, as one job
+// on the pool (see matMulsJob): one hand-off and one wait for all, and
+// the last pieces of one product run beside the first of the next.
+func (p *Pool) joinedMatMuls(x []float32, prods []Product) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	j := &p.mms
+	j.x, j.n = x, len(x)/prods[0].W.Cols
+	blocks := 0
+	for i := range j.prods {
+		j.first[i] = blocks
+		j.prods[i] = Product{}
+		if i < len(prods) {
+			j.prods[i] = prods[i]
+			blocks += (prods[i].W.Rows + rowBlock - 1) / rowBlock
+		}
+	}
+	j.first[maxJoined] = blocks
+	p.parallel(blocks, grain(rowBlock*prods[0].W.Cols*j.n), j)
+	*j = matMulsJob{}
 }
 
 // matMulsRound computes the products of prods whose weights round their
