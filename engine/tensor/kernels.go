@@ -241,7 +241,7 @@ func (m Matrix) zBlock() (rows, group int) {
 // < 3, r < the rows of m.zBlock(), with the AVX-512 kernel (Cols ≥
 // wideRow, a multiple of 16). Float32 rows longer than longRow go in
 // chunks of about kChunk terms, at most accGroups groups at a time, the
-// lanes carried between chunks in acc (accGroups·384 floats).
+// lanes carried between chunks in acc (accGroups·384 floats, 48 KiB).
 func (m Matrix) dotZ(dst []float32, ldd, row int, x []float32, groups int, acc []float32) {
 	k := m.Cols
 	rows, s := m.zBlock()
@@ -287,11 +287,14 @@ func (m Matrix) dotZ(dst []float32, ldd, row int, x []float32, groups int, acc [
 // terms, so three chunks) ran 25 % faster so (106 -> 132-135 GFLOP/s);
 // chunks of 768 terms gained 15 %, of 384 as much as 512, of 256 less;
 // its 576-term rows in two chunks ran 20 % slower than whole (the lanes
-// moved to and from acc cost more than L1 saves), hence longRow.
+// moved to and from acc cost more than L1 saves), hence longRow. With
+// accGroups 32 (the 28 groups of its tile of x in one pass, so each chunk
+// of the weights read once) it ran at 165 GFLOP/s, with 16 at 159-161,
+// with 8 at 154, with 4 at 141.
 const (
 	longRow   = 768
 	kChunk    = 512
-	accGroups = 16
+	accGroups = 32
 )
 
 // wideBlock is the number of weight rows the AVX2 prefill kernel of long

@@ -134,8 +134,8 @@ func TestAVX512MatchesAVX2(t *testing.T) {
 		{4, 272, 7}, {5, 784, 8}, {6, 272, 3}, {3, 784, 64}, {5, 1552, 130},
 		// Float32 rows of more than longRow (768) terms, in chunks of
 		// about kChunk: 784 as 400+384, 1552 as 3·400+352; more than
-		// accGroups (16) groups of x in a tile.
-		{16, 784, 50}, {8, 1552, 40}, {9, 1536, 100},
+		// accGroups (32) groups of x in a tile (120 rows of 784: 40).
+		{16, 784, 50}, {8, 1552, 40}, {9, 1536, 100}, {9, 784, 120},
 		// Around xRegTerms (416), where decode holds x in registers:
 		// 400 below it; 416 all in registers; 432 one block of sixteen
 		// after them, 448 one of thirty-two, 464 both.
