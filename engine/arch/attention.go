@@ -22,25 +22,43 @@ import (
 // gets what transformers computes for it; see uniform.
 func (p *pass) attend(l int, q, k, v, out []float32) {
 	d := p.m.d
-	hd, kvd := d.headDim, d.kvDim()
-	for r := 0; r < p.rows; r++ {
-		K, V := p.c.k[l][r], p.c.v[l][r]
-		for i := 0; i < p.n; i++ {
-			t, slot := r*p.n+i, p.past+i
-			for g := 0; g < d.kvHeads; g++ {
-				dst := (g*p.c.capacity + slot) * hd
-				src := t*kvd + g*hd
-				copy(K[dst:dst+hd], k[src:src+hd])
-				copy(V[dst:dst+hd], v[src:src+hd])
-			}
-		}
-	}
+	hd := d.headDim
+	p.s.store = storeJob{p: p, l: l, k: k, v: v}
+	p.pool.Parallel(p.T(), 8, &p.s.store)
+	p.s.store = storeJob{}
 	blocks, blockLen := attnBlocks(p.n)
 	p.s.attn = attnJob{p: p, l: l, q: q, out: out, blocks: blocks, blockLen: blockLen}
 	rep := d.heads / d.kvHeads
 	work := blockLen * (p.past + p.n) * hd * 2 * rep // multiply-adds per unit, at most
 	p.pool.Parallel(p.rows*d.kvHeads*blocks, max(1, (16<<10)/max(work, 1)), &p.s.attn)
 	p.s.attn = attnJob{}
+}
+
+// storeJob writes the new keys and values of a range of the pass's tokens
+// (t = row·n + i) into layer l's cache, each kv head's at its slot. On the
+// pool: a prefill's stores touch fresh cache pages, which the kernel
+// zeroes on first touch; done on one thread, SmolLM2-135M's prefill of 64
+// tokens on two ran 2 % slower (239.5 against 244.7 GFLOP/s, alternated
+// in one process).
+type storeJob struct {
+	p    *pass
+	l    int
+	k, v []float32 // (T, kvHeads·headDim)
+}
+
+func (j *storeJob) Run(lo, hi int) {
+	p, d := j.p, j.p.m.d
+	hd, kvd := d.headDim, d.kvDim()
+	for t := lo; t < hi; t++ {
+		r, i := t/p.n, t%p.n
+		K, V := p.c.k[j.l][r], p.c.v[j.l][r]
+		for g := 0; g < d.kvHeads; g++ {
+			dst := (g*p.c.capacity + p.past + i) * hd
+			src := t*kvd + g*hd
+			copy(K[dst:dst+hd], j.k[src:src+hd])
+			copy(V[dst:dst+hd], j.v[src:src+hd])
+		}
+	}
 }
 
 // warmKV returns, in a decode step of one row, the parts of layer l's cache

@@ -24,9 +24,10 @@ type scratch struct {
 
 	warmK, warmV [][]float32 // (kvHeads) a decode step's cached keys and values of one layer (pass.warmKV)
 
-	attn attnJob     // the attention job handed to the pool
-	tok  tokenJob    // the per-token job of a llama block
-	ggml ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
+	attn  attnJob     // the attention job handed to the pool
+	store storeJob    // the job storing new keys and values in the cache
+	tok   tokenJob    // the per-token job of a llama block
+	ggml  ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
 }
 
 // size makes every buffer big enough for rows·n tokens over kvLen cache
