@@ -23,15 +23,21 @@ import (
 func (p *pass) attend(l int, q, k, v, out []float32) {
 	d := p.m.d
 	hd := d.headDim
-	p.s.store = storeJob{p: p, l: l, k: k, v: v}
-	p.pool.Parallel(p.T(), 8, &p.s.store)
-	p.s.store = storeJob{}
+	p.storeKV(l, k, v)
 	blocks, blockLen := attnBlocks(p.n)
 	p.s.attn = attnJob{p: p, l: l, q: q, out: out, blocks: blocks, blockLen: blockLen}
 	rep := d.heads / d.kvHeads
 	work := blockLen * (p.past + p.n) * hd * 2 * rep // multiply-adds per unit, at most
 	p.pool.Parallel(p.rows*d.kvHeads*blocks, max(1, (16<<10)/max(work, 1)), &p.s.attn)
 	p.s.attn = attnJob{}
+}
+
+// storeKV writes the pass's new keys and values k, v (T, kvHeads·headDim)
+// into layer l's cache, on the pool (storeJob).
+func (p *pass) storeKV(l int, k, v []float32) {
+	p.s.store = storeJob{p: p, l: l, k: k, v: v}
+	p.pool.Parallel(p.T(), 8, &p.s.store)
+	p.s.store = storeJob{}
 }
 
 // storeJob writes the new keys and values of a range of the pass's tokens

@@ -81,7 +81,7 @@ const maxTinyHead = 256
 // maxTinyHead dims, or a row with every key masked: p.attend does those.
 func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 	d := p.m.d
-	hd, kvd := d.headDim, d.kvDim()
+	hd := d.headDim
 	keys := p.past + 1
 	if p.n != 1 || hd%16 != 0 || hd > maxTinyHead {
 		return false
@@ -91,14 +91,7 @@ func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 			return false
 		}
 	}
-	for r := 0; r < p.rows; r++ {
-		K, V := p.c.k[l][r], p.c.v[l][r]
-		for g := 0; g < d.kvHeads; g++ {
-			dst, src := (g*p.c.capacity+p.past)*hd, r*kvd+g*hd
-			copy(K[dst:dst+hd], k[src:src+hd])
-			copy(V[dst:dst+hd], v[src:src+hd])
-		}
-	}
+	p.storeKV(l, k, v)
 	p.s.ggml = ggmlAttnJob{p: p, l: l, q: q, out: out}
 	work := keys * hd * 2 * (d.heads / d.kvHeads) // multiply-adds per unit
 	p.pool.Parallel(p.rows*d.kvHeads, max(1, (16<<10)/max(work, 1)), &p.s.ggml)
