@@ -250,7 +250,7 @@ func (m Matrix) dotZ(dst []float32, ldd, row int, x []float32, groups int, acc [
 	switch m.DType {
 	case F32:
 		w := m.f32[lo:hi]
-		if k <= longRow {
+		if !m.chunked() {
 			dot8x3ZF32(&dst[0], ldd, &w[0], k, &x[0], k, k, groups, nil, 0)
 			return
 		}
@@ -278,6 +278,10 @@ func (m Matrix) dotZ(dst []float32, ldd, row int, x []float32, groups int, acc [
 		dot4x3ZF16(&dst[0], ldd, &w[0], k, &x[0], k, k, groups)
 	}
 }
+
+// chunked reports whether the prefill tile takes m's rows in chunks of
+// about kChunk terms: float32 rows longer than longRow.
+func (m Matrix) chunked() bool { return m.DType == F32 && m.Cols > longRow }
 
 // A float32 weight row longer than longRow terms goes through the
 // prefill tile in chunks of about kChunk terms, so that the tile's eight

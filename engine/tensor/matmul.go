@@ -214,7 +214,11 @@ const xTileBytes = 512 << 10
 func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 	in, out := w.Cols, w.Rows
 	rows, s := w.zBlock()
-	var acc [accGroups * 384]float32 // lanes between chunks of long rows (Matrix.dotZ)
+	var acc []float32 // lanes between chunks of long rows (Matrix.dotZ)
+	if w.chunked() {
+		var buf [accGroups * 384]float32 // 48 KiB, zeroed only where used
+		acc = buf[:]
+	}
 	tile := max(s, xTileBytes/(4*in)/s*s)
 	end := lo + (hi-lo)/rows*rows
 	for t0 := 0; t0 < n; t0 += tile {
@@ -222,9 +226,9 @@ func matMulRowsZ(dst []float32, w Matrix, x []float32, n, lo, hi int) {
 		b := min(t0, t1-s)
 		g, tail := (t1-b)/s, (t1-b)%s != 0
 		for r := lo; r < end; r += rows {
-			w.dotZ(dst[b*out+r:], out, r, x[b*in:], g, acc[:])
+			w.dotZ(dst[b*out+r:], out, r, x[b*in:], g, acc)
 			if tail {
-				w.dotZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1, acc[:])
+				w.dotZ(dst[(t1-s)*out+r:], out, r, x[(t1-s)*in:], 1, acc)
 			}
 		}
 	}
