@@ -44,3 +44,15 @@ func dotQuadsPackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int,
 //
 //go:noescape
 func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
+
+// dotQuads2PackedQ8_0VNNI is dotQuadsPackedQ8_0VNNI over 2·pairs quads in
+// two streams: quads p and pairs+p together, for p < pairs (the same
+// bits).
+//
+//go:noescape
+func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+
+// dotQuads2PackedQ4_0VNNI is dotQuads2PackedQ8_0VNNI for Q4_0 rows.
+//
+//go:noescape
+func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)

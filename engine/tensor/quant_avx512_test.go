@@ -194,7 +194,7 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 
 // TestQuantMatMulSameBits: a whole quantized product (Q8_0 and Q4_0 rows
 // four at a time a quarter of the matrix apart by the VNNI kernels, the
-// rows left alone; K-quant rows by runs; several rows of x, split over a
+// rows left alone; packed quads, in a decode two at a time; K-quant rows by runs; several rows of x, split over a
 // pool), Q8_0 and Q4_0 in ggml's layout and packed where the VNNI kernels
 // run, gives every output the Go twin's bits; the packed matrix gives
 // back ggml's weights.
@@ -203,7 +203,8 @@ func TestQuantMatMulSameBits(t *testing.T) {
 	pool := NewPool(2)
 	defer pool.Close()
 	type shape struct{ rows, cols, n int }
-	shapes := []shape{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}, {9, 288, 2}, {6, 512, 3}, {13, 1536, 1}}
+	shapes := []shape{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}, {9, 288, 2}, {6, 512, 3}, {13, 1536, 1},
+		{16, 288, 1}, {23, 160, 1}, {40, 576, 1}, {200, 800, 1}} // decode: packed quads in two streams, groups and blocks left
 	kShapes := []shape{{1, 256, 1}, {7, 512, 3}, {65, 768, 2}, {600, 256, 2}} // K-quants: runs of rows
 	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
 		if elems, _ := dt.Block(); elems == 256 {

@@ -322,13 +322,20 @@ func (j *quantJob) quads(k, h, count int) {
 }
 
 // packedQuads computes the quads [first, end) of a packed matrix (rows
-// 4·first to 4·end), for every row of x, by chunks as quads does.
+// 4·first to 4·end), for every row of x, by chunks as quads does. A
+// decode (one row of x) reads the range's two halves side by side, in
+// two streams (dotQuads2Packed*), an odd last quad alone.
 func (j *quantJob) packedQuads(first, end int) {
 	w, a := j.w, j.a
 	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
-	kernel := dotQuadsPackedQ8_0VNNI
+	kernel, kernel2 := dotQuadsPackedQ8_0VNNI, dotQuads2PackedQ8_0VNNI
 	if w.DType == Q4_0 {
-		kernel = dotQuadsPackedQ4_0VNNI
+		kernel, kernel2 = dotQuadsPackedQ4_0VNNI, dotQuads2PackedQ4_0VNNI
+	}
+	if pairs := (end - first) / 2; j.n == 1 && pairs > 0 {
+		dst := j.dst[4*first : 4*(first+2*pairs)]
+		kernel2(&dst[0], &w.q[4*first*rb], &a.d[0], &a.xv[0], nb, pairs)
+		first += 2 * pairs
 	}
 	chunk := end - first
 	if j.n > 1 {
