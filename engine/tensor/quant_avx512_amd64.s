@@ -526,11 +526,17 @@ end: \
 	VZEROUPPER \
 	RET
 
+#define PFQ 4096
+
 // The two-stream forms of BP8 and BP4 for DOTQUADSP2: block i of a
 // packed group of quad A at SI, as BP8 or BP4 does, and the same block of
 // quad B at R14 into Z26 (rows 0, 1 or lanes 0..3) and Z27, its scale
 // products picked from Z28 and Z29, the activations' loads shared.
 #define BP8X2(i, zi) \
+	PREFETCHT0 PFQ+64+i*128(SI) \
+	PREFETCHT0 PFQ+128+i*128(SI) \
+	PREFETCHT0 PFQ+64+i*128(R14) \
+	PREFETCHT0 PFQ+128+i*128(R14) \
 	VBROADCASTI64X4 i*64(DI)(AX*1), Z13 \
 	VBROADCASTI64X4 i*64+32(DI)(AX*1), Z1 \
 	VPXORD 64+i*128(SI), Z7, Z0 \
@@ -558,6 +564,8 @@ end: \
 	VFMADD231PS Z15, Z31, Z27
 
 #define BP4X2(i, zi) \
+	PREFETCHT0 PFQ+64+i*64(SI) \
+	PREFETCHT0 PFQ+64+i*64(R14) \
 	VMOVDQU64 64+i*64(SI), Z0 \
 	VMOVDQU64 64+i*64(R14), Z5 \
 	VPSRLW $4, Z0, Z1 \
@@ -638,6 +646,8 @@ pair: \
 	CMPQ R8, CX \
 	JA tails \
 loop8: \
+	PREFETCHT0 PFQ(SI) \
+	PREFETCHT0 PFQ(R14) \
 	VBROADCASTF32X8 (DX)(R15*4), Z11 \
 	VCVTPH2PS (SI), Z12 \
 	VMULPS Z11, Z12, Z12 \
