@@ -196,3 +196,18 @@ func roundSumF64(w *float32, e *float64, n int, s *[4]float64)
 //
 //go:noescape
 func divF32(w *float32, n int, d float32)
+
+// addF32 and mulF32: dst[i] = a[i] + b[i] (a[i]·b[i]) for i < n, n a
+// positive multiple of 8. dst may be a or b.
+//
+//go:noescape
+func addF32(dst, a, b *float32, n int)
+
+//go:noescape
+func mulF32(dst, a, b *float32, n int)
+
+// rotateHalfF32 is RotateHalf of the 2·half floats at x, half a positive
+// multiple of 8.
+//
+//go:noescape
+func rotateHalfF32(x, cos, sin *float32, half int)

@@ -635,3 +635,85 @@ roundf16:
 	JNE roundf16
 	VZEROUPPER
 	RET
+
+// ELEMWISE body: dst[i] = a[i] OP b[i] for i < n (n a positive multiple
+// of 8), each one rounded operation, as the Go loops compute it: 32 a
+// pass, then 8. dst in DI, a in SI, b in DX, n in CX.
+#define ELEMWISE(OP) \
+	XORQ AX, AX \
+	MOVQ CX, R8 \
+	ANDQ $~31, R8 \
+	JZ ew8 \
+ew32: \
+	VMOVUPS (SI)(AX*4), Y0 \
+	VMOVUPS 32(SI)(AX*4), Y1 \
+	VMOVUPS 64(SI)(AX*4), Y2 \
+	VMOVUPS 96(SI)(AX*4), Y3 \
+	OP (DX)(AX*4), Y0, Y0 \
+	OP 32(DX)(AX*4), Y1, Y1 \
+	OP 64(DX)(AX*4), Y2, Y2 \
+	OP 96(DX)(AX*4), Y3, Y3 \
+	VMOVUPS Y0, (DI)(AX*4) \
+	VMOVUPS Y1, 32(DI)(AX*4) \
+	VMOVUPS Y2, 64(DI)(AX*4) \
+	VMOVUPS Y3, 96(DI)(AX*4) \
+	ADDQ $32, AX \
+	CMPQ AX, R8 \
+	JB ew32 \
+ew8: \
+	CMPQ AX, CX \
+	JAE ewdone \
+	VMOVUPS (SI)(AX*4), Y0 \
+	OP (DX)(AX*4), Y0, Y0 \
+	VMOVUPS Y0, (DI)(AX*4) \
+	ADDQ $8, AX \
+	JMP ew8 \
+ewdone: \
+	VZEROUPPER \
+	RET
+
+// func addF32(dst, a, b *float32, n int)
+TEXT ·addF32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ELEMWISE(VADDPS)
+
+// func mulF32(dst, a, b *float32, n int)
+TEXT ·mulF32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	ELEMWISE(VMULPS)
+
+// func rotateHalfF32(x, cos, sin *float32, half int) rotates one head
+// vector x (2·half floats; half a positive multiple of 8) as RotateHalf:
+// lo = a·cos - b·sin, hi = b·cos + a·sin, every product and sum rounded
+// on its own (no fused multiply-add), a and b the halves.
+TEXT ·rotateHalfF32(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), DI
+	MOVQ cos+8(FP), SI
+	MOVQ sin+16(FP), DX
+	MOVQ half+24(FP), CX
+	LEAQ (DI)(CX*4), R9
+	XORQ AX, AX
+rot8:
+	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS (R9)(AX*4), Y1
+	VMOVUPS (SI)(AX*4), Y2
+	VMOVUPS (DX)(AX*4), Y3
+	VMULPS Y2, Y0, Y4
+	VMULPS Y3, Y1, Y5
+	VSUBPS Y5, Y4, Y4
+	VMULPS Y2, Y1, Y6
+	VMULPS Y3, Y0, Y7
+	VADDPS Y7, Y6, Y6
+	VMOVUPS Y4, (DI)(AX*4)
+	VMOVUPS Y6, (R9)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JB rot8
+	VZEROUPPER
+	RET

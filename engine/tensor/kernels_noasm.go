@@ -70,3 +70,7 @@ func countEqualF32(s *float32, n int, v float32) int           { panic("no asm")
 func sumSquaresF64(x *float32, n int, s *[8]float64)           { panic("no asm") }
 func scaleMulF32(dst, x, w *float32, n int, r float32)         { panic("no asm") }
 func divF32(w *float32, n int, d float32)                      { panic("no asm") }
+
+func addF32(dst, a, b *float32, n int)             { panic("no asm") }
+func mulF32(dst, a, b *float32, n int)             { panic("no asm") }
+func rotateHalfF32(x, cos, sin *float32, half int) { panic("no asm") }

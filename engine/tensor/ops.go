@@ -140,7 +140,12 @@ func SwiGLU(dst, gate, up []float32) {
 		s := buf[:n]
 		siluInto(s, gate[lo:lo+n])
 		u, d := up[lo:lo+n], dst[lo:lo+n]
-		for i := range s {
+		m := 0
+		if useAsm && n >= 8 {
+			m = n &^ 7
+			mulF32(&d[0], &s[0], &u[0], m)
+		}
+		for i := m; i < n; i++ {
 			d[i] = s[i] * u[i]
 		}
 	}
@@ -164,7 +169,12 @@ func GeluNew(dst, x []float32) {
 // Add computes dst[i] = a[i] + b[i]. dst may be a or b.
 func Add(dst, a, b []float32) {
 	checkLen("Add", len(dst), a, b)
-	for i := range dst {
+	n := 0
+	if useAsm && len(dst) >= 8 {
+		n = len(dst) &^ 7
+		addF32(&dst[0], &a[0], &b[0], n)
+	}
+	for i := n; i < len(dst); i++ {
 		dst[i] = a[i] + b[i]
 	}
 }

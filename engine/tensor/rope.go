@@ -52,10 +52,16 @@ func RotateHalf(x, cos, sin []float32) {
 	h := len(x) / 2
 	checkLen("RotateHalf", h, cos, sin)
 	lo, hi := x[:h], x[h:2*h]
+	if useAsm && h%8 == 0 && h > 0 {
+		rotateHalfF32(&x[0], &cos[0], &sin[0], h)
+		return
+	}
 	for i := range lo {
+		// Each product rounded on its own, as torch computes it (the
+		// conversions keep Go from fusing a multiply-add).
 		a, b := lo[i], hi[i]
-		lo[i] = a*cos[i] - b*sin[i]
-		hi[i] = b*cos[i] + a*sin[i]
+		lo[i] = float32(a*cos[i]) - float32(b*sin[i])
+		hi[i] = float32(b*cos[i]) + float32(a*sin[i])
 	}
 }
 
@@ -72,7 +78,7 @@ func RotatePairs(x, cos, sin []float32) {
 	checkLen("RotatePairs", len(x)/2, cos, sin)
 	for i := range cos {
 		a, b := x[2*i], x[2*i+1]
-		x[2*i] = a*cos[i] - b*sin[i]
-		x[2*i+1] = a*sin[i] + b*cos[i]
+		x[2*i] = float32(a*cos[i]) - float32(b*sin[i]) // no fused multiply-add
+		x[2*i+1] = float32(a*sin[i]) + float32(b*cos[i])
 	}
 }

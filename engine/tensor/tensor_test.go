@@ -370,3 +370,56 @@ func TestRoundF16(t *testing.T) {
 		}
 	}
 }
+
+// TestElementwiseSameBits: Add, SwiGLU and RotateHalf, whose AVX2 loops
+// take whole runs of eight, give the bits of one rounded operation at a
+// time (the Go loops, written here again) at every length around those
+// runs, tails included.
+func TestElementwiseSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	vec := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * 3)
+		}
+		return v
+	}
+	same := func(op string, n int, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if !sameBits(got[i], want[i]) {
+				t.Fatalf("%s, n=%d, [%d]: got %v, want %v", op, n, i, got[i], want[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 7, 8, 9, 16, 31, 32, 33, 40, 63, 64, 100, 576, 1537} {
+		a, b := vec(n), vec(n)
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = a[i] + b[i]
+		}
+		got := make([]float32, n)
+		Add(got, a, b)
+		same("Add", n, got, want)
+		Add(a, a, b) // in place
+		same("Add in place", n, a, want)
+
+		gate, up := vec(n), vec(n)
+		for i := range want {
+			want[i] = silu(gate[i]) * up[i]
+		}
+		SwiGLU(got, gate, up)
+		same("SwiGLU", n, got, want)
+	}
+	for _, half := range []int{4, 8, 12, 16, 32, 64, 128} {
+		x, cos, sin := vec(2*half), vec(half), vec(half)
+		want := make([]float32, 2*half)
+		for i := range half {
+			a, b := x[i], x[i+half]
+			want[i] = float32(a*cos[i]) - float32(b*sin[i])
+			want[i+half] = float32(b*cos[i]) + float32(a*sin[i])
+		}
+		RotateHalf(x, cos, sin)
+		same("RotateHalf", half, x, want)
+	}
+}
