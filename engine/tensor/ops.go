@@ -187,9 +187,7 @@ func AddRows(x, b []float32) {
 	}
 	for t := 0; t < len(x); t += len(b) {
 		row := x[t : t+len(b)]
-		for i, v := range b {
-			row[i] += v
-		}
+		Add(row, row, b)
 	}
 }
 

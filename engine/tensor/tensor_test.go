@@ -371,7 +371,7 @@ func TestRoundF16(t *testing.T) {
 	}
 }
 
-// TestElementwiseSameBits: Add, SwiGLU and RotateHalf, whose AVX2 loops
+// TestElementwiseSameBits: Add (and AddRows), SwiGLU and RotateHalf, whose AVX2 loops
 // take whole runs of eight, give the bits of one rounded operation at a
 // time (the Go loops, written here again) at every length around those
 // runs, tails included.
@@ -403,6 +403,14 @@ func TestElementwiseSameBits(t *testing.T) {
 		same("Add", n, got, want)
 		Add(a, a, b) // in place
 		same("Add in place", n, a, want)
+
+		rows, bias := vec(3*n), vec(n)
+		wantRows := make([]float32, 3*n)
+		for i := range wantRows {
+			wantRows[i] = rows[i] + bias[i%n]
+		}
+		AddRows(rows, bias)
+		same("AddRows", n, rows, wantRows)
 
 		gate, up := vec(n), vec(n)
 		for i := range want {
