@@ -194,10 +194,11 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 
 // TestQuantMatMulSameBits: a whole quantized product (Q8_0 and Q4_0 rows
 // four at a time a quarter of the matrix apart by the VNNI kernels, the
-// rows left alone; packed quads, in a decode two at a time; K-quant rows by runs; several rows of x, split over a
-// pool), Q8_0 and Q4_0 in ggml's layout and packed where the VNNI kernels
-// run, gives every output the Go twin's bits; the packed matrix gives
-// back ggml's weights.
+// rows left alone; packed quads, in a decode two at a time in two
+// streams; K-quant rows by runs; several rows of x, split over a pool),
+// Q8_0 and Q4_0 in ggml's layout and packed where the VNNI kernels run,
+// gives every output the Go twin's bits; the packed matrix gives back
+// ggml's weights.
 func TestQuantMatMulSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	pool := NewPool(2)

@@ -371,10 +371,10 @@ func TestRoundF16(t *testing.T) {
 	}
 }
 
-// TestElementwiseSameBits: Add (and AddRows), SwiGLU and RotateHalf, whose AVX2 loops
-// take whole runs of eight, give the bits of one rounded operation at a
-// time (the Go loops, written here again) at every length around those
-// runs, tails included.
+// TestElementwiseSameBits: Add (and AddRows), SwiGLU and RotateHalf,
+// whose AVX2 loops take whole runs of eight, give the bits of one rounded
+// operation at a time (the Go loops, written here again) at every length
+// around those runs, tails included.
 func TestElementwiseSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	vec := func(n int) []float32 {
