@@ -449,6 +449,40 @@ end: \
 	VMOVSS X15, 8(R10) \
 	VMOVSS X9, 12(R10)
 
+// PACKEDARGS loads the packed kernels' first five arguments (dst in R10,
+// w in SI, xd in DX, xv in DI, n in CX), sets up their constants (SETUP)
+// and fills Z16..Z23 with the indices of blocks 0..7 (IDX block 0's).
+#define PACKEDARGS(SETUP, IDX) \
+	MOVQ dst+0(FP), R10 \
+	MOVQ w+8(FP), SI \
+	MOVQ xd+16(FP), DX \
+	MOVQ xv+24(FP), DI \
+	MOVQ n+32(FP), CX \
+	SETUP \
+	VMOVDQU64 IDX, Z16 \
+	MOVL $1, AX \
+	VPBROADCASTD AX, Z15 \
+	VPADDD Z15, Z16, Z17 \
+	VPADDD Z15, Z17, Z18 \
+	VPADDD Z15, Z18, Z19 \
+	VPADDD Z15, Z19, Z20 \
+	VPADDD Z15, Z20, Z21 \
+	VPADDD Z15, Z21, Z22 \
+	VPADDD Z15, Z22, Z23
+
+// PACKEDTAILS runs TAIL for each block left of a quad (R15 on to n),
+// from lbl, going on at out.
+#define PACKEDTAILS(TAIL, BLOCK, lbl, out) \
+lbl: \
+	CMPQ R15, CX \
+	JAE out \
+	TAIL \
+	ADDQ $(4*BLOCK), SI \
+	ADDQ $64, AX \
+	INCQ R15 \
+	JMP lbl \
+out:
+
 // DOTQUADSP body: dst[4p+j] for p < quads and j < 4 is row j of the p-th
 // packed quad of rows (quant.go: 4·n blocks of BLOCK bytes, one after the
 // other from w) against the activations, laid out as for DOTQUADS. A
@@ -462,23 +496,8 @@ end: \
 // pass).
 // func(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
 #define DOTQUADSP(BLOCK, SETUP, IDX, BP, TAIL, GATHER) \
-	MOVQ dst+0(FP), R10 \
-	MOVQ w+8(FP), SI \
-	MOVQ xd+16(FP), DX \
-	MOVQ xv+24(FP), DI \
-	MOVQ n+32(FP), CX \
+	PACKEDARGS(SETUP, IDX) \
 	MOVQ quads+40(FP), BX \
-	SETUP \
-	VMOVDQU64 IDX, Z16 \
-	MOVL $1, AX \
-	VPBROADCASTD AX, Z15 \
-	VPADDD Z15, Z16, Z17 \
-	VPADDD Z15, Z17, Z18 \
-	VPADDD Z15, Z18, Z19 \
-	VPADDD Z15, Z19, Z20 \
-	VPADDD Z15, Z20, Z21 \
-	VPADDD Z15, Z21, Z22 \
-	VPADDD Z15, Z22, Z23 \
 	TESTQ BX, BX \
 	JEQ end \
 quad: \
@@ -509,15 +528,7 @@ loop8: \
 	LEAQ 8(R15), R8 \
 	CMPQ R8, CX \
 	JBE loop8 \
-loop1: \
-	CMPQ R15, CX \
-	JAE done \
-	TAIL \
-	ADDQ $(4*BLOCK), SI \
-	ADDQ $64, AX \
-	INCQ R15 \
-	JMP loop1 \
-done: \
+	PACKEDTAILS(TAIL, BLOCK, loop1, done) \
 	GATHER \
 	ADDQ $16, R10 \
 	DECQ BX \
@@ -610,23 +621,8 @@ end: \
 // A's pointer in R9 while SI walks B).
 // func(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
 #define DOTQUADSP2(BLOCK, SETUP, IDX, BP2, TAIL, GATHER) \
-	MOVQ dst+0(FP), R10 \
-	MOVQ w+8(FP), SI \
-	MOVQ xd+16(FP), DX \
-	MOVQ xv+24(FP), DI \
-	MOVQ n+32(FP), CX \
+	PACKEDARGS(SETUP, IDX) \
 	MOVQ pairs+40(FP), BX \
-	SETUP \
-	VMOVDQU64 IDX, Z16 \
-	MOVL $1, AX \
-	VPBROADCASTD AX, Z15 \
-	VPADDD Z15, Z16, Z17 \
-	VPADDD Z15, Z17, Z18 \
-	VPADDD Z15, Z18, Z19 \
-	VPADDD Z15, Z19, Z20 \
-	VPADDD Z15, Z20, Z21 \
-	VPADDD Z15, Z21, Z22 \
-	VPADDD Z15, Z22, Z23 \
 	TESTQ BX, BX \
 	JEQ end \
 	MOVQ CX, R14 \
@@ -675,15 +671,7 @@ loop8: \
 tails: \
 	MOVQ AX, R12 \
 	MOVQ R15, R13 \
-loopa: \
-	CMPQ R15, CX \
-	JAE donea \
-	TAIL \
-	ADDQ $(4*BLOCK), SI \
-	ADDQ $64, AX \
-	INCQ R15 \
-	JMP loopa \
-donea: \
+	PACKEDTAILS(TAIL, BLOCK, loopa, donea) \
 	GATHER \
 	MOVQ SI, R9 \
 	MOVQ R14, SI \
@@ -691,15 +679,7 @@ donea: \
 	MOVQ R13, R15 \
 	VMOVAPS Z26, Z4 \
 	VMOVAPS Z27, Z9 \
-loopb: \
-	CMPQ R15, CX \
-	JAE doneb \
-	TAIL \
-	ADDQ $(4*BLOCK), SI \
-	ADDQ $64, AX \
-	INCQ R15 \
-	JMP loopb \
-doneb: \
+	PACKEDTAILS(TAIL, BLOCK, loopb, doneb) \
 	XCHGQ R10, R11 \
 	GATHER \
 	XCHGQ R10, R11 \
