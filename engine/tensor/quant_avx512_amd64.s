@@ -716,6 +716,16 @@ TEXT ·dotQuadsPackedQ8_0VNNI(SB), NOSPLIT, $0-48
 TEXT ·dotQuadsPackedQ4_0VNNI(SB), NOSPLIT, $0-48
 	DOTQUADSP(18, SETUP4, permQ4<>(SB), BP4, TAIL4, GATHER4)
 
+// func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+TEXT ·dotQuads2PackedQ8_0VNNI(SB), NOSPLIT, $0-48
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z7
+	DOTQUADSP2(34, SETUP8, permBase<>(SB), BP8X2, TAIL8, GATHER8)
+
+// func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+TEXT ·dotQuads2PackedQ4_0VNNI(SB), NOSPLIT, $0-48
+	DOTQUADSP2(18, SETUP4, permQ4<>(SB), BP4X2, TAIL4, GATHER4)
+
 // func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
 // quantizeQ8_0 of blocks of 32 values at x, in AVX-512: qs the rounded
 // values, d the scales (widened from binary16), and xv the VNNI layout
@@ -787,13 +797,3 @@ qloop:
 qdone:
 	VZEROUPPER
 	RET
-
-// func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
-TEXT ·dotQuads2PackedQ8_0VNNI(SB), NOSPLIT, $0-48
-	MOVL $0x80808080, AX
-	VPBROADCASTD AX, Z7
-	DOTQUADSP2(34, SETUP8, permBase<>(SB), BP8X2, TAIL8, GATHER8)
-
-// func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
-TEXT ·dotQuads2PackedQ4_0VNNI(SB), NOSPLIT, $0-48
-	DOTQUADSP2(18, SETUP4, permQ4<>(SB), BP4X2, TAIL4, GATHER4)
