@@ -415,3 +415,49 @@ func FuzzQuantQ8_0Z(f *testing.F) {
 		}
 	})
 }
+
+// TestPackedDecodeSameBits: a decode (one row of x) of a packed Q8_0 or
+// Q4_0 matrix, quads two at a time in two streams and an odd one alone,
+// gives the Go twin's bits at random shapes: any number of rows (quads,
+// and rows after the last quad) and of blocks (groups of eight and
+// blocks left), alone and split over a pool. (Where nothing packs, the
+// same in ggml's layout.)
+func TestPackedDecodeSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	pool := NewPool(2)
+	defer pool.Close()
+	for range 40 {
+		for _, dt := range []DType{Q8_0, Q4_0} {
+			rows, cols := 1+r.IntN(300), 32*(1+r.IntN(40))
+			m, err := NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float32, cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			var a qActs
+			a.quantize(dt, x, 1, cols)
+			pm := m // without the VNNI kernels nothing packs: ggml's layout
+			if PackedLayout(dt) {
+				pk := slices.Clone(m.q)
+				if err := PackQuantRows(pk, pk, dt, cols); err != nil {
+					t.Fatal(err)
+				}
+				if pm, err = NewPackedQuantMatrix(pk, dt, rows, cols); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, p := range []*Pool{nil, pool} {
+				got := make([]float32, rows)
+				p.MatVec(got, pm, x)
+				for i := range got {
+					if want := twinDot(dt, m.quantRow(i), &a, 0, cols); !sameBits(got[i], want) {
+						t.Fatalf("%s %dx%d, pool %v, row %d: got %v, want %v, the Go twin's bits", dt, rows, cols, p != nil, i, got[i], want)
+					}
+				}
+			}
+		}
+	}
+}
