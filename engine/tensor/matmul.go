@@ -38,12 +38,13 @@ func MatVec(dst []float32, w Matrix, x []float32) { MatMul(dst, w, x) }
 // result does not depend on n or on the split.
 //
 // Decode (one or two rows of x) streams the weight rows in order, the
-// pattern the hardware prefetchers follow best (with AVX-512, one row of x
-// reads two streams at once: rows r and h+r of the h pairs); prefill reads each
-// pair of long float32 weight rows (a long 16-bit row alone; short rows
-// by four) once for every three rows of x. With AVX-512, prefill reads
-// each block of eight long float32 weight rows (four 16-bit ones) once for
-// every three rows of x; the sums and so the bits stay the same.
+// pattern the hardware prefetchers follow best (with AVX-512, one row of
+// x reads two streams at once: rows r and h+r of the h pairs; packed
+// Q8_0 and Q4_0 quads the same way); prefill reads each pair of long
+// float32 weight rows (a long 16-bit row alone; short rows by four) once
+// for every three rows of x. With AVX-512, prefill reads each block of
+// eight long float32 weight rows (four 16-bit ones) once for every three
+// rows of x; the sums and so the bits stay the same.
 func MatMul(dst []float32, w Matrix, x []float32) {
 	n := checkMatMul("MatMul", dst, w.Rows, w.Cols, x)
 	if w.needsRounding() {

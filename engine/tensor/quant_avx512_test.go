@@ -231,15 +231,8 @@ func TestQuantMatMulSameBits(t *testing.T) {
 				}
 				ms := []Matrix{m}
 				if PackedLayout(dt) {
-					pk := slices.Clone(m.q) // packed in place
-					if err := PackQuantRows(pk, pk, dt, sh.cols); err != nil {
-						t.Fatal(err)
-					}
-					pm, err := NewPackedQuantMatrix(pk, dt, sh.rows, sh.cols)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if string(pk) == string(m.q) && sh.cols >= 256 {
+					pm := packedCopy(t, m)
+					if string(pm.q) == string(m.q) && sh.cols >= 256 {
 						t.Fatal("PackQuantRows left the rows as they were")
 					}
 					ms = append(ms, pm)
@@ -441,13 +434,7 @@ func TestPackedDecodeSameBits(t *testing.T) {
 			a.quantize(dt, x, 1, cols)
 			pm := m // without the VNNI kernels nothing packs: ggml's layout
 			if PackedLayout(dt) {
-				pk := slices.Clone(m.q)
-				if err := PackQuantRows(pk, pk, dt, cols); err != nil {
-					t.Fatal(err)
-				}
-				if pm, err = NewPackedQuantMatrix(pk, dt, rows, cols); err != nil {
-					t.Fatal(err)
-				}
+				pm = packedCopy(t, m)
 			}
 			for _, p := range []*Pool{nil, pool} {
 				got := make([]float32, rows)
@@ -460,4 +447,19 @@ func TestPackedDecodeSameBits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// packedCopy returns m's rows in the packed layout, in a copy (packed in
+// place there).
+func packedCopy(t *testing.T, m Matrix) Matrix {
+	t.Helper()
+	pk := slices.Clone(m.q)
+	if err := PackQuantRows(pk, pk, m.DType, m.Cols); err != nil {
+		t.Fatal(err)
+	}
+	pm, err := NewPackedQuantMatrix(pk, m.DType, m.Rows, m.Cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pm
 }
