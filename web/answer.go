@@ -25,6 +25,11 @@ func (s *Server) handleMessage(c *client, data []byte) {
 		if err != nil {
 			return err
 		}
+		if m.Type == msgView && c.sess.following() { // the stream from the start
+			c.castAgain.Store(true)
+			c.nudge()
+			return nil
+		}
 		if m.Type == msgView { // only the asking page needs it
 			msg, seq := s.viewMessage(c.sess)
 			s.hub.offer(c, msg, seq)
@@ -183,13 +188,14 @@ func (s *Server) publish(sess *session) {
 }
 
 func (s *Server) publishViews(sess *session) {
+	if sess.following() { // its pages take the classroom's stream
+		s.hub.wakeSession(sess.id)
+		return
+	}
 	msg, seq := s.viewMessage(sess)
 	s.hub.offerSession(sess.id, msg, seq)
 	if sess.teach {
-		for _, f := range s.hub.followers(sess) {
-			msg, seq := s.viewMessage(f)
-			s.hub.offerSession(f.id, msg, seq)
-		}
+		s.publishCast()
 	}
 }
 
@@ -238,7 +244,11 @@ func (s *Server) stepperFor(sess *session) (StepperView, bool, uint64) {
 	seq := s.seq.Add(1)
 	src.mu.Unlock()
 	if v.Charts != nil {
-		renderCharts(sess.cache, v.Charts, jobs)
+		cache := sess.cache
+		if sess.teach { // the followers' charts are the instructor's, drawn once
+			cache = s.class.cast.charts
+		}
+		renderCharts(cache, v.Charts, jobs)
 	}
 	return v, running, seq
 }

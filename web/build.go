@@ -25,6 +25,7 @@ type buildOpts struct {
 	following string    // classroom state for the banner: "instructor", "detached" or ""
 	words     Words     // the recipient's language
 	bandwidth float64   // the machine's read bandwidth in GB/s; 0 while unknown
+	ahead     bool      // rendered ahead of a move (the classroom's stream): start no look inside a step
 }
 
 // stepperView translates a document at a cursor into the stepper's view,
@@ -106,7 +107,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		v.Step.Tokens = namedTokensBefore(t, steps, pos, row, r.namer())
 		v.Text = runOutput(r, steps, pos, row)
 		v.Step.Branchable = r.generated() && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
-		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth)
+		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth, !o.ahead)
 	} else {
 		note := w.T(keyDbgNoSteps)
 		if r.live {

@@ -15,6 +15,7 @@ import (
 type classroom struct {
 	token  string
 	leader *session
+	cast   *castState // what the followers are shown (cast.go)
 }
 
 // newToken returns a random secret of 32 bytes in hex.

@@ -15,11 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"tracer/lessons"
 	"tracer/toy"
 	"tracer/trace"
+	"tracer/web/pack"
 )
 
 // An exported file (tracer export --html, the page's Export HTML) is the
@@ -199,7 +199,7 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 
 // renderedPositions are the positions of an export, rendered.
 type renderedPositions struct {
-	pack      *fragments
+	pack      *positions
 	first     StepperView // the position the document itself shows
 	attention bool        // a position shows the attention panel, which inside.js draws
 	charted   bool        // a position shows charts, whose text needs the charts' fonts
@@ -209,7 +209,7 @@ type renderedPositions struct {
 // packs them.
 func renderPositions(d *document, ps []exportPosition, o buildOpts) (*renderedPositions, error) {
 	cache := newChartCache(chartCacheSize)
-	r := &renderedPositions{pack: newFragments()}
+	r := &renderedPositions{pack: newPositions()}
 	var buf bytes.Buffer
 	for i, p := range ps {
 		v, jobs := stepperView(d, p.cur, o)
@@ -275,7 +275,7 @@ func exportTail(d *document, r *renderedPositions, firstKey string) (tail, csp s
 			return "", "", fmt.Errorf("web: export: %w", err)
 		}
 		b.WriteString("<script>" + string(js) + "</script>")
-		r.pack.addRunes(string(js)) // what the scripts write: "layer 2 · head 1"
+		r.pack.frags.AddRunes(string(js)) // what the scripts write: "layer 2 · head 1"
 		sum := sha256.Sum256(js)
 		csp += " 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 	}
@@ -297,9 +297,9 @@ func exportHead(pv exportPageView, r *renderedPositions) (string, error) {
 	if err := exportPage(pv).Render(context.Background(), &page); err != nil {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
-	r.pack.addRunes(page.String())
-	r.pack.addRunes(string(css))
-	css, err = inlineFonts(css, r.pack.runes, r.charted)
+	r.pack.frags.AddRunes(page.String())
+	r.pack.frags.AddRunes(string(css))
+	css, err = inlineFonts(css, r.pack.frags.Runes(), r.charted)
 	if err != nil {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
@@ -318,66 +318,31 @@ func htmlAttr(s string) string {
 	return strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", `>`, "&gt;").Replace(s)
 }
 
-// fragments deduplicates the positions' markup: each position's HTML is
-// cut before every tag into fragments, each distinct fragment is kept once,
-// and a position is the list of its fragments' numbers.
-type fragments struct {
-	ids   map[string]int
-	list  []string
-	seqs  map[string][][]int // key -> positions -> fragment numbers, as differences from the previous number
-	order []string           // keys in first-seen order
-	runes map[rune]bool      // every character the positions use, for the fonts
+// positions are an export's positions, packed: the fragments and, per
+// sequence key, each position's fragment numbers (pack.Fragments.Cut).
+type positions struct {
+	frags *pack.Fragments
+	seqs  map[string][][]int // key -> positions -> fragment numbers
 }
 
-func newFragments() *fragments {
-	return &fragments{ids: map[string]int{}, seqs: map[string][][]int{}, runes: map[rune]bool{}}
+func newPositions() *positions {
+	return &positions{frags: pack.New(), seqs: map[string][][]int{}}
 }
 
 // add appends a position's HTML to the sequence key.
-func (f *fragments) add(key string, html []byte) {
-	if _, ok := f.seqs[key]; !ok {
-		f.order = append(f.order, key)
-	}
-	var seq []int
-	prev := -1
-	for len(html) > 0 {
-		n := bytes.IndexByte(html[1:], '<') + 1
-		if n == 0 {
-			n = len(html)
-		}
-		frag := string(html[:n])
-		html = html[n:]
-		id, ok := f.ids[frag]
-		if !ok {
-			id = len(f.list)
-			f.ids[frag] = id
-			f.list = append(f.list, frag)
-			f.addRunes(frag)
-		}
-		seq = append(seq, id-prev)
-		prev = id
-	}
-	f.seqs[key] = append(f.seqs[key], seq)
-}
-
-// addRunes notes the characters beyond ASCII that s uses.
-func (f *fragments) addRunes(s string) {
-	for _, r := range s {
-		if r >= utf8.RuneSelf {
-			f.runes[r] = true
-		}
-	}
+func (p *positions) add(key string, html []byte) {
+	p.seqs[key] = append(p.seqs[key], p.frags.Cut(html))
 }
 
 // encode is the fragments and sequences as gzip-compressed JSON in base64:
 // {"frags": [...], "seqs": {"0.0": [[...], ...]}}.
-func (f *fragments) encode() (string, error) {
+func (p *positions) encode() (string, error) {
 	var raw bytes.Buffer
 	enc := json.NewEncoder(&raw)
 	if err := enc.Encode(struct {
 		Frags []string           `json:"frags"`
 		Seqs  map[string][][]int `json:"seqs"`
-	}{f.list, f.seqs}); err != nil {
+	}{p.frags.From(0), p.seqs}); err != nil {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
 	var z bytes.Buffer

@@ -295,7 +295,7 @@ func TestExportFontsKeepTheirCharacters(t *testing.T) {
 	const symbols = "@font-face { src: url(x.woff); unicode-range: U+2300-23FF, U+2400-243F; }"
 	const devanagari = "@font-face { src: url(x.woff); unicode-range: U+0900-097F, U+25CC; }"
 	const chart = "@font-face { src: url(x.ttf); }"
-	pack := newFragments()
+	pack := newPositions()
 	pack.add("0.0", []byte(`<div class="chart"><svg><text style="font-family:tracer mono,tracer">a␣b</text></svg></div>`))
 	pack.add("0.0", []byte(`<p>नमस्ते <b>⏮</b></p>`))
 	for _, tc := range []struct {
@@ -315,7 +315,7 @@ func TestExportFontsKeepTheirCharacters(t *testing.T) {
 		{"no range: unused", chart, '✓', false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := charsFor(tc.rule, pack.runes)(tc.r); got != tc.want {
+			if got := charsFor(tc.rule, pack.frags.Runes())(tc.r); got != tc.want {
 				t.Errorf("keeps %q: got %v, want %v", tc.r, got, tc.want)
 			}
 		})

@@ -2,8 +2,11 @@ package web
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"tracer/engine"
@@ -282,6 +285,56 @@ func (s *Server) newSessionJob(sess *session) *job {
 	return j
 }
 
+// runQueue is the line of runs waiting for a generation slot, in the
+// order they get one (a channel's blocked senders are served first come,
+// first served). Each waiting page is told how many runs are ahead of its
+// own whenever the line moves.
+type runQueue struct {
+	mu      sync.Mutex
+	waiting []*session // one entry per waiting run
+}
+
+// join puts a run of sess at the end of the line and returns its entry.
+func (q *runQueue) join(s *Server, sess *session) *session {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.waiting = append(q.waiting, sess)
+	q.tellLocked(s, len(q.waiting)-1)
+	return sess
+}
+
+// leave takes a run out of the line (its slot came, or it was stopped):
+// its page hears it waits no more ("ahead": -1), the runs behind it that
+// they moved up.
+func (q *runQueue) leave(s *Server, e *session) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiting, e)
+	if i < 0 {
+		return
+	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	b, _ := json.Marshal(queueMessage{Type: msgQueue, Ahead: -1})
+	s.hub.broadcast(e.id, b)
+	q.tellLocked(s, i)
+}
+
+// tellLocked tells the runs from place i on how many runs are ahead of
+// theirs. The caller holds q.mu.
+func (q *runQueue) tellLocked(s *Server, i int) {
+	for k := i; k < len(q.waiting); k++ {
+		b, _ := json.Marshal(queueMessage{Type: msgQueue, Ahead: k})
+		s.hub.broadcast(q.waiting[k].id, b)
+	}
+}
+
+// queueMessage tells a page where its run waits: {"type": "queue",
+// "ahead": 3}, the runs ahead of it; -1 once it waits no more.
+type queueMessage struct {
+	Type  string `json:"type"`
+	Ahead int    `json:"ahead"`
+}
+
 // launch runs work in its own goroutine, once a generation slot is free,
 // with a publisher that sends the session's view as steps arrive (at most
 // every publishEvery) and once more at the end, with work's error if any.
@@ -298,9 +351,12 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 		defer s.jobs.Done()
 		defer close(j.done)
 		defer sess.runs.Add(-1)
+		q := s.queue.join(s, sess)
 		select {
 		case s.slots <- struct{}{}:
+			s.queue.leave(s, q)
 		case <-j.ctx.Done():
+			s.queue.leave(s, q)
 			j.err = s.guard("a stopped run", work) // ends at once: the context is done
 			return
 		}
@@ -323,6 +379,7 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 				}
 				sess.mu.Unlock()
 				j.cancel()
+				s.hold(sess)
 				s.publish(sess)
 				if j.err != nil {
 					s.hub.broadcast(sess.id, errorMessage(s.catalog.redact(j.err.Error())))

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,8 +86,43 @@ type attnData struct {
 }
 
 type attnCell struct {
-	W   trace.Weights `json:"w"`
-	Top []int         `json:"top"`
+	W   attnWeights `json:"w"`
+	Top []int       `json:"top"`
+}
+
+// attnWeights are attention weights as the panel shows them: shades, line
+// widths and each key's weight to four decimals (appendWeight). Every view
+// of every step that a follower or an exported file holds carries them:
+// four decimals take half the bytes of float32's shortest form.
+type attnWeights []float32
+
+func (w attnWeights) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 7*len(w)+2)
+	b = append(b, '[')
+	for i, x := range w {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendWeight(b, x)
+	}
+	return append(b, ']'), nil
+}
+
+// appendWeight appends an attention weight to four decimals, trailing
+// zeros dropped (0.5000 → 0.5; under 0.00005 → 0); one that is not finite
+// (a broken model's) as null, as the trace writes it.
+func appendWeight(b []byte, x float32) []byte {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return append(b, "null"...)
+	}
+	n := len(b)
+	b = strconv.AppendFloat(b, float64(x), 'f', 4, 32)
+	b = bytes.TrimRight(b, "0")
+	b = bytes.TrimSuffix(b, []byte("."))
+	if s := string(b[n:]); s == "-0" || s == "" {
+		b = append(b[:n], '0')
+	}
+	return b
 }
 
 // LensView is the logit lens: every layer's top tokens with their
@@ -173,7 +210,7 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 			for k, x := range ws {
 				sum[k] += x
 			}
-			d.Cells[l] = append(d.Cells[l], attnCell{W: ws, Top: strongest(ws, keys-1, attnLinks)})
+			d.Cells[l] = append(d.Cells[l], attnCell{W: attnWeights(ws), Top: strongest(ws, keys-1, attnLinks)})
 			v.Grid[l] = append(v.Grid[l], AttnCellView{Layer: l, Head: h, Label: "L" + strconv.Itoa(l+1) + " H" + strconv.Itoa(h+1)})
 		}
 		for k := range sum {
@@ -203,7 +240,7 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 		}
 		v.Keys = append(v.Keys, AttnKeyView{
 			Text: texts[k], Pad: pads[k], Query: k == keys-1,
-			Weight: strconv.FormatFloat(float64(x), 'g', -1, 32),
+			Weight: string(appendWeight(nil, x)),
 			Tint:   strconv.FormatFloat(min(max(tint, 0), 1), 'f', 2, 64),
 			Link:   slices.Contains(first.Top, k),
 		})

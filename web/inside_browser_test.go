@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,20 @@ func exported(t *testing.T, ctx context.Context) (*trace.Trace, string) {
 		t.Fatalf("the export is not a valid trace: %v", err)
 	}
 	return tr, body
+}
+
+// shownAs reports whether the page shows the weights want: each to four
+// decimals (attnWeights).
+func shownAs(got, want []float32) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k := range got {
+		if d := math.Abs(float64(got[k]) - float64(want[k])); d > 0.5e-4+1e-7 {
+			return false
+		}
+	}
+	return true
 }
 
 // shownWeights reads the weights the attention panel shows on the context.
@@ -92,8 +107,8 @@ func TestBrowserInsidePanels(t *testing.T) {
 			waitJS(t, ctx, "the pick", `document.querySelector(`+strconv.Quote(sel)+`).getAttribute("aria-pressed") === "true"`)
 			want := att[c.layer][c.head]
 			got := shownWeights(t, ctx)
-			if !slices.Equal(got, []float32(want)) {
-				t.Errorf("layer %d head %d: got weights %v, want the trace's %v", c.layer, c.head, got, want)
+			if !shownAs(got, want) {
+				t.Errorf("layer %d head %d: got weights %v, want the trace's %v to four decimals", c.layer, c.head, got, want)
 			}
 			label := evalJS[string](t, ctx, `document.querySelector("[data-testid=attn-selected]").textContent`)
 			if wantLabel := fmt.Sprintf("layer %d · head %d", c.layer+1, c.head+1); label != wantLabel {
@@ -118,7 +133,7 @@ func TestBrowserInsidePanels(t *testing.T) {
 			for _, w := range att[2] {
 				sum += w[k]
 			}
-			if d := got[k] - sum/float32(len(att[2])); d > 1e-6 || d < -1e-6 {
+			if !shownAs(got[k:k+1], []float32{sum / float32(len(att[2]))}) {
 				t.Errorf("key %d: got %v, want the heads' mean %v", k, got[k], sum/float32(len(att[2])))
 			}
 		}
@@ -128,7 +143,7 @@ func TestBrowserInsidePanels(t *testing.T) {
 		do(t, ctx, "pick", chromedp.Click(css(`[data-testid=attn-cell][data-layer="3"][data-head="5"]`)))
 		do(t, ctx, "next", chromedp.Click(css("[data-testid=step-next]")))
 		waitJS(t, ctx, "the next step", fmt.Sprintf(`document.querySelector("[data-testid=step-index]").dataset.index === "%d" && document.querySelector("[data-testid=attention-panel][data-drawn]")`, at+1))
-		if got, want := shownWeights(t, ctx), tr.Steps[at+1].Rows[0].Inside.Attention[3][5]; !slices.Equal(got, []float32(want)) {
+		if got, want := shownWeights(t, ctx), tr.Steps[at+1].Rows[0].Inside.Attention[3][5]; !shownAs(got, want) {
 			t.Errorf("got weights %v at the next step, want layer 4 head 6's %v", got, want)
 		}
 		do(t, ctx, "back", chromedp.Click(css("[data-testid=step-prev]")))

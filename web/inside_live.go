@@ -112,6 +112,12 @@ func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step,
 // counts them (estimateRun).
 const insideKeep = 32
 
+// classInsideKeep is insideKeep for the classroom's instructor, whose
+// steps are looked inside ahead of the moves (renderAhead, cast.go) for
+// every follower at once. A run's memory estimate counts insideKeep; the
+// instructor's one document may keep up to this many.
+const classInsideKeep = 256
+
 // insideStore holds what a live run looked up inside its steps on demand:
 // a model too large to record attention and the lens at every step
 // (insideBudget) has the step on view computed when it is shown, once, by
@@ -120,7 +126,8 @@ const insideKeep = 32
 // context (the ids before the step: a branch that shares them shares the
 // result).
 type insideStore struct {
-	start func(key string, ids []int) // begins a computation (the server's)
+	start func(key string, ids []int)             // begins a computation (the server's)
+	look  func(ids []int) (*trace.Inside, string) // computes one now, on the caller's goroutine; or says why not
 
 	mu      sync.Mutex
 	kept    *fifoCache[*trace.Inside] // by insideKey, the newest insideKeep
@@ -139,8 +146,9 @@ func insideKey(ids []int) string {
 }
 
 // lookup returns the kept inside of a context, or why it failed, or
-// starts computing it when nothing else is being computed.
-func (st *insideStore) lookup(ids []int) (*trace.Inside, string) {
+// (when start is true) starts computing it when nothing else is being
+// computed.
+func (st *insideStore) lookup(ids []int, start bool) (*trace.Inside, string) {
 	key := insideKey(ids)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -150,11 +158,27 @@ func (st *insideStore) lookup(ids []int) (*trace.Inside, string) {
 	if why, ok := st.failed[key]; ok {
 		return nil, why
 	}
-	if st.pending == "" {
+	if start && st.pending == "" {
 		st.pending = key
 		st.start(key, slices.Clone(ids))
 	}
 	return nil, ""
+}
+
+// ensure computes the inside of a context now unless it is kept, failed
+// or being computed.
+func (st *insideStore) ensure(ids []int) {
+	key := insideKey(ids)
+	st.mu.Lock()
+	_, kept := st.kept.get(key)
+	_, failed := st.failed[key]
+	busy := st.pending == key
+	st.mu.Unlock()
+	if kept || failed || busy {
+		return
+	}
+	in, why := st.look(ids)
+	st.finish(key, in, why)
 }
 
 // finish keeps a computation's result (or why it failed).
@@ -181,7 +205,24 @@ func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Requ
 	if _, ok := m.Model.(engine.InsideModel); !ok || req.Options.RecordAttention != "" || req.Options.RecordLens > 0 {
 		return nil
 	}
-	st := &insideStore{kept: newFIFOCache[*trace.Inside](insideKeep), failed: map[string]string{}}
+	keep := insideKeep
+	if sess.teach {
+		keep = classInsideKeep
+	}
+	st := &insideStore{kept: newFIFOCache[*trace.Inside](keep), failed: map[string]string{}}
+
+	st.look = func(ids []int) (*trace.Inside, string) {
+		var in *trace.Inside
+		err := s.guard("looking inside a step", func() error {
+			var err error
+			in, err = s.lookInside(m, req, ids)
+			return err
+		})
+		if err != nil {
+			return nil, s.catalog.redact(err.Error())
+		}
+		return in, ""
+	}
 	st.start = func(key string, ids []int) {
 		s.jobMu.Lock()
 		if s.closed {
@@ -193,16 +234,7 @@ func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Requ
 		s.jobMu.Unlock()
 		go func() {
 			defer s.jobs.Done()
-			var in *trace.Inside
-			err := s.guard("looking inside a step", func() error {
-				var err error
-				in, err = s.lookInside(m, req, ids)
-				return err
-			})
-			why := ""
-			if err != nil {
-				why = s.catalog.redact(err.Error())
-			}
+			in, why := st.look(ids)
 			st.finish(key, in, why)
 			s.publish(sess)
 		}()
@@ -244,7 +276,7 @@ func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*
 // recording lacks looked up on demand (insideStore): shown when kept,
 // started and announced otherwise. Only ended single-row runs without
 // beams look inside on demand. The caller holds the session's lock.
-func insideFor(r *run, steps []trace.Step, pos, row int, w Words) *InsideView {
+func insideFor(r *run, steps []trace.Step, pos, row int, w Words, look bool) *InsideView {
 	v := insideView(r.trace, steps, pos, row, w)
 	if v == nil || v.Attention != nil || v.Lens != nil || r.inside == nil || rowCount(r.trace) > 1 || r.trace.Options.NumBeams > 1 {
 		return v
@@ -255,7 +287,7 @@ func insideFor(r *run, steps []trace.Step, pos, row int, w Words) *InsideView {
 	}
 	ids := slices.Clone(r.trace.Prompt.IDs)
 	ids = append(ids, chosenIDs(steps[:pos], 0)...)
-	in, why := r.inside.lookup(ids)
+	in, why := r.inside.lookup(ids, look)
 	switch {
 	case in != nil:
 		s := steps[pos]
@@ -286,4 +318,24 @@ func keptInsideBytes(info engine.Info, o trace.Options, length, entryBytes int) 
 	}
 	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, lensShown
 	return insideKeep * insideBytes(info, o, length, entryBytes)
+}
+
+// insideToLook returns the store that looks inside step pos of the
+// branch shown on demand, and the context to look at; nil when that step
+// needs no look (its inside is recorded, or the run is not one that looks:
+// see insideFor). The caller holds the session's lock.
+func insideToLook(d *document, cur cursor) (*insideStore, []int) {
+	if d.walk != nil || d.compare || len(d.runs) == 0 {
+		return nil, nil
+	}
+	r := d.runs[0]
+	if r.inside == nil || r.live || rowCount(r.trace) > 1 || r.trace.Options.NumBeams > 1 {
+		return nil, nil
+	}
+	steps := pathSteps(r.trace, cur.branch)
+	if cur.pos >= len(steps) || len(steps[cur.pos].Rows) == 0 || steps[cur.pos].Rows[0].Inside != nil {
+		return nil, nil
+	}
+	ids := slices.Clone(r.trace.Prompt.IDs)
+	return r.inside, append(ids, chosenIDs(steps[:cur.pos], 0)...)
 }

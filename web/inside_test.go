@@ -355,7 +355,7 @@ func TestInsideOnDemand(t *testing.T) {
 			t.Errorf("step %d: the view has no lens", at)
 		}
 		sess.mu.Lock()
-		v := insideFor(r, r.trace.Steps, at, 0, testWords(t, lessons.English))
+		v := insideFor(r, r.trace.Steps, at, 0, testWords(t, lessons.English), true)
 		sess.mu.Unlock()
 		want := recorded.Steps[at].Rows[0].Inside
 		var d attnData
@@ -365,7 +365,7 @@ func TestInsideOnDemand(t *testing.T) {
 		for l := range want.Attention {
 			for h, ws := range want.Attention[l] {
 				for k, x := range ws {
-					if diff := d.Cells[l][h].W[k] - x; diff > 1e-5 || diff < -1e-5 {
+					if diff := d.Cells[l][h].W[k] - x; diff > 0.5e-4+1e-7 || diff < -0.5e-4-1e-7 { // the panel's four decimals
 						t.Fatalf("step %d layer %d head %d key %d: got %v looked up, want %v recorded", at, l, h, k, d.Cells[l][h].W[k], x)
 					}
 				}
@@ -499,5 +499,18 @@ func TestAttentionTint(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAttnWeightsJSON checks the panel's weights on the wire: four
+// decimals, trailing zeros dropped, what is not finite as null.
+func TestAttnWeightsJSON(t *testing.T) {
+	nan := float32(math.NaN())
+	got, err := json.Marshal(attnWeights{0.5, 1, 0, 0.031654995, 0.00004, -0.00001, 0.99996, nan, float32(math.Inf(1)), 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[0.5,1,0,0.0317,0,0,1,null,null,0.1]`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

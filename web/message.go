@@ -41,6 +41,11 @@ const (
 	msgProgress = "progress" // a download's progress: {"type": "progress", "message": "config.json 12 kB of 12 kB"}
 	msgPulled   = "pulled"   // a download finished: {"type": "pulled", "message": "ORG/NAME"}
 	msgExpired  = "expired"  // the page's session is gone: the page reloads for a fresh one
+	msgQueue    = "queue"    // the page's run waits for a generation slot: {"type": "queue", "ahead": 3} runs ahead of it
+	// live.MsgCast ("cast"): a follower's stream of the instructor's views
+	// (web/live): fragments and views it lacks, then the cursor.
+	// msgClass ("class"): the instructor's page hears of the class every
+	// second: following, detached, behind, ahead, positions (cast.go).
 	// msgView also answers: {"type": "view", "seq": 7, "index": 3, "count": 10,
 	// "running": false, "html": "..."}. seq grows with every view the server
 	// builds, so a page ignores a view older than the one it shows.

@@ -19,7 +19,8 @@ const (
 )
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
-func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth float64) *PanelsView {
+// A look inside the step that is not kept starts only when look is true.
+func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth float64, look bool) *PanelsView {
 	s := steps[pos]
 	sr := s.Rows[min(row, len(s.Rows)-1)]
 	var prev *trace.Step
@@ -33,7 +34,7 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth flo
 		KV:        kvView(s, prev, w),
 		Traffic:   trafficView(s, w, bandwidth),
 		Tokenizer: tokenizerView(r, steps, pos, row, w),
-		Inside:    insideFor(r, steps, pos, row, w),
+		Inside:    insideFor(r, steps, pos, row, w, look),
 	}
 	serverPanels(r.trace, sr, v, w) // a server's step says why panels are empty (serverpanels.go)
 	return v

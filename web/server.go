@@ -46,6 +46,7 @@ const (
 	DefaultMaxRowsBeams = 64              // rows × beams of one run
 	DefaultMaxRunBytes  = 1 << 30         // estimated memory of one run, in bytes
 	DefaultMaxImports   = 256 << 20       // imported traces held, all sessions together, in bytes
+	DefaultMaxHeld      = 2 << 30         // full logits and KV caches finished runs hold, all sessions together, in bytes
 	DefaultMaxPageRuns  = 2               // generations of one page not yet ended
 	DefaultMaxPullBytes = 4 << 30         // one download from the Hub, in bytes
 	DefaultMaxPulls     = 2               // downloads running at once
@@ -66,6 +67,7 @@ type Config struct {
 	MaxRowsBeams int           // the most prompts × beams one run may use; 0 means DefaultMaxRowsBeams
 	MaxRunBytes  int64         // the most memory one run may need by estimate (KV cache, recording); 0 means DefaultMaxRunBytes
 	MaxImports   int64         // the most bytes of imported traces all sessions together hold; 0 means DefaultMaxImports
+	MaxHeld      int64         // the most bytes of full logits and KV caches finished runs hold, all sessions together (held.go); 0 means DefaultMaxHeld
 	MaxPageRuns  int           // generations one page may have not yet ended; 0 means DefaultMaxPageRuns
 	MaxPullBytes int64         // the largest download from the Hub; 0 means DefaultMaxPullBytes
 	MaxPulls     int           // downloads running at once; 0 means DefaultMaxPulls
@@ -110,6 +112,8 @@ type Server struct {
 	seq    atomic.Uint64  // numbers views, so pages keep the newest
 	runIDs atomic.Uint64  // names runs in chart caches
 	slots  chan struct{}  // one token per generation running
+	queue  runQueue       // the runs waiting for a slot
+	held   heldRuns       // what finished runs hold of full logits and KV caches (held.go)
 	jobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
 	closed bool           // shutting down: no new generations
 	jobs   sync.WaitGroup // generation goroutines and their publishers
@@ -139,6 +143,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxRowsBeams = cmp.Or(max(cfg.MaxRowsBeams, 0), DefaultMaxRowsBeams)
 	cfg.MaxRunBytes = cmp.Or(max(cfg.MaxRunBytes, 0), DefaultMaxRunBytes)
 	cfg.MaxImports = cmp.Or(max(cfg.MaxImports, 0), DefaultMaxImports)
+	cfg.MaxHeld = cmp.Or(max(cfg.MaxHeld, 0), DefaultMaxHeld)
 	cfg.MaxPageRuns = cmp.Or(max(cfg.MaxPageRuns, 0), DefaultMaxPageRuns)
 	cfg.MaxPullBytes = cmp.Or(max(cfg.MaxPullBytes, 0), DefaultMaxPullBytes)
 	cfg.MaxPulls = cmp.Or(max(cfg.MaxPulls, 0), DefaultMaxPulls)
@@ -213,7 +218,7 @@ func (s *Server) openClassroom() error {
 		return err
 	}
 	s.sessions.pin(leader)
-	s.class = &classroom{token: token, leader: leader}
+	s.class = &classroom{token: token, leader: leader, cast: newCastState()}
 	return nil
 }
 

@@ -46,8 +46,26 @@ func (s *Server) keepLogits(info engine.Info, o trace.Options, prompts [][]int) 
 
 // whatIfMessage answers a "whatif" message for the page of sess: the step
 // its stepper shows (the instructor's, while following), re-sampled with
-// the form's settings. It changes nothing in the session.
+// the form's settings. It changes nothing in the session. A follower's
+// answer is the class's: computed once per change of the instructor's,
+// language and settings (castWhatIf).
 func (s *Server) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
+	if !sess.following() {
+		return s.whatIfAnswer(sess, f)
+	}
+	sess.mu.Lock()
+	lang := sess.lang
+	sess.mu.Unlock()
+	form, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	c := s.class.cast
+	return c.whatIf.get(c.stamp.Load(), lang+"\x00"+string(form), func() ([]byte, error) { return s.whatIfAnswer(sess, f) })
+}
+
+// whatIfAnswer computes the answer to a "whatif" message.
+func (s *Server) whatIfAnswer(sess *session, f *whatIfForm) ([]byte, error) {
 	src := sess.source()
 	src.mu.Lock()
 	w, err := whatIfAt(src.doc, src.cur)

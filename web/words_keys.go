@@ -80,6 +80,11 @@ const (
 	keyDbgLegendRaw         = "dbg-legend-raw"
 	keyDbgLegendFinal       = "dbg-legend-final"
 	keyDbgFollowing         = "dbg-following"
+	keyDbgClassStatus       = "dbg-class-status"
+	keyDbgQueued            = "dbg-queued"
+	keyDbgClassBehind       = "dbg-class-behind"
+	keyDbgClassCaughtUp     = "dbg-class-caught-up"
+	keyDbgClassAhead        = "dbg-class-ahead"
 	keyDbgDetach            = "dbg-detach"
 	keyDbgDetachRest        = "dbg-detach-rest"
 	keyDbgExploring         = "dbg-exploring"
@@ -396,7 +401,7 @@ func debuggerKeys() []string {
 		keyDbgChosen,
 		keyDbgLegendRaw,
 		keyDbgLegendFinal,
-		keyDbgFollowing,
+		keyDbgFollowing, keyDbgQueued, keyDbgClassStatus, keyDbgClassBehind, keyDbgClassCaughtUp, keyDbgClassAhead,
 		keyDbgDetach,
 		keyDbgDetachRest,
 		keyDbgExploring,

@@ -1,23 +1,37 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"tracer/web/live"
 )
 
-// WebSocket limits, as in gorilla/websocket's chat example.
+// WebSocket limits, after gorilla/websocket's chat example, with time for
+// a page that is still reading what it was sent (see client.alive).
 const (
-	writeWait      = 10 * time.Second    // time allowed to write one message
-	pongWait       = 60 * time.Second    // time allowed between pongs from the page
-	pingPeriod     = (pongWait * 9) / 10 // ping this often; must be less than pongWait
-	maxMessageSize = 64 << 10            // largest message a page may send (a run form with its prompts), in bytes
-	sendBuffer     = 16                  // error replies queued per connection before it counts as stuck
+	writeWait      = 10 * time.Second // time allowed to write one message
+	pingPeriod     = 50 * time.Second // ping this often
+	pongWait       = 2 * time.Minute  // time allowed without a pong or message from the page, nor progress writing to it
+	maxMessageSize = 64 << 10         // largest message a page may send (a run form with its prompts), in bytes
+	sendBuffer     = 16               // error replies queued per connection before it counts as stuck
+	// classStatusEvery is how often the instructor's page hears of the class.
+	classStatusEvery = time.Second
+	// castWait is how long one message of the classroom's stream may take
+	// to write (a piece of the document, for a page that joins) before the
+	// page counts as stuck: a room of students joining at once shares one
+	// network. A page that waits holds only its pumps; the messages are
+	// shared. castCompression is the stream's deflate level.
+	castWait        = time.Minute
+	castCompression = 6
 )
 
 // hub owns the set of open connections. Every message to a connection goes
@@ -132,6 +146,15 @@ func (h *hub) offerSession(sessionID string, msg []byte, seq uint64) {
 	}
 }
 
+// wakeSession wakes the write pump of every connection of the session.
+func (h *hub) wakeSession(sessionID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.bySession[sessionID] {
+		c.nudge()
+	}
+}
+
 // followers returns the sessions with open connections that follow leader
 // right now.
 func (h *hub) followers(leader *session) []*session {
@@ -146,6 +169,41 @@ func (h *hub) followers(leader *session) []*session {
 		}
 	}
 	return out
+}
+
+// wakeFollowers wakes the write pump of every connection that follows
+// leader: each takes what it lacks of the classroom's stream.
+func (h *hub) wakeFollowers(leader *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		if s := c.sess; s.leader == leader && s.following() {
+			c.nudge()
+		}
+	}
+}
+
+// classStatus counts the pages of leader's class: those following, those
+// exploring on their own, and how many of the leader's changes (stamp is
+// the latest) the slowest follower has not yet been sent.
+func (h *hub) classStatus(leader *session, stamp uint64) classStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var st classStatus
+	for c := range h.clients {
+		s := c.sess
+		switch {
+		case s.leader != leader:
+		case s.following():
+			st.Following++
+			if at := c.castAt.Load(); stamp > at {
+				st.Behind = max(st.Behind, stamp-at)
+			}
+		default:
+			st.Detached++
+		}
+	}
+	return st
 }
 
 // closeAll closes every connection and refuses new ones.
@@ -176,6 +234,10 @@ type client struct {
 	mu      sync.Mutex
 	view    []byte // the newest view not yet written; nil when none
 	viewSeq uint64 // its sequence number, or the last written one's
+
+	cast      live.State    // what the page holds of the classroom's stream; the write pump's alone
+	castAt    atomic.Uint64 // the leader's stamp of the last stream message written
+	castAgain atomic.Bool   // the page asked for the stream from its start
 }
 
 func newClient(s *Server, sess *session, conn *websocket.Conn) *client {
@@ -198,6 +260,15 @@ func (c *client) offer(msg []byte, seq uint64) {
 	}
 }
 
+// nudge wakes the write pump without a view: a follower's pump then takes
+// what it lacks of the classroom's stream.
+func (c *client) nudge() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
 // takeView returns the waiting view, if any.
 func (c *client) takeView() []byte {
 	c.mu.Lock()
@@ -214,6 +285,9 @@ func newUpgrader() *websocket.Upgrader {
 		ReadBufferSize:  4096,
 		WriteBufferSize: 16 << 10,
 		CheckOrigin:     sameOrigin,
+		// Views sent whole (to the instructor, a detached student) are
+		// compressed where the browser agrees (permessage-deflate).
+		EnableCompression: true,
 	}
 }
 
@@ -315,13 +389,24 @@ func (c *client) readPump() {
 func (c *client) writePump() {
 	defer c.srv.hub.pumps.Done()
 	ticker := time.NewTicker(pingPeriod)
+	var status <-chan time.Time // the instructor's pages: the class, every second
+	var lastStatus []byte
+	if c.sess.teach {
+		t := time.NewTicker(classStatusEvery)
+		defer t.Stop()
+		status = t.C
+	}
 	defer func() {
 		ticker.Stop()
 		c.conn.Close()
 	}()
 	write := func(kind int, msg []byte) bool {
 		c.conn.SetWriteDeadline(time.Now().Add(writeWait))
-		return c.conn.WriteMessage(kind, msg) == nil
+		if c.conn.WriteMessage(kind, msg) != nil {
+			return false
+		}
+		c.alive()
+		return true
 	}
 	for {
 		select {
@@ -334,13 +419,66 @@ func (c *client) writePump() {
 				return
 			}
 		case <-c.wake:
+			if c.sess.following() {
+				c.takeView() // the stream shows the instructor's view
+				if !c.writeCast() {
+					return
+				}
+				continue
+			}
 			if v := c.takeView(); v != nil && !write(websocket.TextMessage, v) {
 				return
+			}
+		case <-status:
+			if m := c.srv.classMessage(); !bytes.Equal(m, lastStatus) {
+				lastStatus = m
+				if !write(websocket.TextMessage, m) {
+					return
+				}
 			}
 		case <-ticker.C:
 			if !write(websocket.PingMessage, nil) {
 				return
 			}
 		}
+	}
+}
+
+// alive notes that the page took a message: a page still reading what
+// was sent (a class joining at once on one network) has its pong to our
+// ping queued behind it, and counts as alive.
+func (c *client) alive() {
+	c.conn.SetReadDeadline(time.Now().Add(pongWait))
+}
+
+// writeCast writes what the page lacks of the classroom's stream, if
+// anything, a message at a time; it reports false when the connection
+// failed.
+func (c *client) writeCast() bool {
+	s := c.srv
+	g, o := s.castGroup(c.sess)
+	if err := s.castShow(g, o); err != nil {
+		s.hub.send(c, errorMessage(err.Error()))
+		return true
+	}
+	if c.castAgain.Swap(false) {
+		c.cast = live.State{}
+	}
+	c.conn.SetCompressionLevel(castCompression) // compressed once for every follower
+	for {
+		m, err := s.class.cast.stream.Next(g, &c.cast)
+		if err != nil {
+			s.hub.send(c, errorMessage(err.Error()))
+			return true
+		}
+		if m == nil {
+			return true
+		}
+		c.conn.SetWriteDeadline(time.Now().Add(castWait))
+		if c.conn.WritePreparedMessage(m) != nil {
+			return false
+		}
+		c.alive()
+		c.castAt.Store(c.cast.Stamp())
 	}
 }

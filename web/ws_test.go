@@ -9,10 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"tracer/web/live"
 )
 
 // wsServer starts a server with one session and returns the WebSocket URL
@@ -60,18 +63,71 @@ func roundTrip(t *testing.T, c *websocket.Conn, msg string) outbound {
 	return read(t, c)
 }
 
+// read reads the next reply. A message of the classroom's stream is read
+// as the page reads it (live.Follower) and returned as the view it shows;
+// one that only sends views ahead, the cursor where it was, is skipped.
 func read(t *testing.T, c *websocket.Conn) outbound {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, data, err := c.ReadMessage()
-	if err != nil {
-		t.Fatalf("read: %v", err)
+	for {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		var o outbound
+		if err := json.Unmarshal(data, &o); err != nil {
+			t.Fatalf("reply is not JSON: %v", err)
+		}
+		if o.Type != live.MsgCast {
+			return o
+		}
+		var m live.Message
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("stream message: %v", err)
+		}
+		f := follower(c)
+		ahead := m.View < 0 || f.shown && f.view == m.View && (len(m.Frags) > 0 || len(m.Views) > 0) && m.FragsFrom > 0
+		v, err := f.Apply(m)
+		if err != nil {
+			t.Fatalf("stream message: %v", err)
+		}
+		if v < 0 {
+			continue // more of the stream follows
+		}
+		html, err := f.HTML(v)
+		if err != nil {
+			t.Fatalf("stream message: %v", err)
+		}
+		f.shown, f.view = true, m.View
+		if ahead {
+			continue
+		}
+		return outbound{Type: msgView, Index: m.Index, Count: m.Count, Running: m.Running, HTML: html}
 	}
-	var o outbound
-	if err := json.Unmarshal(data, &o); err != nil {
-		t.Fatalf("reply is not JSON: %v", err)
+}
+
+// testFollower is what a test's connection holds of the classroom's stream.
+type testFollower struct {
+	live.Follower
+	shown bool
+	view  int // the view shown last
+}
+
+var (
+	followersMu sync.Mutex
+	followers   = map[*websocket.Conn]*testFollower{}
+)
+
+// follower returns the stream state of a test's connection.
+func follower(c *websocket.Conn) *testFollower {
+	followersMu.Lock()
+	defer followersMu.Unlock()
+	f, ok := followers[c]
+	if !ok {
+		f = &testFollower{}
+		followers[c] = f
 	}
-	return o
+	return f
 }
 
 // waitGone waits until the server holds no connections and their pumps

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"tracer/engine"
 	"tracer/engine/arch"
@@ -34,6 +35,12 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	probeMiB := fs.Int("probe-mib", 0, "bandwidth probe array in MiB (0: 4× the L3 cache, at least 512)")
 	seed := fs.Uint64("seed", 1, "seed of the random weights and prompt")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	class := fs.Int("class", 0, "with --shape: a class of `N` pages following an instructor, on loopback against a tracer serve --classroom process it starts: reports the delay from each move to each page, bytes per page and move, the server's CPU per move and peak memory (see the README's classroom section)")
+	students := fs.Int("students", 0, "with --class: also `M` students who detach and generate a greedy run each while the instructor moves")
+	moves := fs.Int("moves", 60, "with --class: the instructor's moves")
+	every := fs.Duration("every", 200*time.Millisecond, "with --class: the time between the instructor's moves")
+	steps := fs.Int("steps", 80, "with --class: the new tokens of the instructor's run, the positions stepped through")
+	spread := fs.Duration("spread", 0, "with --students: start the students' runs evenly over this time (0: all at once)")
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
 	}
@@ -56,6 +63,14 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return usageErr("--threads must be at least 0, --prompt-len and --reps at least 1, --new-tokens at least 2")
 	case *recordLens < 0:
 		return usageErr("--record-lens must be 0 (off) or more, got %d", *recordLens)
+	case *class < 0 || *class > maxClass || *students < 0 || *students > maxClass:
+		return usageErr("--class and --students must be 0 to %d", maxClass)
+	case *class == 0 && (set["students"] || set["moves"] || set["every"] || set["steps"] || set["spread"]):
+		return usageErr("--students, --moves, --every, --steps and --spread go with --class")
+	case *class > 0 && (*shape == "" || *writeGGUF != ""):
+		return usageErr("--class goes with --shape (the class runs random weights at that shape) and without --write-gguf")
+	case *class > 0 && (*moves < 1 || *moves > 10000 || *every < time.Millisecond || *steps < 2 || *steps > 1024 || *spread < 0 || *newTokens > 1024):
+		return usageErr("--moves must be 1 to 10000, --every at least 1ms, --steps 2 to 1024, --new-tokens at most 1024 and --spread not negative")
 	}
 	opts := bench.Options{
 		Threads: *threads, PromptLen: *promptLen, NewTokens: *newTokens, Reps: *reps,
@@ -75,6 +90,23 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		if *writeGGUF != "" {
 			return writeRandomGGUF(*writeGGUF, *shape, s, dt, *seed, stderr)
+		}
+		if *class > 0 {
+			if !set["dtype"] {
+				dt = tensor.F16 // what a student downloads, at half the bytes of f32
+			}
+			if dt == tensor.BF16 {
+				return usageErr("--class runs a GGUF file: --dtype f32, f16, q8_0 or q4_0")
+			}
+			o := classOptions{
+				followers: *class, students: *students, moves: *moves, every: *every, steps: *steps,
+				newTokens: 64, spread: *spread, shape: *shape, dtype: dt, seed: *seed,
+				deadline: classDeadline,
+			}
+			if set["new-tokens"] {
+				o.newTokens = *newTokens
+			}
+			return benchClass(ctx, o, *asJSON, stdout, stderr)
 		}
 		fmt.Fprintf(stderr, "generating random %s weights at %s's shape\n", dt, *shape)
 		var rm *arch.Model

@@ -30,6 +30,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	maxRowsBeams := fs.Int("max-rows-beams", web.DefaultMaxRowsBeams, "the most prompts × beams one run may use")
 	maxRunMiB := fs.Int64("max-run-mib", web.DefaultMaxRunBytes>>20, "the most memory one run may need by estimate (KV cache and recorded steps; the weights are shared), in MiB")
 	maxImportsMiB := fs.Int64("max-import-mib", web.DefaultMaxImports>>20, "imported traces all pages together may hold, in MiB")
+	maxHeldMiB := fs.Int64("max-held-mib", web.DefaultMaxHeld>>20, "full logits (for what-if) and KV caches (for branching) all finished runs together may hold, in MiB; past it the oldest runs drop them, those of pages no longer open first")
 	maxPageRuns := fs.Int("max-page-runs", web.DefaultMaxPageRuns, "runs one page may have going at once (a stopped run counts until it has ended)")
 	maxPullMiB := fs.Int64("max-pull-mib", web.DefaultMaxPullBytes>>20, "the largest model a page may download from the Hub, in MiB")
 	maxPulls := fs.Int("max-pulls", web.DefaultMaxPulls, "downloads from the Hub running at once")
@@ -49,6 +50,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}{
 		{"max-sessions", int64(*maxSessions)}, {"max-rows-beams", int64(*maxRowsBeams)}, {"max-run-mib", *maxRunMiB},
 		{"max-import-mib", *maxImportsMiB}, {"max-page-runs", int64(*maxPageRuns)}, {"max-pull-mib", *maxPullMiB}, {"max-pulls", int64(*maxPulls)},
+		{"max-held-mib", *maxHeldMiB},
 	} {
 		if l.n <= 0 {
 			fmt.Fprintf(stderr, "tracer serve: --%s must be positive, got %d\n", l.name, l.n)
@@ -58,7 +60,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	for _, l := range []struct {
 		name string
 		mib  int64
-	}{{"max-import", *maxMiB}, {"max-run-mib", *maxRunMiB}, {"max-import-mib", *maxImportsMiB}, {"max-pull-mib", *maxPullMiB}} {
+	}{{"max-import", *maxMiB}, {"max-run-mib", *maxRunMiB}, {"max-import-mib", *maxImportsMiB}, {"max-pull-mib", *maxPullMiB}, {"max-held-mib", *maxHeldMiB}} {
 		if l.mib > math.MaxInt64>>20 {
 			fmt.Fprintf(stderr, "tracer serve: --%s %d is too large: at most %d MiB\n", l.name, l.mib, int64(math.MaxInt64>>20))
 			return exitUsage
@@ -120,6 +122,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		MaxSessions:  *maxSessions,
 		MaxRowsBeams: *maxRowsBeams,
 		MaxRunBytes:  *maxRunMiB << 20,
+		MaxHeld:      *maxHeldMiB << 20,
 		MaxImports:   *maxImportsMiB << 20,
 		MaxPageRuns:  *maxPageRuns,
 		MaxPullBytes: *maxPullMiB << 20,

@@ -128,6 +128,74 @@
     connect();
   }
 
+  // queued: how many runs are ahead of this page's in the line for a
+  // generation slot; null when it waits in none.
+  let queued = null;
+  function showQueue() {
+    const st = stepper.querySelector("[data-testid=run-status]");
+    if (queued === null || !st || st.dataset.state !== "running") return;
+    st.textContent = msg("msgQueued", { ahead: String(queued) });
+    st.dataset.queue = String(queued);
+  }
+
+  // show puts a view's HTML in the stepper.
+  function show(html, m) {
+    stepper.innerHTML = html;
+    showQueue();
+    body.classList.toggle("running", !!m.running);
+    sync();
+    if (reveal) {
+      reveal = false;
+      revealStepper();
+    }
+    document.dispatchEvent(new CustomEvent("tracer:view", { detail: m }));
+  }
+
+  // Classroom: a page that follows the instructor holds the instructor's
+  // views as the server's stream sends them (web/live): each fragment
+  // once, each view as its fragments' numbers, then a cursor per move.
+  const cast = { epoch: 0, frags: [], views: [] };
+  function applyCast(m) {
+    if (m.frags_from === 0 && m.views_from === 0) {
+      cast.epoch = m.epoch;
+      cast.frags = [];
+      cast.views = [];
+    }
+    if (m.epoch !== cast.epoch || m.frags_from !== cast.frags.length || m.views_from !== cast.views.length) {
+      send({ type: "view" }); // a gap: ask for the stream from its start
+      return;
+    }
+    // The views' download links name this page's session.
+    const mine = "session=" + body.dataset.session + "&";
+    for (const f of m.frags) cast.frags.push(f.includes("session=follower&") ? f.replaceAll("session=follower&", mine) : f);
+    for (const v of m.views) cast.views.push(v);
+    if (m.view < 0) return; // more of the stream follows before its view
+    const view = cast.views[m.view];
+    if (!view) return;
+    const parts = [];
+    let id = -1;
+    for (const d of view) {
+      id += d;
+      parts.push(cast.frags[id]);
+    }
+    show(parts.join(""), m);
+  }
+
+  // The instructor's page hears of the class every second.
+  function classStatus(m) {
+    const el = document.getElementById("class-status");
+    if (!el) return;
+    const fill = (name, values) => String(el.dataset[name] || "").replace(/\{(\w+)\}/g, (_, k) => (k in values ? values[k] : ""));
+    let text = fill("msgClass", m) + " · " + (m.behind > 1 ? fill("msgBehind", m) : fill("msgCaughtUp", m));
+    if (m.positions > 0 && m.ahead < m.positions) text += " · " + fill("msgAhead", m);
+    el.textContent = text;
+    el.dataset.following = String(m.following);
+    el.dataset.detached = String(m.detached);
+    el.dataset.behind = String(m.behind);
+    el.classList.toggle("behind", m.behind > 1);
+    el.hidden = false;
+  }
+
   function handle(m) {
     if (!m || typeof m !== "object") return;
     if (m.type === "view" && typeof m.html === "string") {
@@ -135,14 +203,14 @@
         if (m.seq < lastSeq) return; // an older view overtaken by a newer one
         lastSeq = m.seq;
       }
-      stepper.innerHTML = m.html;
-      body.classList.toggle("running", !!m.running);
-      sync();
-      if (reveal) {
-        reveal = false;
-        revealStepper();
-      }
-      document.dispatchEvent(new CustomEvent("tracer:view", { detail: m }));
+      show(m.html, m);
+    } else if (m.type === "cast") {
+      applyCast(m);
+    } else if (m.type === "class") {
+      classStatus(m);
+    } else if (m.type === "queue") {
+      queued = typeof m.ahead === "number" && m.ahead >= 0 ? m.ahead : null;
+      showQueue();
     } else if (m.type === "whatif") {
       document.dispatchEvent(new CustomEvent("tracer:whatif", { detail: m })); // whatif.js
     } else if (m.type === "error") {

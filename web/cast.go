@@ -1,0 +1,329 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"tracer/web/live"
+)
+
+// A class is one document and many cursors. The students who follow the
+// instructor get the instructor's document through the classroom's stream
+// (web/live.Cast): every view is rendered once per group of followers that
+// see it alike (language, charts, palette, the toy beside the run), not
+// once per student, and each follower receives a view's fragments once.
+// A move of the instructor is then a cursor of a few bytes, built once and
+// written to every follower. While the instructor's document stands still
+// (no run generating) the positions of the branch shown are rendered ahead
+// and sent to the followers, so that the moves that follow carry nothing
+// else.
+
+// castSession stands for the session id in the download links of the
+// stream's views; each follower's page writes its own id in its place.
+const castSession = "follower"
+
+// Bounds of the stream.
+const (
+	castAheadMax    = 1000 // positions rendered ahead of the instructor's moves
+	castChartsCache = 256  // charts the stream keeps rendered, all groups together
+)
+
+// castState is the server's side of the classroom's stream.
+type castState struct {
+	stream *live.Cast
+	charts *chartCache
+	stamp  atomic.Uint64 // counts the instructor's changes: each publish of the leader
+
+	renderMu sync.Mutex // one render of the leader's current view at a time
+	whatIf   castWhatIf
+
+	aheadMu  sync.Mutex
+	aheadKey aheadKey // what the positions were last rendered ahead for
+	aheadRun bool     // a goroutine renders ahead now
+	// ahead counts the positions rendered ahead for aheadKey, of aheadOf
+	// (0 while a run is generating).
+	ahead, aheadOf atomic.Int64
+}
+
+func newCastState() *castState {
+	return &castState{stream: live.NewCast(0), charts: newChartCache(castChartsCache)}
+}
+
+// castWhatIf holds the what-if answers given to followers since the
+// instructor's last change (stamp), by language and settings: a class
+// that asks the same question at a move costs one answer.
+type castWhatIf struct {
+	mu    sync.Mutex
+	stamp uint64
+	byKey map[string][]byte
+}
+
+// castWhatIfKeep bounds the answers kept for one change of the
+// instructor's.
+const castWhatIfKeep = 64
+
+// get returns the answer for key at stamp, computing it when it is new.
+// Answers to the same question wait for one computation.
+func (w *castWhatIf) get(stamp uint64, key string, compute func() ([]byte, error)) ([]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stamp != stamp || w.byKey == nil || len(w.byKey) >= castWhatIfKeep {
+		w.stamp, w.byKey = stamp, map[string][]byte{}
+	}
+	if b, ok := w.byKey[key]; ok {
+		return b, nil
+	}
+	b, err := compute()
+	if err != nil {
+		return nil, err
+	}
+	w.byKey[key] = b
+	return b, nil
+}
+
+// castGroup names the group of followers a session's page belongs to and
+// returns the options its views are rendered with.
+func (s *Server) castGroup(sess *session) (string, buildOpts) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	o := buildOpts{session: castSession, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang), bandwidth: s.bandwidth(), following: "instructor"}
+	if sess.pair {
+		o.lesson = s.lesson
+	}
+	return castKey(o), o
+}
+
+// castKey is the name of the group that o renders for.
+func castKey(o buildOpts) string {
+	return o.words.Lang + "/charts=" + strconv.FormatBool(o.charts) + "/dark=" + strconv.FormatBool(o.dark) + "/pair=" + strconv.FormatBool(o.lesson != nil)
+}
+
+// castRender renders the leader's document for a group of followers: at
+// the leader's cursor, or at at when it is not nil.
+func (s *Server) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error) {
+	l := s.class.leader
+	l.mu.Lock()
+	cur := l.cur
+	if at != nil {
+		cur = *at
+	}
+	v, jobs := stepperView(l.doc, cur, o)
+	if at == nil && cur.pending {
+		v.Hit = cur.hit
+	}
+	running := l.doc.live()
+	l.mu.Unlock()
+	if v.Charts != nil {
+		renderCharts(s.class.cast.charts, v.Charts, jobs)
+	}
+	var b bytes.Buffer
+	if err := Stepper(v).Render(context.Background(), &b); err != nil {
+		return nil, live.Cursor{}, fmt.Errorf("could not render the instructor's view: %w", err)
+	}
+	return b.Bytes(), live.Cursor{Index: v.Index, Count: v.Count, Running: running}, nil
+}
+
+// castShow makes group g show the leader's current view, rendering it
+// unless the group shows it already.
+func (s *Server) castShow(g string, o buildOpts) error {
+	c := s.class.cast
+	fresh := func() bool {
+		st, ok := c.stream.Stamp(g)
+		return ok && st == c.stamp.Load()
+	}
+	if fresh() {
+		return nil
+	}
+	c.renderMu.Lock()
+	defer c.renderMu.Unlock()
+	if fresh() {
+		return nil
+	}
+	stamp := c.stamp.Load()
+	html, cur, err := s.castRender(o, nil)
+	if err != nil {
+		return err
+	}
+	c.stream.Show(g, stamp, html, cur)
+	return nil
+}
+
+// castGroups returns the groups of the followers connected now, each with
+// the options that render it.
+func (s *Server) castGroups() map[string]buildOpts {
+	out := map[string]buildOpts{}
+	for _, f := range s.hub.followers(s.class.leader) {
+		g, o := s.castGroup(f)
+		out[g] = o
+	}
+	return out
+}
+
+// publishCast shows the leader's change to every follower: one render per
+// group, then a wake for every follower's connection, whose write pump
+// takes what it lacks of the stream. It then renders ahead when the
+// document stands still.
+func (s *Server) publishCast() {
+	c := s.class.cast
+	c.stamp.Add(1)
+	groups := s.castGroups()
+	for g, o := range groups {
+		if err := s.castShow(g, o); err != nil {
+			s.hub.broadcast(s.class.leader.id, errorMessage(err.Error()))
+		}
+	}
+	s.hub.wakeFollowers(s.class.leader)
+	if len(groups) > 0 {
+		s.renderAhead()
+	}
+}
+
+// aheadKey is what the positions rendered ahead depend on besides the
+// cursor: the document, the branch and row shown, how many positions and
+// branches it has.
+type aheadKey struct {
+	doc                   *document
+	branch, row, count, n int
+}
+
+// renderAhead renders the positions of the branch the leader shows, the
+// nearest after the cursor first, for every group, and sends them to the
+// followers, unless it did so already for the document as it stands. A
+// running generation changes every position at each step: nothing is
+// rendered ahead then.
+func (s *Server) renderAhead() {
+	c := s.class.cast
+	c.aheadMu.Lock()
+	defer c.aheadMu.Unlock()
+	if c.aheadRun || !s.addJob() {
+		return
+	}
+	c.aheadRun = true
+	go func() {
+		defer s.jobs.Done()
+		defer s.jobs.Done() // addJob counts two goroutines
+		for s.renderAheadOnce() {
+		}
+	}()
+}
+
+// renderAheadOnce renders ahead for the document as it stands; it reports
+// whether the document changed meanwhile (render again) and otherwise
+// marks the goroutine done.
+func (s *Server) renderAheadOnce() bool {
+	c := s.class.cast
+	l := s.class.leader
+	l.mu.Lock()
+	d, cur := l.doc, l.cur
+	k := aheadKey{doc: d, branch: cur.branch, row: cur.row, count: d.count(cur.branch)}
+	if len(d.runs) > 0 {
+		k.n = len(d.runs[0].trace.Branches)
+	}
+	live := d.live()
+	l.mu.Unlock()
+	c.aheadMu.Lock()
+	if live || k == c.aheadKey {
+		if live {
+			c.ahead.Store(0)
+			c.aheadOf.Store(0)
+		}
+		c.aheadRun = false
+		c.aheadMu.Unlock()
+		return false
+	}
+	c.aheadKey = k
+	c.ahead.Store(0)
+	c.aheadOf.Store(int64(k.count))
+	c.aheadMu.Unlock()
+
+	var order []int
+	c.ahead.Store(1) // the position shown
+	for i := cur.pos + 1; i < k.count; i++ {
+		order = append(order, i)
+	}
+	for i := cur.pos - 1; i >= 0; i-- {
+		order = append(order, i)
+	}
+	order = order[:min(len(order), castAheadMax)]
+	err := s.guard("rendering the instructor's positions ahead", func() error {
+		for n, pos := range order {
+			if s.stopping() {
+				return nil
+			}
+			l.mu.Lock()
+			same := l.doc == d && l.cur.branch == k.branch && l.cur.row == k.row
+			l.mu.Unlock()
+			if !same {
+				return nil
+			}
+			at := cursor{pos: pos, branch: k.branch, row: k.row}
+			if n < classInsideKeep-1 { // what the step's inside panels show, looked at once for all
+				l.mu.Lock()
+				st, ids := insideToLook(l.doc, at)
+				l.mu.Unlock()
+				if st != nil {
+					st.ensure(ids)
+				}
+			}
+			for g, o := range s.castGroups() {
+				o.ahead = true
+				html, _, err := s.castRender(o, &at)
+				if err != nil {
+					return err
+				}
+				if !c.stream.Add(g, html) {
+					return nil
+				}
+			}
+			c.ahead.Add(1)
+			if n%16 == 15 {
+				s.hub.wakeFollowers(l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("classroom", "err", err)
+	}
+	s.hub.wakeFollowers(l)
+	return true
+}
+
+// stopping reports whether the server is shutting down.
+func (s *Server) stopping() bool {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	return s.closed
+}
+
+// classStatus is what the instructor's page shows of the class: pages
+// following, pages exploring on their own, and how many of the
+// instructor's changes the slowest follower has still to receive.
+type classStatus struct {
+	Type      string `json:"type"` // "class"
+	Following int    `json:"following"`
+	Detached  int    `json:"detached"`
+	Behind    uint64 `json:"behind"`
+	Ahead     int64  `json:"ahead"`     // positions the followers have been sent (rendered ahead), of
+	Positions int64  `json:"positions"` // the positions of the branch shown; 0 while a run generates
+}
+
+// msgClass is the type of the instructor's class status.
+const msgClass = "class"
+
+// classMessage encodes the class as the instructor's page shows it.
+func (s *Server) classMessage() []byte {
+	c := s.class.cast
+	st := s.hub.classStatus(s.class.leader, c.stamp.Load())
+	st.Type = msgClass
+	if st.Following > 0 {
+		st.Ahead, st.Positions = c.ahead.Load(), c.aheadOf.Load()
+	}
+	b, _ := json.Marshal(st)
+	return b
+}

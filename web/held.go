@@ -1,0 +1,152 @@
+package web
+
+import (
+	"slices"
+	"sync"
+	"weak"
+
+	"tracer/trace"
+)
+
+// What a finished run holds beyond its recorded steps is large and only
+// serves two panels: every raw logit of each step (the what-if panel's
+// whole vocabulary, 4 bytes a token of the vocabulary a step) and the KV
+// cache each branch ended with (branching without recomputing the
+// prefix). A class of students who each run once would hold tens of MiB
+// each for the sessions' life. heldRuns keeps the total of those parts,
+// over every session, under Config.MaxHeld: past it the oldest runs shed
+// them, the runs of pages no longer connected first. A run that shed them
+// still shows every panel: what-if re-samples its recorded candidates and
+// says the rest of the vocabulary is missing, and a branch computes its
+// prefix again.
+
+// heldRuns is the server's account of what finished runs hold.
+type heldRuns struct {
+	mu      sync.Mutex
+	entries []heldEntry // oldest first
+	total   int64
+}
+
+// heldEntry is one finished run: weak references, so a session the store
+// forgets takes its runs with it.
+type heldEntry struct {
+	sess  weak.Pointer[session]
+	run   weak.Pointer[run]
+	bytes int64
+}
+
+// heldBytes is what r holds of full logits and KV caches. The caller
+// holds the session's lock.
+func (r *run) heldBytes() int64 {
+	var n int64
+	steps := func(ss []trace.Step) {
+		for _, s := range ss {
+			for _, row := range s.Rows {
+				n += 4 * int64(len(row.Logits))
+			}
+		}
+	}
+	steps(r.trace.Steps)
+	for _, b := range r.trace.Branches {
+		steps(b.Steps)
+	}
+	for _, c := range r.caches {
+		if c == nil {
+			continue
+		}
+		for _, b := range c.LayerBytes() {
+			n += b
+		}
+	}
+	return n
+}
+
+// shed drops r's full logits and KV caches. The steps are never changed
+// in place (a snapshot may be reading them): the trace is copied without
+// them. The caller holds the session's lock.
+func (r *run) shed() {
+	strip := func(ss []trace.Step) []trace.Step {
+		out := make([]trace.Step, len(ss))
+		for i, s := range ss {
+			s.Rows = slices.Clone(s.Rows)
+			for j := range s.Rows {
+				s.Rows[j].Logits = nil
+			}
+			out[i] = s
+		}
+		return out
+	}
+	t := *r.trace
+	t.Steps = strip(t.Steps)
+	t.Branches = slices.Clone(t.Branches)
+	for i := range t.Branches {
+		t.Branches[i].Steps = strip(t.Branches[i].Steps)
+	}
+	r.trace = &t
+	r.keptLogits = false
+	clear(r.caches)
+}
+
+// hold counts what the finished runs of sess's document hold (anew for a
+// run counted before: a branch grew it), then sheds the oldest runs'
+// until the server holds at most max bytes.
+func (s *Server) hold(sess *session) {
+	sess.mu.Lock()
+	var add []heldEntry
+	for _, r := range sess.doc.runs {
+		if !r.live && r.model != nil {
+			add = append(add, heldEntry{sess: weak.Make(sess), run: weak.Make(r), bytes: r.heldBytes()})
+		}
+	}
+	sess.mu.Unlock()
+	h := &s.held
+	h.mu.Lock()
+	for _, e := range add {
+		h.forgetLocked(e.run)
+		if e.bytes > 0 {
+			h.entries = append(h.entries, e)
+			h.total += e.bytes
+		}
+	}
+	var shed []heldEntry
+	for _, connected := range []bool{false, true} { // pages gone first
+		for i := 0; i < len(h.entries) && h.total > s.cfg.MaxHeld; {
+			e := h.entries[i]
+			x := e.sess.Value()
+			if x != nil && (x.teach || connected != (x.conns.Load() > 0)) {
+				i++
+				continue
+			}
+			h.entries = slices.Delete(h.entries, i, i+1)
+			h.total -= e.bytes
+			shed = append(shed, e)
+		}
+	}
+	h.mu.Unlock()
+	for _, e := range shed {
+		x, r := e.sess.Value(), e.run.Value()
+		if x == nil || r == nil {
+			continue
+		}
+		x.mu.Lock()
+		if !r.live {
+			r.shed()
+		}
+		x.mu.Unlock()
+	}
+}
+
+// forgetLocked drops the entry of a run, if any. The caller holds h.mu.
+func (h *heldRuns) forgetLocked(r weak.Pointer[run]) {
+	if i := slices.IndexFunc(h.entries, func(e heldEntry) bool { return e.run == r }); i >= 0 {
+		h.total -= h.entries[i].bytes
+		h.entries = slices.Delete(h.entries, i, i+1)
+	}
+}
+
+// heldTotal returns the bytes the server counts as held.
+func (s *Server) heldTotal() int64 {
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	return s.held.total
+}

@@ -1,0 +1,77 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHeldRunsShedOldestFirst fills the server's budget for what finished
+// runs hold (full logits and KV caches) with runs of three pages: past it
+// the oldest run of a page no longer connected sheds them first, then the
+// oldest of a connected page; the newest keeps them, and a run that shed
+// them still answers what-if.
+func TestHeldRunsShedOldestFirst(t *testing.T) {
+	s, a, ca := liveServer(t, Config{}, 0)
+	addr := ca.RemoteAddr().String() // the server's
+	page := func() (*session, func(string)) {
+		d, err := s.firstRun(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := s.sessions.create(d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := dial(t, "ws://"+addr+"/ws?session="+x.id)
+		return x, func(what string) {
+			t.Helper()
+			sendJSON(t, c, map[string]any{"type": "generate", "form": map[string]string{"model": "loop", "max_new_tokens": "6"}})
+			waitFor(t, c, what, func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "loop") })
+		}
+	}
+	runA := func() {
+		sendJSON(t, ca, map[string]any{"type": "generate", "form": map[string]string{"model": "loop", "max_new_tokens": "6"}})
+		waitFor(t, ca, "a's run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "loop") })
+	}
+	runA()
+	one := s.heldTotal()
+	if one <= 0 {
+		t.Fatalf("a finished run holds %d bytes by the server's count, want its logits", one)
+	}
+	b, runB := page()
+	runB("b's run")
+	ca.Close() // a's page is gone
+	for deadline := time.Now().Add(5 * time.Second); a.conns.Load() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a's page is still connected after it closed")
+		}
+	}
+	s.cfg.MaxHeld = 2 * one
+	c, runC := page()
+	runC("c's run")
+
+	holds := func(x *session) bool {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		r := x.doc.runs[0]
+		return r.keptLogits && len(r.trace.Steps[0].Rows[0].Logits) > 0
+	}
+	if holds(a) || !holds(b) || !holds(c) {
+		t.Errorf("over the budget: a holds %v, b %v, c %v; want a (its page gone) shed, b and c kept", holds(a), holds(b), holds(c))
+	}
+	if got := s.heldTotal(); got > s.cfg.MaxHeld {
+		t.Errorf("the server counts %d bytes held, over its budget of %d", got, s.cfg.MaxHeld)
+	}
+
+	s.cfg.MaxHeld = one
+	s.hold(c)
+	if holds(b) || !holds(c) {
+		t.Errorf("over the budget again: b holds %v, c %v; want the older b shed", holds(b), holds(c))
+	}
+	// What-if on a run that shed its logits re-samples its candidates.
+	if _, err := s.whatIfMessage(a, nil); err != nil {
+		t.Errorf("what-if on a run that shed its logits: %v", err)
+	}
+}
