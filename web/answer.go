@@ -244,11 +244,7 @@ func (s *Server) stepperFor(sess *session) (StepperView, bool, uint64) {
 	seq := s.seq.Add(1)
 	src.mu.Unlock()
 	if v.Charts != nil {
-		cache := sess.cache
-		if sess.teach { // the followers' charts are the instructor's, drawn once
-			cache = s.class.cast.charts
-		}
-		renderCharts(cache, v.Charts, jobs)
+		renderCharts(s.charts, v.Charts, jobs)
 	}
 	return v, running, seq
 }

@@ -27,16 +27,13 @@ import (
 // stream's views; each follower's page writes its own id in its place.
 const castSession = "follower"
 
-// Bounds of the stream.
-const (
-	castAheadMax    = 1000 // positions rendered ahead of the instructor's moves
-	castChartsCache = 256  // charts the stream keeps rendered, all groups together
-)
+// castAheadMax bounds the positions rendered ahead of the instructor's
+// moves.
+const castAheadMax = 1000
 
 // castState is the server's side of the classroom's stream.
 type castState struct {
 	stream *live.Cast
-	charts *chartCache
 	stamp  atomic.Uint64 // counts the instructor's changes: each publish of the leader
 
 	renderMu sync.Mutex // one render of the leader's current view at a time
@@ -51,7 +48,7 @@ type castState struct {
 }
 
 func newCastState() *castState {
-	return &castState{stream: live.NewCast(0), charts: newChartCache(castChartsCache)}
+	return &castState{stream: live.NewCast(0)}
 }
 
 // castWhatIf holds the what-if answers given to followers since the
@@ -119,7 +116,7 @@ func (s *Server) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error
 	running := l.doc.live()
 	l.mu.Unlock()
 	if v.Charts != nil {
-		renderCharts(s.class.cast.charts, v.Charts, jobs)
+		renderCharts(s.charts, v.Charts, jobs)
 	}
 	var b bytes.Buffer
 	if err := Stepper(v).Render(context.Background(), &b); err != nil {

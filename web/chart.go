@@ -14,8 +14,13 @@ import (
 	"tracer/web/plots"
 )
 
-// chartCacheSize bounds the rendered charts a session keeps.
-const chartCacheSize = 96
+// The server keeps the charts it rendered in one cache for every session
+// (a chart's key names its run, not its page: the classroom's followers
+// and its instructor share theirs), bounded in count and in bytes.
+const (
+	chartCacheSize  = 4096
+	chartCacheBytes = 64 << 20
+)
 
 // pageChartWidth is the width, in CSS px, of the charts the page inlines.
 // The stylesheet (the "Charts at their size" block of style.css) gives a
@@ -185,7 +190,7 @@ func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job.key.format = format
-	b, err := chart(sess.cache, job)
+	b, err := chart(s.charts, job)
 	switch {
 	case errors.Is(err, plots.ErrNoData):
 		http.Error(w, err.Error(), http.StatusNotFound)
@@ -261,13 +266,16 @@ func chartWords(w Words) plots.Words {
 	}
 }
 
-// chartCache keeps recently rendered charts, least recently used first out.
+// chartCache keeps recently rendered charts, least recently used first
+// out, at most max of them and maxBytes of their data.
 type chartCache struct {
-	max int
+	max      int
+	maxBytes int64
 
 	mu    sync.Mutex
 	order *list.List // of *chartEntry, most recent at the front
 	byKey map[chartKey]*list.Element
+	bytes int64
 }
 
 type chartEntry struct {
@@ -275,8 +283,8 @@ type chartEntry struct {
 	data []byte
 }
 
-func newChartCache(max int) *chartCache {
-	return &chartCache{max: max, order: list.New(), byKey: map[chartKey]*list.Element{}}
+func newChartCache(max int, maxBytes int64) *chartCache {
+	return &chartCache{max: max, maxBytes: maxBytes, order: list.New(), byKey: map[chartKey]*list.Element{}}
 }
 
 func (c *chartCache) get(k chartKey) ([]byte, bool) {
@@ -294,14 +302,17 @@ func (c *chartCache) put(k chartKey, b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[k]; ok {
+		c.bytes += int64(len(b) - len(e.Value.(*chartEntry).data))
 		e.Value.(*chartEntry).data = b
 		c.order.MoveToFront(e)
-		return
+	} else {
+		c.byKey[k] = c.order.PushFront(&chartEntry{key: k, data: b})
+		c.bytes += int64(len(b))
 	}
-	c.byKey[k] = c.order.PushFront(&chartEntry{key: k, data: b})
-	for c.order.Len() > c.max {
+	for c.order.Len() > c.max || c.bytes > c.maxBytes && c.order.Len() > 1 {
 		last := c.order.Back()
 		c.order.Remove(last)
+		c.bytes -= int64(len(last.Value.(*chartEntry).data))
 		delete(c.byKey, last.Value.(*chartEntry).key)
 	}
 }

@@ -23,7 +23,7 @@ func TestChartsInlineAndDownload(t *testing.T) {
 	if strings.Contains(o.HTML, `data-testid="chart-kv"`) || strings.Contains(o.HTML, `data-testid="chart-cost"`) {
 		t.Errorf("the toy's view has a KV or cost chart")
 	}
-	if n := sess.cache.len(); n == 0 {
+	if n := s.charts.len(); n == 0 {
 		t.Errorf("no chart cached after a view")
 	}
 
@@ -85,7 +85,7 @@ func TestChartsOff(t *testing.T) {
 }
 
 func TestChartCacheIsBounded(t *testing.T) {
-	c := newChartCache(3)
+	c := newChartCache(3, 1<<20)
 	for i := range 5 {
 		c.put(chartKey{step: i}, []byte{byte(i)})
 	}
@@ -99,6 +99,14 @@ func TestChartCacheIsBounded(t *testing.T) {
 	c.put(chartKey{step: 9}, nil)
 	if _, ok := c.get(chartKey{step: 2}); !ok {
 		t.Error("a recently used chart was evicted")
+	}
+	// Bytes bound it too: three charts of 400 bytes in 1000.
+	c = newChartCache(100, 1000)
+	for i := range 3 {
+		c.put(chartKey{step: i}, make([]byte, 400))
+	}
+	if _, ok := c.get(chartKey{step: 0}); ok || c.len() != 2 {
+		t.Errorf("got %d charts of 400 bytes cached within 1000 bytes, the oldest still there %v; want 2 and not", c.len(), ok)
 	}
 }
 

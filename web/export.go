@@ -208,7 +208,7 @@ type renderedPositions struct {
 // renderPositions renders every position with the page's Stepper and
 // packs them.
 func renderPositions(d *document, ps []exportPosition, o buildOpts) (*renderedPositions, error) {
-	cache := newChartCache(chartCacheSize)
+	cache := newChartCache(chartCacheSize, chartCacheBytes)
 	r := &renderedPositions{pack: newPositions()}
 	var buf bytes.Buffer
 	for i, p := range ps {

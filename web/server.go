@@ -46,7 +46,7 @@ const (
 	DefaultMaxRowsBeams = 64              // rows × beams of one run
 	DefaultMaxRunBytes  = 1 << 30         // estimated memory of one run, in bytes
 	DefaultMaxImports   = 256 << 20       // imported traces held, all sessions together, in bytes
-	DefaultMaxHeld      = 2 << 30         // full logits and KV caches finished runs hold, all sessions together, in bytes
+	DefaultMaxHeld      = 1 << 30         // full logits and KV caches finished runs hold, all sessions together, in bytes
 	DefaultMaxPageRuns  = 2               // generations of one page not yet ended
 	DefaultMaxPullBytes = 4 << 30         // one download from the Hub, in bytes
 	DefaultMaxPulls     = 2               // downloads running at once
@@ -114,6 +114,7 @@ type Server struct {
 	slots  chan struct{}  // one token per generation running
 	queue  runQueue       // the runs waiting for a slot
 	held   heldRuns       // what finished runs hold of full logits and KV caches (held.go)
+	charts *chartCache    // every page's rendered charts
 	jobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
 	closed bool           // shutting down: no new generations
 	jobs   sync.WaitGroup // generation goroutines and their publishers
@@ -174,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 		upgrader: newUpgrader(),
 		static:   static,
 		slots:    make(chan struct{}, cfg.Generations),
+		charts:   newChartCache(chartCacheSize, chartCacheBytes),
 	}
 	s.catalog.servers = servers
 	s.catalog.firstServerList()

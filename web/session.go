@@ -40,7 +40,6 @@ type session struct {
 	tail   bool         // follow the newest step while generating
 	until  *breakpoints // breakpoints waiting for steps still to come
 	job    *job         // the generation in progress, if any
-	cache  *chartCache
 	used   time.Time
 
 	conns    atomic.Int32 // pages connected over the WebSocket now
@@ -50,7 +49,7 @@ type session struct {
 }
 
 func newSession(id string, d *document, now time.Time) *session {
-	return &session{id: id, doc: d, used: now, charts: true, cache: newChartCache(chartCacheSize)}
+	return &session{id: id, doc: d, used: now, charts: true}
 }
 
 // following reports whether the session mirrors its leader right now.
