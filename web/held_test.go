@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tracer/engine"
 )
 
 // TestHeldRunsShedOldestFirst fills the server's budget for what finished
@@ -73,5 +75,29 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 	// What-if on a run that shed its logits re-samples its candidates.
 	if _, err := s.whatIfMessage(a, nil); err != nil {
 		t.Errorf("what-if on a run that shed its logits: %v", err)
+	}
+}
+
+// TestLookInsideStopsWithTheServer checks that a look inside a step that
+// waits for a generation slot ends when the server closes, rather than
+// running a forward pass over a model the shutdown is about to unmap.
+func TestLookInsideStopsWithTheServer(t *testing.T) {
+	s, _, _ := liveServer(t, Config{Generations: 1}, 0)
+	s.slots <- struct{}{} // every slot busy
+	defer func() { <-s.slots }()
+	m := loopModel(t, 0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.lookInside(m, engine.Request{}, []int{0, 1})
+		done <- err
+	}()
+	s.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a look inside after Close succeeded, want it refused")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a look inside waiting for a slot went on after Close")
 	}
 }

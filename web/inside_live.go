@@ -249,7 +249,7 @@ const lookInsideTimeout = 2 * time.Minute
 // attention and lens of its last position: what the step that followed
 // that context would have recorded. It waits for a generation slot.
 func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*trace.Inside, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), lookInsideTimeout)
+	ctx, cancel := context.WithTimeout(s.done, lookInsideTimeout)
 	defer cancel()
 	select {
 	case s.slots <- struct{}{}:

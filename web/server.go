@@ -109,11 +109,15 @@ type Server struct {
 	pulls  pulls        // downloads from the Hub in progress
 	listen atomic.Value // *net.TCPAddr the server listens on, once ServeListener has started
 
-	seq    atomic.Uint64  // numbers views, so pages keep the newest
-	runIDs atomic.Uint64  // names runs in chart caches
-	slots  chan struct{}  // one token per generation running
-	queue  runQueue       // the runs waiting for a slot
-	held   heldRuns       // what finished runs hold of full logits and KV caches (held.go)
+	seq    atomic.Uint64 // numbers views, so pages keep the newest
+	runIDs atomic.Uint64 // names runs in chart caches
+	slots  chan struct{} // one token per generation running
+	queue  runQueue      // the runs waiting for a slot
+	held   heldRuns      // what finished runs hold of full logits and KV caches (held.go)
+	// done ends with Close: work no page waits for (looking inside a
+	// step ahead of the class) stops with it.
+	done   context.Context
+	stop   context.CancelFunc
 	charts *chartCache    // every page's rendered charts
 	jobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
 	closed bool           // shutting down: no new generations
@@ -177,6 +181,7 @@ func New(cfg Config) (*Server, error) {
 		slots:    make(chan struct{}, cfg.Generations),
 		charts:   newChartCache(chartCacheSize, chartCacheBytes),
 	}
+	s.done, s.stop = context.WithCancel(context.Background())
 	s.catalog.servers = servers
 	s.catalog.firstServerList()
 	if s.lessons, err = newLessonPages(); err != nil {
@@ -279,11 +284,14 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	if werr := s.hub.wait(wait); err == nil {
 		err = werr
 	}
-	if werr := s.waitJobs(wait); err == nil {
+	werr := s.waitJobs(wait)
+	if err == nil {
 		err = werr
 	}
 	s.pulls.wg.Wait()
-	s.catalog.close()
+	if werr == nil { // a job still running may be reading a model's mapped weights: leave them to the exit
+		s.catalog.close()
+	}
 	return err
 }
 
@@ -293,6 +301,7 @@ func (s *Server) Close() {
 	s.jobMu.Lock()
 	s.closed = true
 	s.jobMu.Unlock()
+	s.stop()
 	s.sessions.closeAll()
 	s.hub.closeAll()
 	s.pulls.cancelAll()
