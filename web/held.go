@@ -63,26 +63,9 @@ func (r *run) heldBytes() int64 {
 
 // shed drops r's full logits and KV caches. The steps are never changed
 // in place (a snapshot may be reading them): the trace is copied without
-// them. The caller holds the session's lock.
+// the logits (withoutLogits). The caller holds the session's lock.
 func (r *run) shed() {
-	strip := func(ss []trace.Step) []trace.Step {
-		out := make([]trace.Step, len(ss))
-		for i, s := range ss {
-			s.Rows = slices.Clone(s.Rows)
-			for j := range s.Rows {
-				s.Rows[j].Logits = nil
-			}
-			out[i] = s
-		}
-		return out
-	}
-	t := *r.trace
-	t.Steps = strip(t.Steps)
-	t.Branches = slices.Clone(t.Branches)
-	for i := range t.Branches {
-		t.Branches[i].Steps = strip(t.Branches[i].Steps)
-	}
-	r.trace = &t
+	r.trace = withoutLogits(r.trace)
 	r.keptLogits = false
 	clear(r.caches)
 }

@@ -31,11 +31,13 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 			t.Helper()
 			sendJSON(t, c, map[string]any{"type": "generate", "form": map[string]string{"model": "loop", "max_new_tokens": "6"}})
 			waitFor(t, c, what, func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "loop") })
+			jobsEnded(t, s)
 		}
 	}
 	runA := func() {
 		sendJSON(t, ca, map[string]any{"type": "generate", "form": map[string]string{"model": "loop", "max_new_tokens": "6"}})
 		waitFor(t, ca, "a's run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "loop") })
+		jobsEnded(t, s)
 	}
 	runA()
 	one := s.heldTotal()
@@ -75,6 +77,17 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 	// What-if on a run that shed its logits re-samples its candidates.
 	if _, err := s.whatIfMessage(a, nil); err != nil {
 		t.Errorf("what-if on a run that shed its logits: %v", err)
+	}
+}
+
+// jobsEnded waits until every generation and its publisher have ended: a
+// run's end is counted (hold) before its publisher ends.
+func jobsEnded(t *testing.T, s *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.waitJobs(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
