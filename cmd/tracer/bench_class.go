@@ -180,12 +180,19 @@ func runClass(ctx context.Context, o classOptions, log io.Writer) (*classReport,
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p, err := srv.page(ctx, "/", false, i > 0) // the first keeps the views, to check them
-			if err != nil {
-				joinErr.CompareAndSwap(nil, err)
-				return
+			// A page that fails to open is opened again, as a student
+			// reloads: while hundreds join, this machine's client may be too
+			// slow to send its request in the server's time.
+			var err error
+			for try := range 3 {
+				var p *page
+				if p, err = srv.page(ctx, "/", false, i > 0); err == nil { // the first keeps the views, to check them
+					fs[i] = p
+					return
+				}
+				time.Sleep(time.Duration(try+1) * time.Second)
 			}
-			fs[i] = p
+			joinErr.CompareAndSwap(nil, err)
 		}()
 	}
 	wg.Wait()
