@@ -541,6 +541,11 @@ func (g *loop) finishRecord(rec *trace.Step, past int, start time.Time) {
 		rec.KV = kv
 	}
 	if c := g.req.Model.Cost(len(g.rows), past, len(g.batch.Tokens[0])); c != (trace.Traffic{}) {
+		if br, ok := g.cache.(BatchReporter); ok {
+			if calls, tokens := br.LastBatch(); calls > 1 {
+				c.BatchRuns, c.BatchTokens = calls, tokens
+			}
+		}
 		rec.Traffic = &c
 	}
 	rec.ElapsedNS = time.Since(start).Nanoseconds()

@@ -58,6 +58,14 @@ type Cache interface {
 	Clone() Cache
 }
 
+// BatchReporter is a Cache that knows the forward pass its last Forward
+// call ran in. A model that serves concurrent calls in one pass (arch)
+// reports how many calls it served and how many tokens it fed, all
+// together; 1 call when the last one ran alone.
+type BatchReporter interface {
+	LastBatch() (calls, tokens int)
+}
+
 // Info describes a model for the trace and the traffic model.
 type Info struct {
 	Name         string // e.g. the folder name

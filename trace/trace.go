@@ -336,6 +336,13 @@ type Traffic struct {
 	KVWriteBytes int64   `json:"kv_write_bytes"` // new keys and values written
 	FLOPs        int64   `json:"flops"`
 	Intensity    float64 `json:"intensity"` // FLOPs per byte moved
+
+	// The forward pass this step ran in, when it served other runs too
+	// (the server batches the steps of runs on one model): how many runs
+	// and how many tokens it fed, all together. The weights above were
+	// read once for all of them. Absent when the step ran alone.
+	BatchRuns   int `json:"batch_runs,omitempty"`
+	BatchTokens int `json:"batch_tokens,omitempty"`
 }
 
 // Output is the result of a run.

@@ -16,8 +16,21 @@ import (
 )
 
 // publishEvery spaces the views a running generation sends: steps that
-// arrive faster are merged into the next view.
-const publishEvery = 40 * time.Millisecond
+// arrive faster are merged into the next view. While several runs
+// generate, each run's page gets a view every publishEvery times their
+// number (at most maxPublishEvery): the runs share the server's cores, and
+// rendering views for all of them at the pace of one would take the time
+// their steps need (publishSpacing).
+const (
+	publishEvery    = 40 * time.Millisecond
+	maxPublishEvery = 2 * time.Second
+)
+
+// publishSpacing is how long a running generation's publisher waits after
+// a view, with running runs generating.
+func publishSpacing(running int) time.Duration {
+	return min(publishEvery*time.Duration(max(2*running-1, 1)), maxPublishEvery)
+}
 
 // runSpec is one run to start.
 type runSpec struct {
@@ -371,7 +384,7 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 		for {
 			select {
 			case <-j.notify:
-				s.publish(sess)
+				s.publishGated(sess)
 			case <-j.done:
 				sess.mu.Lock()
 				if sess.job == j {
@@ -380,18 +393,35 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 				sess.mu.Unlock()
 				j.cancel()
 				s.hold(sess)
-				s.publish(sess)
+				s.publishGated(sess)
 				if j.err != nil {
 					s.hub.broadcast(sess.id, errorMessage(s.catalog.redact(j.err.Error())))
 				}
 				return
 			}
 			select {
-			case <-time.After(publishEvery):
+			case <-time.After(publishSpacing(len(s.slots))):
 			case <-j.done:
 			}
 		}
 	}()
+}
+
+// publishGated is publish for a running generation's publisher: it waits
+// for a render token (Server.renders) first. While a class's runs
+// generate together, their publishers would otherwise all render at once
+// and crowd out the goroutines of the runs' shared forward pass, which
+// waits for its slowest piece; waiting, a publisher renders the newest
+// state when its turn comes, so the pages see fewer, later views and the
+// runs keep their pace.
+func (s *Server) publishGated(sess *session) {
+	select {
+	case s.renders <- struct{}{}:
+	case <-s.done.Done():
+		return
+	}
+	defer func() { <-s.renders }()
+	s.publish(sess)
 }
 
 // settleAfterPanic marks the runs of a job that panicked as ended, so the

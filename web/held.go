@@ -9,10 +9,11 @@ import (
 )
 
 // What a finished run holds beyond its recorded steps is large and only
-// serves two panels: every raw logit of each step (the what-if panel's
-// whole vocabulary, 4 bytes a token of the vocabulary a step) and the KV
-// cache each branch ended with (branching without recomputing the
-// prefix). A class of students who each run once would hold tens of MiB
+// serves two panels: the KV cache each branch ended with (branching
+// without recomputing the prefix, and the what-if panel's whole
+// vocabulary, recomputed from it: run.stepLogits) and, for runs of several
+// prompts, every raw logit of each step (4 bytes a token of the vocabulary
+// a step). A class of students who each run once would hold tens of MiB
 // each for the sessions' life. heldRuns keeps the total of those parts,
 // over every session, under Config.MaxHeld: past it the oldest runs shed
 // them, the runs of pages no longer connected first. A run that shed them

@@ -16,6 +16,7 @@ import (
 // them still answers what-if.
 func TestHeldRunsShedOldestFirst(t *testing.T) {
 	s, a, ca := liveServer(t, Config{}, 0)
+	s.catalog.add("rand", "random llama", randomModel(t, 64))
 	addr := ca.RemoteAddr().String() // the server's
 	page := func() (*session, func(string)) {
 		d, err := s.firstRun(context.Background())
@@ -29,20 +30,20 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 		c := dial(t, "ws://"+addr+"/ws?session="+x.id)
 		return x, func(what string) {
 			t.Helper()
-			sendJSON(t, c, map[string]any{"type": "generate", "form": map[string]string{"model": "loop", "max_new_tokens": "6"}})
-			waitFor(t, c, what, func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "loop") })
+			sendJSON(t, c, map[string]any{"type": "generate", "form": map[string]string{"model": "rand", "input": "ids", "prompt": "1 2 3", "max_new_tokens": "6"}})
+			waitFor(t, c, what, func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "random") })
 			jobsEnded(t, s)
 		}
 	}
 	runA := func() {
-		sendJSON(t, ca, map[string]any{"type": "generate", "form": map[string]string{"model": "loop", "max_new_tokens": "6"}})
-		waitFor(t, ca, "a's run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "loop") })
+		sendJSON(t, ca, map[string]any{"type": "generate", "form": map[string]string{"model": "rand", "input": "ids", "prompt": "1 2 3", "max_new_tokens": "6"}})
+		waitFor(t, ca, "a's run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "random") })
 		jobsEnded(t, s)
 	}
 	runA()
 	one := s.heldTotal()
 	if one <= 0 {
-		t.Fatalf("a finished run holds %d bytes by the server's count, want its logits", one)
+		t.Fatalf("a finished run holds %d bytes by the server's count, want its KV cache", one)
 	}
 	b, runB := page()
 	runB("b's run")
@@ -59,8 +60,7 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 	holds := func(x *session) bool {
 		x.mu.Lock()
 		defer x.mu.Unlock()
-		r := x.doc.runs[0]
-		return r.keptLogits && len(r.trace.Steps[0].Rows[0].Logits) > 0
+		return x.doc.runs[0].caches[0] != nil
 	}
 	if holds(a) || !holds(b) || !holds(c) {
 		t.Errorf("over the budget: a holds %v, b %v, c %v; want a (its page gone) shed, b and c kept", holds(a), holds(b), holds(c))
@@ -74,7 +74,7 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 	if holds(b) || !holds(c) {
 		t.Errorf("over the budget again: b holds %v, c %v; want the older b shed", holds(b), holds(c))
 	}
-	// What-if on a run that shed its logits re-samples its candidates.
+	// What-if on a run that shed its cache re-samples its candidates.
 	if _, err := s.whatIfMessage(a, nil); err != nil {
 		t.Errorf("what-if on a run that shed its logits: %v", err)
 	}
@@ -92,12 +92,18 @@ func jobsEnded(t *testing.T, s *Server) {
 }
 
 // TestLookInsideStopsWithTheServer checks that a look inside a step that
-// waits for a generation slot ends when the server closes, rather than
+// waits for a slot ends when the server closes, rather than
 // running a forward pass over a model the shutdown is about to unmap.
 func TestLookInsideStopsWithTheServer(t *testing.T) {
 	s, _, _ := liveServer(t, Config{Generations: 1}, 0)
-	s.slots <- struct{}{} // every slot busy
-	defer func() { <-s.slots }()
+	for range cap(s.looks) { // every slot busy
+		s.looks <- struct{}{}
+	}
+	defer func() {
+		for range cap(s.looks) {
+			<-s.looks
+		}
+	}()
 	m := loopModel(t, 0)
 	done := make(chan error, 1)
 	go func() {

@@ -247,16 +247,19 @@ const lookInsideTimeout = 2 * time.Minute
 
 // lookInside runs a context through the model once, recording the
 // attention and lens of its last position: what the step that followed
-// that context would have recorded. It waits for a generation slot.
+// that context would have recorded. It waits for a look slot
+// (Server.looks): a look runs its whole context alone through the model,
+// and many at once (a class's pages each showing their run's last step)
+// would take turns with the runs' shared passes kernel by kernel.
 func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*trace.Inside, error) {
 	ctx, cancel := context.WithTimeout(s.done, lookInsideTimeout)
 	defer cancel()
 	select {
-	case s.slots <- struct{}{}:
+	case s.looks <- struct{}{}:
 	case <-ctx.Done():
-		return nil, errors.New("no generation slot came free: try again in a moment")
+		return nil, errors.New("no slot to look inside came free: try again in a moment")
 	}
-	defer func() { <-s.slots }()
+	defer func() { <-s.looks }()
 	o := base.Options
 	o.MaxNewTokens, o.MaxLength, o.MinNewTokens = 1, -1, 0
 	o.NumBeams, o.NumReturnSequences, o.DoSample = 1, 1, false

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"html"
 	"regexp"
 	"strings"
@@ -196,4 +197,36 @@ func FuzzBeamTree(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTrafficShowsTheBatch checks the traffic panel of a step that shared
+// its forward pass with other runs: it says how many tokens the weights
+// were read once for, in both languages, and a step that ran alone says
+// nothing of a batch.
+func TestTrafficShowsTheBatch(t *testing.T) {
+	step := trace.Step{ElapsedNS: 2e6, Traffic: &trace.Traffic{WeightBytes: 270 << 20, FLOPs: 1e9, BatchRuns: 12, BatchTokens: 12}}
+	for _, lang := range []string{"en", "hi"} {
+		w := testWords(t, lang)
+		v := trafficView(step, w, 0)
+		if !strings.Contains(v.Batch, "12") || !strings.Contains(v.Batch, "11") {
+			t.Errorf("%s: the batch note %q names neither the 12 tokens nor the 11 other runs", lang, v.Batch)
+		}
+		var html strings.Builder
+		if err := trafficPanel(v, w).Render(context.Background(), &html); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(html.String(), `data-testid="traffic-batch"`) {
+			t.Errorf("%s: the panel does not show the batch", lang)
+		}
+	}
+	alone := step
+	tr := *step.Traffic
+	tr.BatchRuns, tr.BatchTokens = 0, 0
+	alone.Traffic = &tr
+	if v := trafficView(alone, testWords(t, "en"), 0); v.Batch != "" {
+		t.Errorf("a step that ran alone shows a batch: %q", v.Batch)
+	}
+	if want := "Weights read once for 12 tokens"; !strings.HasPrefix(trafficView(step, testWords(t, "en"), 0).Batch, want) {
+		t.Errorf("the English note does not start %q", want)
+	}
 }

@@ -226,6 +226,9 @@ func trafficView(s trace.Step, w Words, bandwidth float64) TrafficView {
 	v.WeightBytes, v.KVRead, v.KVWrite = bytesText(tr.WeightBytes), bytesText(tr.KVReadBytes), bytesText(tr.KVWriteBytes)
 	v.FLOPs = flopsText(tr.FLOPs)
 	v.Intensity = strconv.FormatFloat(tr.Intensity, 'f', 2, 64) + " FLOP/byte"
+	if tr.BatchRuns > 1 {
+		v.Batch = w.F(keyDbgTrafficBatch, "tokens", strconv.Itoa(tr.BatchTokens), "others", strconv.Itoa(tr.BatchRuns-1))
+	}
 	v.Achieved = "n/a"
 	if s.ElapsedNS > 0 {
 		moved := float64(tr.WeightBytes + tr.KVReadBytes + tr.KVWriteBytes)

@@ -43,11 +43,16 @@ const (
 	DefaultMaxSessions  = 1000
 	DefaultSessionTTL   = 2 * time.Hour
 	DefaultMaxNewTokens = 1024
-	DefaultMaxRowsBeams = 64              // rows × beams of one run
-	DefaultMaxRunBytes  = 1 << 30         // estimated memory of one run, in bytes
-	DefaultMaxImports   = 256 << 20       // imported traces held, all sessions together, in bytes
-	DefaultMaxHeld      = 1 << 30         // full logits and KV caches finished runs hold, all sessions together, in bytes
-	DefaultMaxPageRuns  = 2               // generations of one page not yet ended
+	DefaultMaxRowsBeams = 64        // rows × beams of one run
+	DefaultMaxRunBytes  = 1 << 30   // estimated memory of one run, in bytes
+	DefaultMaxImports   = 256 << 20 // imported traces held, all sessions together, in bytes
+	DefaultMaxHeld      = 1 << 30   // full logits and KV caches finished runs hold, all sessions together, in bytes
+	DefaultMaxPageRuns  = 2         // generations of one page not yet ended
+	// DefaultGenerations is how many runs generate at once, server-wide.
+	// Runs on one model share each step's pass over the weights (the
+	// engine batches their steps), so a class's runs go together rather
+	// than in turns; more wait in line, each page told its place.
+	DefaultGenerations  = 64
 	DefaultMaxPullBytes = 4 << 30         // one download from the Hub, in bytes
 	DefaultMaxPulls     = 2               // downloads running at once
 	shutdownWait        = 5 * time.Second // how long Serve waits for requests and connections to end
@@ -63,7 +68,7 @@ type Config struct {
 	MaxSessions  int           // open pages kept; 0 means DefaultMaxSessions
 	SessionTTL   time.Duration // a page idle this long is forgotten; 0 means DefaultSessionTTL
 	MaxNewTokens int           // the most tokens a page may ask one run for; 0 means DefaultMaxNewTokens
-	Generations  int           // generations running at once, server-wide; 0 means the number of CPUs
+	Generations  int           // generations running at once, server-wide; 0 means DefaultGenerations
 	MaxRowsBeams int           // the most prompts × beams one run may use; 0 means DefaultMaxRowsBeams
 	MaxRunBytes  int64         // the most memory one run may need by estimate (KV cache, recording); 0 means DefaultMaxRunBytes
 	MaxImports   int64         // the most bytes of imported traces all sessions together hold; 0 means DefaultMaxImports
@@ -112,8 +117,13 @@ type Server struct {
 	seq    atomic.Uint64 // numbers views, so pages keep the newest
 	runIDs atomic.Uint64 // names runs in chart caches
 	slots  chan struct{} // one token per generation running
-	queue  runQueue      // the runs waiting for a slot
-	held   heldRuns      // what finished runs hold of full logits and KV caches (held.go)
+	// renders holds one token per running generation's view being
+	// rendered (publishGate): at most half the CPUs, so that the runs'
+	// forward passes keep the others.
+	renders chan struct{}
+	looks   chan struct{} // one token per look inside a step running (lookInside): at most half the CPUs
+	queue   runQueue      // the runs waiting for a slot
+	held    heldRuns      // what finished runs hold of full logits and KV caches (held.go)
 	// done ends with Close: work no page waits for (looking inside a
 	// step ahead of the class) stops with it.
 	done   context.Context
@@ -143,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxNewTokens = DefaultMaxNewTokens
 	}
 	if cfg.Generations <= 0 {
-		cfg.Generations = runtime.NumCPU()
+		cfg.Generations = DefaultGenerations
 	}
 	cfg.MaxRowsBeams = cmp.Or(max(cfg.MaxRowsBeams, 0), DefaultMaxRowsBeams)
 	cfg.MaxRunBytes = cmp.Or(max(cfg.MaxRunBytes, 0), DefaultMaxRunBytes)
@@ -179,6 +189,8 @@ func New(cfg Config) (*Server, error) {
 		upgrader: newUpgrader(),
 		static:   static,
 		slots:    make(chan struct{}, cfg.Generations),
+		renders:  make(chan struct{}, max(1, runtime.NumCPU()/2)),
+		looks:    make(chan struct{}, max(1, runtime.NumCPU()/2)),
 		charts:   newChartCache(chartCacheSize, chartCacheBytes),
 	}
 	s.done, s.stop = context.WithCancel(context.Background())

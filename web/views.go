@@ -251,6 +251,7 @@ type TrafficView struct {
 	Time        string // "1.2 ms"
 	Achieved    string // "3.4 GB/s"
 	Bandwidth   string // the machine's bandwidth, "n/a" until measured
+	Batch       string // the forward pass it shared with other runs, or ""
 	Note        string
 }
 

@@ -114,6 +114,12 @@ type whatIfStep struct {
 	pos   int          // the step
 	row   int
 	tok   tokenizer.Tokenizer // nil for imported traces or models without one
+
+	// again recomputes the step's raw logits when its row holds only the
+	// top candidates (stepLogits); nil when it cannot. logits is what it
+	// gave.
+	again  func() []float32
+	logits []float32
 }
 
 // errWhatIfHere says why the position shown has nothing to re-sample; the
@@ -146,7 +152,48 @@ func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 	if r.model != nil {
 		w.tok = r.model.Tokenizer
 	}
+	if len(steps[pos].Rows[w.row].Logits) != t.Model.VocabSize {
+		w.again = r.stepLogits(cur.branch, steps, pos)
+	}
 	return w, nil
+}
+
+// stepLogits returns a function that recomputes the raw logits of step pos
+// of a finished single-row run on the path steps of branch, from the KV
+// cache the branch ended with: the cache cut to the positions before the
+// step, and the step's input fed again as the run fed it. A forward pass
+// computes a row the same way whatever else it computes, so these are the
+// step's own logits, bit for bit, without the run keeping every step's
+// (a class of runs would hold hundreds of MiB of them). nil when the run
+// kept no cache for the branch (or dropped it for memory), is still
+// running, or ran without a cache. The caller holds the session's lock;
+// the function may run after it is released.
+func (r *run) stepLogits(branch int, steps []trace.Step, pos int) func() []float32 {
+	c := r.caches[branch]
+	t := r.trace
+	if c == nil || r.model == nil || r.live || !t.Options.UseCache || c.Rows() != 1 || len(steps[pos].Rows) != 1 {
+		return nil
+	}
+	sr := steps[pos].Rows[0]
+	past := len(t.Prompt.IDs) + pos - len(sr.InputIDs)
+	if len(sr.InputIDs) == 0 || len(sr.Positions) != len(sr.InputIDs) || past < 0 || past+len(sr.InputIDs) > c.Len() {
+		return nil
+	}
+	m := r.model.Model
+	return func() []float32 {
+		kept := c.Clone()
+		kept.Truncate(past)
+		mask := make([]bool, past+len(sr.InputIDs))
+		for i := range mask {
+			mask[i] = true
+		}
+		logits := [][]float32{make([]float32, m.Info().VocabSize)}
+		b := &engine.Batch{Tokens: [][]int{sr.InputIDs}, Positions: [][]int{sr.Positions}, Mask: [][]bool{mask}}
+		if err := m.Forward(kept, b, logits); err != nil {
+			return nil
+		}
+		return logits[0]
+	}
 }
 
 // whatIfOutcome is a step re-sampled with other settings.
@@ -201,6 +248,9 @@ func reSample(w whatIfStep, s whatIfSettings) (whatIfOutcome, error) {
 		return whatIfOutcome{}, fmt.Errorf("this trace's vocabulary size %d is not one the what-if can use", vocab)
 	}
 	scores, partial := rawScores(sr, vocab)
+	if len(w.logits) == vocab {
+		scores, partial = slices.Clone(w.logits), 0
+	}
 	o := s.options(w.t.Options)
 	o.NumBeams = 1
 	prompt := w.t.Prompt.IDs

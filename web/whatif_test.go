@@ -345,13 +345,17 @@ func FuzzWhatIf(f *testing.F) {
 	})
 }
 
-// A live run keeps its raw logits for the what-if only while its memory
-// estimate, counting them, stays within --max-run-mib.
+// A run of several prompts keeps its raw logits for the what-if only while
+// its memory estimate, counting them, stays within --max-run-mib; a single
+// prompt never keeps them (the what-if recomputes them from its cache).
 func TestKeepLogitsWithinTheRunLimit(t *testing.T) {
 	m := randomModel(t, 49152)
 	info := m.Model.Info()
 	o := trace.Options{MaxNewTokens: 100, RecordTop: 20, UseCache: true}
-	prompts := [][]int{{1, 2, 3}}
+	if s := (&Server{cfg: Config{MaxRunBytes: 1 << 40}}); s.keepLogits(info, o, [][]int{{1, 2, 3}}) {
+		t.Error("a single prompt keeps its logits; want them recomputed from the cache")
+	}
+	prompts := [][]int{{1, 2, 3}, {4, 5, 6}}
 	without := estimateRun(info, o, prompts).total()
 	o.FullLogits = true
 	with := estimateRun(info, o, prompts).total()
@@ -371,5 +375,61 @@ func TestKeepLogitsWithinTheRunLimit(t *testing.T) {
 				t.Errorf("limit %.0f (run %.0f, with logits %.0f): got %v, want %v", tc.limit, without, with, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestWhatIfRecomputesLogits runs a sampled single-prompt run on the page,
+// which keeps only its top candidates, and requires the logits the
+// what-if recomputes at every step from the run's kept cache to be the
+// run's own, bit for bit: those of the same run recorded with every raw
+// logit.
+func TestWhatIfRecomputesLogits(t *testing.T) {
+	s, sess, c := liveServer(t, Config{}, 0)
+	m := randomModel(t, 64)
+	s.catalog.add("rand", "random llama", m)
+	f := map[string]string{"model": "rand", "input": "ids", "prompt": "5 9 11", "max_new_tokens": "6", "do_sample": "true", "temperature": "0.9", "seed": "4"}
+	sendJSON(t, c, map[string]any{"type": "generate", "form": f})
+	waitFor(t, c, "the run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "random") })
+	jobsEnded(t, s)
+
+	yes, temp, seed, n := true, 0.9, uint64(4), 6
+	req, err := m.Request(models.Input{IDs: [][]int{{5, 9, 11}}}, &engine.Settings{DoSample: &yes, Temperature: &temp, Seed: &seed, MaxNewTokens: &n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Record, req.Options.FullLogits = true, true
+	want, err := engine.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.mu.Lock()
+	r := sess.doc.runs[0]
+	steps := r.trace.Steps
+	var agains []func() []float32
+	for pos := range steps {
+		if len(steps[pos].Rows[0].Logits) > 0 {
+			t.Fatalf("step %d kept its logits", pos)
+		}
+		w, err := whatIfAt(sess.doc, cursor{pos: pos})
+		if err != nil || w.again == nil {
+			sess.mu.Unlock()
+			t.Fatalf("step %d: what-if cannot recompute the logits (err %v)", pos, err)
+		}
+		agains = append(agains, w.again)
+	}
+	sess.mu.Unlock()
+	if len(steps) != len(want.Steps) {
+		t.Fatalf("the page's run has %d steps, the same run alone %d", len(steps), len(want.Steps))
+	}
+	for pos, again := range agains {
+		got, exp := again(), want.Steps[pos].Rows[0].Logits
+		if len(got) != len(exp) {
+			t.Fatalf("step %d: %d logits recomputed, want %d", pos, len(got), len(exp))
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(exp[i]) {
+				t.Fatalf("step %d logit %d: recomputed %v, recorded %v", pos, i, got[i], exp[i])
+			}
+		}
 	}
 }

@@ -151,6 +151,7 @@ const (
 	keyDbgKvSince           = "dbg-kv-since"
 	keyDbgKvPrefill         = "dbg-kv-prefill"
 	keyDbgTrafficNone       = "dbg-traffic-none"
+	keyDbgTrafficBatch      = "dbg-traffic-batch"
 	keyDbgUnknown           = "dbg-unknown"
 	keyDbgTokNone           = "dbg-tok-none"
 	keyDbgTokBytesOnly      = "dbg-tok-bytes-only"
@@ -468,6 +469,7 @@ func debuggerKeys() []string {
 		keyDbgKvSince,
 		keyDbgKvPrefill,
 		keyDbgTrafficNone,
+		keyDbgTrafficBatch,
 		keyDbgUnknown,
 		keyDbgTokNone,
 		keyDbgTokBytesOnly,

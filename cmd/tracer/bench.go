@@ -95,9 +95,6 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			if !set["dtype"] {
 				dt = tensor.F16 // what a student downloads, at half the bytes of f32
 			}
-			if dt == tensor.BF16 {
-				return usageErr("--class runs a GGUF file: --dtype f32, f16, q8_0 or q4_0")
-			}
 			o := classOptions{
 				followers: *class, students: *students, moves: *moves, every: *every, steps: *steps,
 				newTokens: 64, spread: *spread, shape: *shape, dtype: dt, seed: *seed,

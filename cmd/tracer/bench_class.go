@@ -86,6 +86,12 @@ type classReport struct {
 	FirstStepP99Ms float64 `json:"first_step_p99_ms,omitempty"`
 	TokensPerSec   float64 `json:"tokens_per_sec,omitempty"` // all students' runs together
 	RunsFailed     int     `json:"runs_failed,omitempty"`
+
+	// One student's run alone, before the others start (with more than
+	// one student; the median of three), and how many times that the runs
+	// together make.
+	AloneTokensPerSec float64 `json:"alone_tokens_per_sec,omitempty"`
+	Speedup           float64 `json:"speedup,omitempty"`
 }
 
 // benchClass runs the class and prints its report.
@@ -113,6 +119,9 @@ func printClass(w io.Writer, r *classReport) {
 	fmt.Fprintf(w, "server: %.1f ms of CPU per move, peak RSS %.0f MiB\n", r.CPUPerMoveMs, r.PeakRSSMiB)
 	if r.Students > 0 {
 		fmt.Fprintf(w, "students' runs: first step p50 %.0f ms, p99 %.0f ms; %.1f tokens/s all together; %d failed\n", r.FirstStepP50Ms, r.FirstStepP99Ms, r.TokensPerSec, r.RunsFailed)
+		if r.Speedup > 0 {
+			fmt.Fprintf(w, "one student's run alone (median of 3): %.1f tokens/s; together %.2f× that\n", r.AloneTokensPerSec, r.Speedup)
+		}
 	}
 }
 
@@ -137,9 +146,8 @@ func runClass(ctx context.Context, o classOptions, log io.Writer) (*classReport,
 	if !ok {
 		return nil, fmt.Errorf("unknown shape %q", o.shape)
 	}
-	file := o.shape + ".gguf"
 	fmt.Fprintf(log, "writing random %s weights at %s's shape\n", o.dtype, o.shape)
-	if err := writeModel(filepath.Join(dir, file), o.shape, s, o.dtype, o.seed); err != nil {
+	if err := writeModel(dir, o.shape, s, o.dtype, o.seed); err != nil {
 		return nil, err
 	}
 	srv, err := startServer(ctx, dir, o.followers+o.students+16)
@@ -250,6 +258,24 @@ func runClass(ctx context.Context, o classOptions, log io.Writer) (*classReport,
 		}
 	}
 
+	// One student's run alone first, on the same server, three times (the
+	// median): what the class's runs together are measured against.
+	if len(students) > 1 {
+		fmt.Fprintf(log, "one student's run alone, three times\n")
+		var rates []float64
+		for k := range 3 {
+			alone := students[0].generate(ctx, teacher.model, o.newTokens, len(students)+k)
+			if alone.err != nil {
+				return nil, fmt.Errorf("a student's run alone: %w", alone.err)
+			}
+			if d := alone.end.Sub(alone.start).Seconds(); d > 0 {
+				rates = append(rates, float64(alone.tokens)/d)
+			}
+		}
+		slices.Sort(rates)
+		r.AloneTokensPerSec = quantile(rates, 0.5)
+	}
+
 	cpu0, err := srv.cpu()
 	if err != nil {
 		return nil, err
@@ -346,6 +372,9 @@ func runClass(ctx context.Context, o classOptions, log io.Writer) (*classReport,
 		if d := last.Sub(t0).Seconds(); d > 0 {
 			r.TokensPerSec = float64(tokens) / d
 		}
+		if r.AloneTokensPerSec > 0 {
+			r.Speedup = r.TokensPerSec / r.AloneTokensPerSec
+		}
 	}
 	r.PeakRSSMiB = float64(srv.peakRSS()) / (1 << 20)
 	return r, nil
@@ -368,8 +397,15 @@ func quantile(xs []float64, q float64) float64 {
 }
 
 // writeModel writes the random model the class runs.
-func writeModel(path, name string, s arch.Shape, dt tensor.DType, seed uint64) error {
-	f, err := os.Create(path)
+func writeModel(dir, name string, s arch.Shape, dt tensor.DType, seed uint64) error {
+	if dt == tensor.BF16 { // a Hugging Face folder: GGUF files here hold f32, f16 or quantized weights
+		folder := filepath.Join(dir, "random-"+name)
+		if err := os.Mkdir(folder, 0o755); err != nil {
+			return err
+		}
+		return arch.WriteRandomHF(folder, name, s, dt, seed)
+	}
+	f, err := os.Create(filepath.Join(dir, "random-"+name+".gguf"))
 	if err != nil {
 		return err
 	}
@@ -517,7 +553,7 @@ type pageView struct {
 
 var (
 	sessionPattern = regexp.MustCompile(`data-session="([0-9a-f]+)"`)
-	modelPattern   = regexp.MustCompile(`<option value="([^"]+\.gguf)"`)
+	modelPattern   = regexp.MustCompile(`<option value="([^"]*random-[^"]*)"`)
 )
 
 // page opens path as a browser does (GET, then the WebSocket with
@@ -550,7 +586,7 @@ func (s *classServer) page(ctx context.Context, path string, teach, counts bool)
 		p.model = string(mm[1])
 	}
 	if teach && p.model == "" {
-		return nil, errors.New("the run form offers no GGUF model")
+		return nil, errors.New("the run form does not offer the class's model")
 	}
 	u, _ := url.Parse(s.base)
 	d := websocket.Dialer{
@@ -767,6 +803,7 @@ func quiet(ctx context.Context, fs []*page, d time.Duration) error {
 // runResult is one student's run.
 type runResult struct {
 	first  time.Duration // from generate to the first step shown
+	start  time.Time
 	end    time.Time
 	tokens int
 	err    error
@@ -794,5 +831,5 @@ func (p *page) generate(ctx context.Context, model string, n, i int) runResult {
 	if err != nil {
 		return runResult{err: err}
 	}
-	return runResult{first: first, end: time.Now(), tokens: p.last().Count}
+	return runResult{first: first, start: start, end: time.Now(), tokens: p.last().Count}
 }

@@ -155,3 +155,32 @@ func TestBenchQuantizedGGUF(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchClassJSON runs a small class with the real binary (which starts
+// its own tracer serve --classroom): two followers through two moves, and
+// two students' bf16 runs (a Hugging Face folder), one alone first. The
+// figures depend on the machine; the report says every page followed and
+// every run ended.
+func TestBenchClassJSON(t *testing.T) {
+	out, errOut, code := tracer(t, "", "bench", "--shape", "smollm2-135m", "--dtype", "bf16", "--class", "2", "--students", "2",
+		"--moves", "2", "--every", "50ms", "--steps", "3", "--new-tokens", "3", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	var r struct {
+		Followers, Students, Missed, Wrong int
+		RunsFailed                         int     `json:"runs_failed"`
+		Positions                          int     `json:"positions"`
+		TokensPerSec                       float64 `json:"tokens_per_sec"`
+		Alone                              float64 `json:"alone_tokens_per_sec"`
+		Speedup                            float64 `json:"speedup"`
+		DType                              string  `json:"dtype"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.Followers != 2 || r.Students != 2 || r.Missed != 0 || r.Wrong != 0 || r.RunsFailed != 0 || r.DType != "bf16" || r.Positions < 3 ||
+		!(r.TokensPerSec > 0 && r.Alone > 0 && r.Speedup > 0) {
+		t.Errorf("report %+v (%s)", r, out)
+	}
+}

@@ -31,6 +31,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	maxRunMiB := fs.Int64("max-run-mib", web.DefaultMaxRunBytes>>20, "the most memory one run may need by estimate (KV cache and recorded steps; the weights are shared), in MiB")
 	maxImportsMiB := fs.Int64("max-import-mib", web.DefaultMaxImports>>20, "imported traces all pages together may hold, in MiB")
 	maxHeldMiB := fs.Int64("max-held-mib", web.DefaultMaxHeld>>20, "full logits (for what-if) and KV caches (for branching) all finished runs together may hold, in MiB; past it the oldest runs drop them, those of pages no longer open first")
+	runs := fs.Int("runs", web.DefaultGenerations, "runs generating at once, all pages together; runs on one model share each step's pass over the weights, so a class's runs go together; more wait in line, each page told its place")
 	maxPageRuns := fs.Int("max-page-runs", web.DefaultMaxPageRuns, "runs one page may have going at once (a stopped run counts until it has ended)")
 	maxPullMiB := fs.Int64("max-pull-mib", web.DefaultMaxPullBytes>>20, "the largest model a page may download from the Hub, in MiB")
 	maxPulls := fs.Int("max-pulls", web.DefaultMaxPulls, "downloads from the Hub running at once")
@@ -50,7 +51,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}{
 		{"max-sessions", int64(*maxSessions)}, {"max-rows-beams", int64(*maxRowsBeams)}, {"max-run-mib", *maxRunMiB},
 		{"max-import-mib", *maxImportsMiB}, {"max-page-runs", int64(*maxPageRuns)}, {"max-pull-mib", *maxPullMiB}, {"max-pulls", int64(*maxPulls)},
-		{"max-held-mib", *maxHeldMiB},
+		{"max-held-mib", *maxHeldMiB}, {"runs", int64(*runs)},
 	} {
 		if l.n <= 0 {
 			fmt.Fprintf(stderr, "tracer serve: --%s must be positive, got %d\n", l.name, l.n)
@@ -123,6 +124,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		MaxRowsBeams: *maxRowsBeams,
 		MaxRunBytes:  *maxRunMiB << 20,
 		MaxHeld:      *maxHeldMiB << 20,
+		Generations:  *runs,
 		MaxImports:   *maxImportsMiB << 20,
 		MaxPageRuns:  *maxPageRuns,
 		MaxPullBytes: *maxPullMiB << 20,

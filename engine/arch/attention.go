@@ -21,15 +21,21 @@ import (
 // allowed. A query with no allowed key (a pad position of a left-padded row)
 // gets what transformers computes for it; see uniform.
 func (p *pass) attend(l int, q, k, v, out []float32) {
-	d := p.m.d
-	hd := d.headDim
 	p.storeKV(l, k, v)
+	units, grain := p.attendJob(l, q, out)
+	p.pool.Parallel(units, grain, &p.s.attn)
+	p.s.attn = attnJob{}
+}
+
+// attendJob prepares attend's job over the keys and values stored, in
+// p.s.attn, and returns its units and the least worth a piece of the pool.
+func (p *pass) attendJob(l int, q, out []float32) (units, grain int) {
+	d := p.m.d
 	blocks, blockLen := attnBlocks(p.n)
 	p.s.attn = attnJob{p: p, l: l, q: q, out: out, blocks: blocks, blockLen: blockLen}
 	rep := d.heads / d.kvHeads
-	work := blockLen * (p.past + p.n) * hd * 2 * rep // multiply-adds per unit, at most
-	p.pool.Parallel(p.rows*d.kvHeads*blocks, max(1, (16<<10)/max(work, 1)), &p.s.attn)
-	p.s.attn = attnJob{}
+	work := blockLen * (p.past + p.n) * d.headDim * 2 * rep // multiply-adds per unit, at most
+	return p.rows * d.kvHeads * blocks, max(1, (16<<10)/max(work, 1))
 }
 
 // storeKV writes the pass's new keys and values k, v (T, kvHeads·headDim)

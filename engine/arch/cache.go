@@ -25,6 +25,8 @@ type Cache struct {
 	spare   [][]float32 // (≤ rows) scratch of Reorder: storage no row takes
 	s       scratch     // the buffers of Forward calls on this cache
 	pass    pass        // the state of the current Forward call
+	wait    waiter      // the current Forward call waiting for its pass (batch.go)
+	note    batchNote   // the pass the last Forward call ran in
 }
 
 func newCache(d dims, rows, capacity int) (*Cache, error) {

@@ -18,7 +18,10 @@
 // layers, the output head, the traffic model), cache.go (the KV cache) and
 // attention.go (causal attention over the cache with transformers'
 // additive masking, one pair of matrix products per group of query heads
-// sharing a kv head). A Model runs its kernels on a tensor.Pool of
-// SetThreads goroutines; a forward pass allocates nothing once its cache's
-// scratch has grown to the longest pass.
+// sharing a kv head) and batch.go (Forward calls on different caches that
+// overlap in time served by one pass over the weights, with the same bits
+// as alone). A Model runs its kernels on a tensor.Pool of SetThreads
+// goroutines; a forward pass allocates nothing once its cache's scratch
+// has grown to the longest pass. WriteRandomHF writes NewRandom's model as
+// a Hugging Face folder.
 package arch

@@ -80,9 +80,21 @@ const maxTinyHead = 256
 // does nothing, for a prefill, heads of other than a multiple of 16 up to
 // maxTinyHead dims, or a row with every key masked: p.attend does those.
 func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
-	d := p.m.d
-	hd := d.headDim
-	keys := p.past + 1
+	if !p.ggmlAttends() {
+		return false
+	}
+	p.storeKV(l, k, v)
+	units, grain := p.attendGGMLJob(l, q, out)
+	p.pool.Parallel(units, grain, &p.s.ggml)
+	p.s.ggml = ggmlAttnJob{}
+	return true
+}
+
+// ggmlAttends reports whether attendGGML takes the pass: a decode step,
+// heads of a multiple of 16 up to maxTinyHead dims, and every row with a
+// key to attend to.
+func (p *pass) ggmlAttends() bool {
+	hd, keys := p.m.d.headDim, p.past+1
 	if p.n != 1 || hd%16 != 0 || hd > maxTinyHead {
 		return false
 	}
@@ -91,12 +103,17 @@ func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 			return false
 		}
 	}
-	p.storeKV(l, k, v)
-	p.s.ggml = ggmlAttnJob{p: p, l: l, q: q, out: out}
-	work := keys * hd * 2 * (d.heads / d.kvHeads) // multiply-adds per unit
-	p.pool.Parallel(p.rows*d.kvHeads, max(1, (16<<10)/max(work, 1)), &p.s.ggml)
-	p.s.ggml = ggmlAttnJob{}
 	return true
+}
+
+// attendGGMLJob prepares attendGGML's job over the keys and values
+// stored, in p.s.ggml, and returns its units and the least worth a piece
+// of the pool.
+func (p *pass) attendGGMLJob(l int, q, out []float32) (units, grain int) {
+	d := p.m.d
+	p.s.ggml = ggmlAttnJob{p: p, l: l, q: q, out: out}
+	work := (p.past + 1) * d.headDim * 2 * (d.heads / d.kvHeads) // multiply-adds per unit
+	return p.rows * d.kvHeads, max(1, (16<<10)/max(work, 1))
 }
 
 // ggmlAttnJob is attendGGML's work for a range of units (row, kv head),

@@ -166,12 +166,15 @@ func (n *gpt2) norm(dst, x []float32) { tensor.LayerNorm(dst, x, n.lnfW, n.lnfB,
 func (n *gpt2) embed(p *pass) {
 	h := n.d.hidden
 	pos := p.s.xn[:h]
-	for r := 0; r < p.rows; r++ {
-		for i := 0; i < p.n; i++ {
-			x := p.s.x[(r*p.n+i)*h : (r*p.n+i+1)*h]
-			n.wte.Row(x, p.b.Tokens[r][i])
-			n.wpe.Row(pos, p.b.Positions[r][i])
-			tensor.Add(x, x, pos)
+	for _, c := range p.calls() {
+		for r := 0; r < c.rows; r++ {
+			for i := 0; i < c.n; i++ {
+				t := c.t0 + r*c.n + i
+				x := p.s.x[t*h : (t+1)*h]
+				n.wte.Row(x, c.b.Tokens[r][i])
+				n.wpe.Row(pos, c.b.Positions[r][i])
+				tensor.Add(x, x, pos)
+			}
 		}
 	}
 }
@@ -195,7 +198,7 @@ func (n *gpt2) block(p *pass, l int) {
 		copy(k[t*h:(t+1)*h], row[h:2*h])
 		copy(v[t*h:(t+1)*h], row[2*h:])
 	}
-	p.attend(l, q, k, v, att)
+	p.attention(l, q, k, v, att, false)
 	n.project(p, proj, L.projW, L.projB, att)
 	tensor.Add(x, x, proj)
 

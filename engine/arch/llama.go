@@ -147,14 +147,17 @@ func (n *llama) rmsNorm(dst, x, w []float32) {
 // embed looks up each token's row and the rotary angles of its position.
 func (n *llama) embed(p *pass) {
 	h, half := n.d.hidden, n.d.headDim/2
-	for r := 0; r < p.rows; r++ {
-		for i := 0; i < p.n; i++ {
-			t := r*p.n + i
-			n.embedW.Row(p.s.x[t*h:(t+1)*h], p.b.Tokens[r][i])
-			if n.ggml {
-				ropeCosSinGGML(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.thetaScale, p.b.Positions[r][i])
-			} else {
-				tensor.RopeCosSin(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.invFreq, p.b.Positions[r][i])
+	for _, c := range p.calls() {
+		for r := 0; r < c.rows; r++ {
+			for i := 0; i < c.n; i++ {
+				t := c.t0 + r*c.n + i
+				pos := c.b.Positions[r][i]
+				n.embedW.Row(p.s.x[t*h:(t+1)*h], c.b.Tokens[r][i])
+				if n.ggml {
+					ropeCosSinGGML(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.thetaScale, pos)
+				} else {
+					tensor.RopeCosSin(p.s.cos[t*half:(t+1)*half], p.s.sin[t*half:(t+1)*half], n.invFreq, pos)
+				}
 			}
 		}
 	}
@@ -177,9 +180,7 @@ func (n *llama) block(p *pass, l int) {
 	addBias(k, L.bk)
 	addBias(v, L.bv)
 	n.perToken(p, L, tokRotate)
-	if !n.ggml || !p.attendGGML(l, q, k, v, att) {
-		p.attend(l, q, k, v, att)
-	}
+	p.attention(l, q, k, v, att, n.ggml)
 	linear(p, proj, L.wo, L.bo, att)
 	n.perToken(p, L, tokAddMLPNorm)
 	p.pool.MatMuls(xn, tensor.Product{Dst: gate, W: L.gate}, tensor.Product{Dst: up, W: L.up})

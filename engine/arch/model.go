@@ -60,12 +60,13 @@ type Model struct {
 	net    network
 	cost   costModel
 	pool   *tensor.Pool
+	batch  *batcher  // gathers concurrent Forward calls into one pass (batch.go)
 	closer io.Closer // releases the mapped weights
 }
 
 // newModel assembles a Model; it owns closer from now on.
 func newModel(info engine.Info, d dims, net network, cost costModel, closer io.Closer) *Model {
-	return &Model{info: info, d: d, net: net, cost: cost, pool: tensor.NewPool(0), closer: closer}
+	return &Model{info: info, d: d, net: net, cost: cost, pool: tensor.NewPool(0), batch: newBatcher(), closer: closer}
 }
 
 // Info describes the model.
@@ -110,6 +111,8 @@ var ErrCacheFull = errors.New("KV cache full")
 
 // Forward feeds each row's new tokens, appends their keys and values to the
 // cache and writes the logits of each row's last token to logits[row].
+// Calls on different caches that overlap in time share one pass over the
+// weights (batch.go), with the same logits as alone.
 func (m *Model) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) error {
 	return m.forward(c, b, logits, nil)
 }
@@ -124,7 +127,8 @@ func (m *Model) ForwardInside(c engine.Cache, b *engine.Batch, logits [][]float3
 	return m.forward(c, b, logits, in)
 }
 
-// forward is Forward, recording what in asks when it is not nil.
+// forward is Forward, recording what in asks when it is not nil. A call
+// that asks nothing goes to the batcher; one that looks inside runs alone.
 func (m *Model) forward(c engine.Cache, b *engine.Batch, logits [][]float32, in *engine.Inside) error {
 	p, err := m.begin(c, b)
 	if err != nil {
@@ -138,6 +142,15 @@ func (m *Model) forward(c engine.Cache, b *engine.Batch, logits [][]float32, in 
 			return fmt.Errorf("arch: forward: logits row %d holds %d values, want the vocabulary size %d", r, len(l), m.d.vocab)
 		}
 	}
+	if in == nil {
+		return m.batch.forward(m, p, logits)
+	}
+	m.forwardAlone(p, logits, in)
+	return nil
+}
+
+// forwardAlone runs the pass p of one Forward call on its cache's buffers.
+func (m *Model) forwardAlone(p *pass, logits [][]float32, in *engine.Inside) {
 	var hidden func(x []float32)
 	if in != nil {
 		hidden = m.beginInside(p, in)
@@ -152,7 +165,7 @@ func (m *Model) forward(c engine.Cache, b *engine.Batch, logits [][]float32, in 
 		m.lens(p, in)
 	}
 	p.c.n += p.n
-	return nil
+	p.c.note = batchNote{calls: 1, tokens: p.T()}
 }
 
 // lastLogits applies the final norm and the head to each row's last
@@ -160,9 +173,13 @@ func (m *Model) forward(c engine.Cache, b *engine.Batch, logits [][]float32, in 
 func (m *Model) lastLogits(p *pass) []float32 {
 	h, v := m.d.hidden, m.d.vocab
 	last := p.s.last[:p.rows*h]
-	for r := 0; r < p.rows; r++ {
-		t := r*p.n + p.n - 1
-		m.net.norm(last[r*h:(r+1)*h], p.s.x[t*h:(t+1)*h])
+	r := 0 // the row in the pass
+	for _, c := range p.calls() {
+		for cr := 0; cr < c.rows; cr++ {
+			t := c.t0 + cr*c.n + c.n - 1
+			m.net.norm(last[r*h:(r+1)*h], p.s.x[t*h:(t+1)*h])
+			r++
+		}
 	}
 	out := p.s.logits[:p.rows*v]
 	m.pool.MatMul(out, m.net.head(), last)
@@ -274,7 +291,7 @@ func (m *Model) ForwardAll(c engine.Cache, b *engine.Batch) (*Outputs, error) {
 // layer.
 func (m *Model) run(p *pass, hidden func(x []float32)) {
 	m.net.embed(p)
-	x := p.s.x[:p.rows*p.n*m.d.hidden]
+	x := p.s.x[:p.T()*m.d.hidden]
 	if hidden != nil {
 		hidden(x)
 	}
@@ -319,19 +336,78 @@ func (m *Model) Cost(rows, past, n int) trace.Traffic {
 	return t
 }
 
-// pass is the state of one Forward call.
+// pass is the state of one Forward call, or of a batched pass serving
+// several (group).
 type pass struct {
 	m             *Model
 	c             *Cache
 	b             *engine.Batch
 	s             *scratch
-	rows, n, past int
+	rows, n, past int // a batched pass: all rows; n and past are per call
+	tokens        int // a batched pass: all calls' new tokens
+	t0            int // a call in a batched pass: its first token there
 	pool          *tensor.Pool
 	inside        *engine.Inside // non-nil: attention weights are recorded there (inside.go)
+	group         []*pass        // a batched pass: its calls, in token order; nil for one call
+	one           [1]*pass       // calls' backing for one call
 }
 
 // T is the number of tokens the pass feeds, all rows together.
-func (p *pass) T() int { return p.rows * p.n }
+func (p *pass) T() int {
+	if p.group == nil {
+		return p.rows * p.n
+	}
+	return p.tokens
+}
+
+// calls returns the Forward calls the pass serves: its group, or itself.
+func (p *pass) calls() []*pass {
+	if p.group != nil {
+		return p.group
+	}
+	p.one[0] = p
+	return p.one[:]
+}
+
+// attention runs attention (attend, or attendGGML for a GGUF file) on
+// the new keys and values k, v and queries q, writing out (T, ·). A
+// batched pass runs each call's on its own cache, q, k, v and out sliced to
+// the call's tokens, all calls together: one job stores every call's keys
+// and values, another runs every call's units (batch.go's jobList), so
+// that a pass of 40 decode steps hands the pool two jobs a layer, not 80.
+func (p *pass) attention(l int, q, k, v, out []float32, ggml bool) {
+	if p.group == nil {
+		if !ggml || !p.attendGGML(l, q, k, v, out) {
+			p.attend(l, q, k, v, out)
+		}
+		return
+	}
+	qd, kvd := p.m.d.qDim(), p.m.d.kvDim()
+	stores, attns := &p.s.stores, &p.s.attns
+	stores.reset()
+	attns.reset()
+	grain := 1 << 30
+	for _, c := range p.group {
+		lo, hi := c.t0, c.t0+c.T()
+		cq, co := q[lo*qd:hi*qd], out[lo*qd:hi*qd]
+		c.s.store = storeJob{p: c, l: l, k: k[lo*kvd : hi*kvd], v: v[lo*kvd : hi*kvd]}
+		stores.add(&c.s.store, c.T())
+		var units, g int
+		if ggml && c.ggmlAttends() {
+			units, g = c.attendGGMLJob(l, cq, co)
+			attns.add(&c.s.ggml, units)
+		} else {
+			units, g = c.attendJob(l, cq, co)
+			attns.add(&c.s.attn, units)
+		}
+		grain = min(grain, g)
+	}
+	p.pool.Parallel(stores.units(), 8, stores)
+	p.pool.Parallel(attns.units(), grain, attns)
+	for _, c := range p.group {
+		c.s.store, c.s.attn, c.s.ggml = storeJob{}, attnJob{}, ggmlAttnJob{}
+	}
+}
 
 // begin checks a Forward call's cache and batch and prepares its scratch.
 func (m *Model) begin(c engine.Cache, b *engine.Batch) (*pass, error) {
@@ -347,7 +423,8 @@ func (m *Model) begin(c engine.Cache, b *engine.Batch) (*pass, error) {
 		return nil, err
 	}
 	p := &cache.pass
-	*p = pass{m: m, c: cache, b: b, s: &cache.s, rows: cache.rows, n: len(b.Tokens[0]), past: cache.n, pool: m.pool}
+	n := len(b.Tokens[0])
+	*p = pass{m: m, c: cache, b: b, s: &cache.s, rows: cache.rows, n: n, past: cache.n, pool: m.pool}
 	p.s.size(m.d, p.rows, p.n, cache.capacity)
 	return p, nil
 }

@@ -1,10 +1,15 @@
 package arch
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 
 	"tracer/engine"
 	"tracer/engine/internal/mmap"
@@ -203,6 +208,57 @@ func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, e
 		info.BOS, info.EOS = s.VocabSize-1, []int{s.VocabSize - 1}
 	}
 	return newModel(info, d, net, cost, closerFunc(free)), nil
+}
+
+// WriteRandomHF writes the model NewRandom builds as a Hugging Face folder
+// in dir: config.json and model.safetensors (no tokenizer: feed it token
+// ids). It is what tracer bench --class serves for a bf16 class.
+func WriteRandomHF(dir, name string, s Shape, dtype tensor.DType, seed uint64) error {
+	sdt, ok := map[tensor.DType]safetensors.DType{tensor.F32: safetensors.F32, tensor.BF16: safetensors.BF16, tensor.F16: safetensors.F16}[dtype]
+	if !ok {
+		return fmt.Errorf("arch: random model %s: dtype %v, want f32, bf16 or f16", name, dtype)
+	}
+	c := s.config()
+	c.Architectures = []string{map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "gpt2": "GPT2LMHeadModel"}[s.Arch]}
+	c.BOS, c.EOS = json.RawMessage("1"), json.RawMessage("2")
+	if s.Arch == "gpt2" {
+		id := json.RawMessage(strconv.Itoa(s.VocabSize - 1))
+		c.BOS, c.EOS = id, id
+	}
+	config, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), config, 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	infos := s.tensors(sdt)
+	err = safetensors.WriteHeader(w, infos, map[string]string{"format": "pt"})
+	var buf []byte
+	for i, in := range infos {
+		if err != nil {
+			break
+		}
+		n := elements(in.Shape) * dtype.Size()
+		buf = slices.Grow(buf[:0], n)[:n]
+		fillTensor(buf, in, dtype, seed+uint64(i)*0x9e3779b97f4a7c15)
+		_, err = w.Write(buf)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("arch: random model %s: %w", name, err)
+	}
+	return nil
 }
 
 func elements(shape []int) int {

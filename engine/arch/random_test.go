@@ -1,8 +1,11 @@
 package arch
 
 import (
+	"math"
+	"slices"
 	"testing"
 
+	"tracer/engine"
 	"tracer/engine/tensor"
 )
 
@@ -71,5 +74,54 @@ func TestSetThreads(t *testing.T) {
 		if d := maxDiff(run(t, m, []int{4, 5, 6}), want); d != 0 {
 			t.Errorf("%d threads: logits differ by %g", n, d)
 		}
+	}
+}
+
+// TestWriteRandomHF opens the folder WriteRandomHF writes as any Hugging
+// Face checkpoint and requires the logits of NewRandom's model, bit for
+// bit, for each architecture.
+func TestWriteRandomHF(t *testing.T) {
+	for _, s := range []Shape{
+		{Arch: "llama", VocabSize: 64, Hidden: 32, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 48, MaxPositions: 64, Tied: true},
+		{Arch: "qwen2", VocabSize: 64, Hidden: 32, Layers: 2, Heads: 4, KVHeads: 2, Intermediate: 48, MaxPositions: 64},
+		{Arch: "gpt2", VocabSize: 64, Hidden: 32, Layers: 2, Heads: 4, KVHeads: 4, Intermediate: 128, MaxPositions: 64, Tied: true},
+	} {
+		t.Run(s.Arch, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := WriteRandomHF(dir, "w", s, tensor.BF16, 3); err != nil {
+				t.Fatal(err)
+			}
+			file, err := OpenHF(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.(*Model).Close()
+			mem, err := NewRandom("w", s, tensor.BF16, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mem.Close()
+			if a, b := file.Info(), mem.Info(); a.BOS != b.BOS || !slices.Equal(a.EOS, b.EOS) || a.Params != b.Params || a.DType != b.DType {
+				t.Fatalf("file %+v, in memory %+v", a, b)
+			}
+			logits := func(m engine.Model) []float32 {
+				c, err := m.NewCache(1, 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := [][]float32{make([]float32, s.VocabSize)}
+				b := &engine.Batch{Tokens: [][]int{{1, 5, 9}}, Positions: [][]int{{0, 1, 2}}, Mask: [][]bool{{true, true, true}}}
+				if err := m.Forward(c, b, out); err != nil {
+					t.Fatal(err)
+				}
+				return out[0]
+			}
+			a, b := logits(file), logits(mem)
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("logit %d: %v from the folder, %v in memory", i, a[i], b[i])
+				}
+			}
+		})
 	}
 }

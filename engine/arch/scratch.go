@@ -28,6 +28,8 @@ type scratch struct {
 	store storeJob    // the job storing new keys and values in the cache
 	tok   tokenJob    // the per-token job of a llama block
 	ggml  ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
+
+	stores, attns jobList // a batched pass's stores and attention, every call's jobs in one (batch.go)
 }
 
 // size makes every buffer big enough for rows·n tokens over kvLen cache
@@ -51,6 +53,22 @@ func (s *scratch) size(d dims, rows, n, capacity int) {
 	grow(&s.logits, rows*d.vocab)
 	if cap(s.warmK) < d.kvHeads {
 		s.warmK, s.warmV = make([][]float32, 0, d.kvHeads), make([][]float32, 0, d.kvHeads)
+	}
+}
+
+// sizeBatch makes the buffers a batched pass uses (batch.go) big enough
+// for T tokens in rows rows; attention uses each call's own.
+func (s *scratch) sizeBatch(d dims, T, rows int) {
+	for _, b := range []struct {
+		buf *[]float32
+		n   int
+	}{
+		{&s.x, T * d.hidden}, {&s.xn, T * d.hidden}, {&s.proj, T * d.hidden},
+		{&s.q, T * d.qDim()}, {&s.k, T * d.kvDim()}, {&s.v, T * d.kvDim()}, {&s.att, T * d.qDim()},
+		{&s.gate, T * d.ffn}, {&s.up, T * d.ffn}, {&s.cos, T * d.headDim / 2}, {&s.sin, T * d.headDim / 2},
+		{&s.last, rows * d.hidden}, {&s.logits, rows * d.vocab},
+	} {
+		grow(b.buf, b.n)
 	}
 }
 

@@ -460,6 +460,7 @@ type timing struct {
 	steps   int           // forward passes after the first
 	forward time.Duration // of decode spent in Forward
 	mallocs uint64        // heap allocations of the whole engine.Generate call
+	firstAt time.Time     // when the first forward pass ended
 }
 
 // generate runs req through engine.Generate with its model wrapped in a
@@ -479,7 +480,7 @@ func generate(ctx context.Context, req engine.Request) (timing, error) {
 	}
 	return timing{
 		prefill: tm.prefillEnd.Sub(tm.start), decode: tm.lastEnd.Sub(tm.prefillEnd),
-		steps: tm.calls - 1, mallocs: after.Mallocs - before.Mallocs, forward: tm.forward,
+		steps: tm.calls - 1, mallocs: after.Mallocs - before.Mallocs, forward: tm.forward, firstAt: tm.prefillEnd,
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -158,5 +159,69 @@ func TestPairedFraction(t *testing.T) {
 	}
 	if got := pairedFraction([]float64{10, 30}, 2, 2, probes[:4]); got != (Stat{Min: 0.4, Median: 0.4, Max: 0.4}) {
 		t.Errorf("without the probe after: got %+v, want the first repetition alone", got)
+	}
+}
+
+// BenchmarkRuns starts N greedy runs at once (4-token prompts, 64 new
+// tokens, recording on, as a server's students run them) at SmolLM2-135M's
+// shape in bf16, and reports the tokens all runs generate per second, the
+// ratio to one run alone (measured in the same benchmark, the median of
+// three), and when the
+// last run's first step came. The model batches the runs' steps into one
+// pass over the weights (arch's batcher).
+func BenchmarkRuns(b *testing.B) {
+	m := smolModel(b, tensor.BF16)
+	m.SetThreads(0)
+	rate := func(n int) (tokensPerSec float64, firstMax time.Duration) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		start := time.Now()
+		tokens := 0
+		var fail error
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, err := newRequest(m, Options{PromptLen: 4, NewTokens: 64, Seed: uint64(i + 1)}, false)
+				if err == nil {
+					req.Record = true
+					var t timing
+					t, err = generate(context.Background(), req)
+					mu.Lock()
+					tokens += t.steps + 1
+					firstMax = max(firstMax, t.firstAt.Sub(start))
+					mu.Unlock()
+				}
+				if err != nil {
+					mu.Lock()
+					fail = err
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if fail != nil {
+			b.Fatal(fail)
+		}
+		return float64(tokens) / time.Since(start).Seconds(), firstMax
+	}
+	for _, n := range []int{10, 40} {
+		b.Run(fmt.Sprintf("runs=%d", n), func(b *testing.B) {
+			var alone, together float64
+			var first time.Duration
+			for b.Loop() {
+				var ones []float64
+				for range 3 { // one run alone: the median of three
+					a, _ := rate(1)
+					ones = append(ones, a)
+				}
+				slices.Sort(ones)
+				t, f := rate(n)
+				alone, together, first = alone+ones[1], together+t, max(first, f)
+			}
+			b.ReportMetric(together/float64(b.N), "tokens/s")
+			b.ReportMetric(together/alone, "x-alone")
+			b.ReportMetric(float64(first.Milliseconds()), "first-step-max-ms")
+		})
 	}
 }

@@ -3,6 +3,7 @@ package plots
 import (
 	"math"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/image/font/sfnt"
@@ -60,10 +61,52 @@ func (h svgText) width(txt string, fnt font.Font) vg.Length {
 	return w
 }
 
-// Box implements text.Handler.
+// Box implements text.Handler. Measures are memoized (boxes).
 func (h svgText) Box(txt string, fnt font.Font) (width, height, depth vg.Length) {
+	key := boxKey{fonts: h.Fonts, font: fnt, txt: txt}
+	if b, ok := boxes.get(key); ok {
+		return b[0], b[1], b[2]
+	}
 	_, height, depth = h.Plain.Box(txt, fnt)
-	return h.width(txt, fnt), height, depth
+	width = h.width(txt, fnt)
+	boxes.put(key, [3]vg.Length{width, height, depth})
+	return width, height, depth
+}
+
+// boxes memoizes svgText.Box. Measuring a text walks its glyphs and kerning
+// pairs in the font, allocating as it goes; a chart measures its tick
+// labels and titles several times while it lays out, and the charts of a
+// class's pages share most of them. Up to maxBoxes measures are kept; the
+// memo starts afresh when full.
+var boxes = &boxMemo{m: map[boxKey][3]vg.Length{}}
+
+const maxBoxes = 1 << 14
+
+type boxKey struct {
+	fonts *font.Cache
+	font  font.Font
+	txt   string
+}
+
+type boxMemo struct {
+	mu sync.Mutex
+	m  map[boxKey][3]vg.Length
+}
+
+func (b *boxMemo) get(k boxKey) ([3]vg.Length, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[k]
+	return v, ok
+}
+
+func (b *boxMemo) put(k boxKey, v [3]vg.Length) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.m) >= maxBoxes {
+		clear(b.m)
+	}
+	b.m[k] = v
 }
 
 // Draw implements text.Handler. text.Plain aligns a line by Liberation's
