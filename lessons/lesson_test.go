@@ -444,7 +444,7 @@ func TestValidateUI(t *testing.T) {
 func TestNoDebuggerWords(t *testing.T) {
 	for k := range load(t).UI {
 		if strings.HasPrefix(k, "dbg-") {
-			t.Errorf("got key %q in lessons' ui.json, want the debugger's words in web/data/words.json", k)
+			t.Errorf("got key %q in lessons' ui.json, want the debugger's words in web/words/data/words.json", k)
 		}
 	}
 }

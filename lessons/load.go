@@ -81,7 +81,7 @@ func decodeFile(fsys fs.FS, name string, v any) error {
 // DecodeStrict decodes the JSON file name (its bytes raw) into v as the
 // lessons' own files are read: a key named twice in one object, a field v
 // does not know, or text after the value is an error that names the file
-// and the line. web reads its wording (web/data/words.json) with it.
+// and the line. web reads its wording (web/words/data/words.json) with it.
 func DecodeStrict(name string, raw []byte, v any) error {
 	if err := noDuplicateKeys(raw); err != nil {
 		return fmt.Errorf("%s: %w", name, err)

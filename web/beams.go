@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // Sizes of the beam tree.
@@ -23,7 +24,7 @@ const (
 // hypotheses finished so far with their length-normalised scores, the
 // winner marked once the run has ended at the last step. nil for a run
 // without beams.
-func beamTree(r *run, steps []trace.Step, pos int, w Words) *BeamTreeView {
+func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView {
 	t := r.trace
 	if t.Options.NumBeams <= 1 || len(steps) == 0 || pos >= len(steps) || steps[0].Beams == nil {
 		return nil
@@ -37,7 +38,7 @@ func beamTree(r *run, steps []trace.Step, pos int, w Words) *BeamTreeView {
 		return visibleToken(tokenText(tok, id))
 	}
 	lp := t.Options.LengthPenalty
-	v := &BeamTreeView{Note: w.F(keyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}
+	v := &BeamTreeView{Note: w.F(words.KeyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}
 
 	// The hypotheses finished by step pos.
 	type hyp struct {

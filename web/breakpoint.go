@@ -8,6 +8,7 @@ import (
 
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // untilForm is the page's breakpoints form: each field set ("" is off) is
@@ -28,7 +29,7 @@ type breakpoints struct {
 	tokenID int    // -1: match tokenText instead
 	token   string // the token as typed; "" for none
 	topK    int
-	w       Words // the page's language, for what the breakpoints say
+	w       words.Words // the page's language, for what the breakpoints say
 }
 
 // parse checks the form. tok, when not nil, resolves a typed token to its
@@ -70,18 +71,18 @@ func (f untilForm) parse(tok tokenizer.Tokenizer, vocab int) (*breakpoints, erro
 func (b *breakpoints) describe() string {
 	var parts []string
 	if b.top1 != nil {
-		parts = append(parts, b.w.F(keyDbgBpTop1, "p", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
+		parts = append(parts, b.w.F(words.KeyDbgBpTop1, "p", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
 	}
 	if b.rank != nil {
-		parts = append(parts, b.w.F(keyDbgBpRank, "n", strconv.Itoa(*b.rank)))
+		parts = append(parts, b.w.F(words.KeyDbgBpRank, "n", strconv.Itoa(*b.rank)))
 	}
 	if b.entropy != nil {
-		parts = append(parts, b.w.F(keyDbgBpEntropy, "e", strconv.FormatFloat(*b.entropy, 'g', -1, 64)))
+		parts = append(parts, b.w.F(words.KeyDbgBpEntropy, "e", strconv.FormatFloat(*b.entropy, 'g', -1, 64)))
 	}
 	if b.token != "" {
-		parts = append(parts, b.w.F(keyDbgBpEnters, "token", strconv.Quote(b.token), "k", strconv.Itoa(b.topK)))
+		parts = append(parts, b.w.F(words.KeyDbgBpEnters, "token", strconv.Quote(b.token), "k", strconv.Itoa(b.topK)))
 	}
-	return strings.Join(parts, b.w.T(keyDbgBpOr))
+	return strings.Join(parts, b.w.T(words.KeyDbgBpOr))
 }
 
 // check reports which breakpoints hit at step i of steps for a row, or "".
@@ -92,14 +93,14 @@ func (b *breakpoints) check(steps []trace.Step, i, row int) string {
 	sr := steps[i].Rows[min(row, len(steps[i].Rows)-1)]
 	var hits []string
 	if b.top1 != nil && len(sr.Candidates) > 0 && sr.Candidates[0].Prob < *b.top1 {
-		hits = append(hits, b.w.F(keyDbgHitTop1, "p", probText(sr.Candidates[0].Prob), "limit", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
+		hits = append(hits, b.w.F(words.KeyDbgHitTop1, "p", probText(sr.Candidates[0].Prob), "limit", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
 	}
 	if b.rank != nil && sr.Chosen.Rank > *b.rank {
-		hits = append(hits, b.w.F(keyDbgHitRank, "token", strconv.Quote(tokenText(sr.Chosen.Token, sr.Chosen.ID)),
+		hits = append(hits, b.w.F(words.KeyDbgHitRank, "token", strconv.Quote(tokenText(sr.Chosen.Token, sr.Chosen.ID)),
 			"rank", strconv.Itoa(sr.Chosen.Rank), "limit", strconv.Itoa(*b.rank)))
 	}
 	if b.entropy != nil && sr.Entropy > *b.entropy {
-		hits = append(hits, b.w.F(keyDbgHitEntropy, "e", strconv.FormatFloat(sr.Entropy, 'f', 3, 64), "limit", strconv.FormatFloat(*b.entropy, 'g', -1, 64)))
+		hits = append(hits, b.w.F(words.KeyDbgHitEntropy, "e", strconv.FormatFloat(sr.Entropy, 'f', 3, 64), "limit", strconv.FormatFloat(*b.entropy, 'g', -1, 64)))
 	}
 	if b.token != "" {
 		rank := b.rankIn(sr)
@@ -109,13 +110,13 @@ func (b *breakpoints) check(steps []trace.Step, i, row int) string {
 			was = b.rankIn(prev)
 		}
 		if rank > 0 && was == 0 {
-			hits = append(hits, b.w.F(keyDbgHitEntered, "token", strconv.Quote(b.token), "k", strconv.Itoa(b.topK), "rank", strconv.Itoa(rank)))
+			hits = append(hits, b.w.F(words.KeyDbgHitEntered, "token", strconv.Quote(b.token), "k", strconv.Itoa(b.topK), "rank", strconv.Itoa(rank)))
 		}
 	}
 	if len(hits) == 0 {
 		return ""
 	}
-	return b.w.F(keyDbgHit, "n", strconv.Itoa(steps[i].Index+1), "hits", strings.Join(hits, "; "))
+	return b.w.F(words.KeyDbgHit, "n", strconv.Itoa(steps[i].Index+1), "hits", strings.Join(hits, "; "))
 }
 
 // rankIn is the 1-based rank of the breakpoint's token among a row's top-k
@@ -147,9 +148,9 @@ func runUntil(sess *session, b *breakpoints) {
 	r := d.runs[0]
 	if r.live && r.liveBranch == sess.cur.branch {
 		sess.cur.pos = max(0, len(steps)-1)
-		sess.cur.hit, sess.cur.pending, sess.until, sess.tail = b.w.F(keyDbgPlayingUntil, "what", b.describe()), true, b, false
+		sess.cur.hit, sess.cur.pending, sess.until, sess.tail = b.w.F(words.KeyDbgPlayingUntil, "what", b.describe()), true, b, false
 		return
 	}
 	sess.cur.pos = max(0, len(steps)-1)
-	sess.cur.hit, sess.cur.pending, sess.until = b.w.F(keyDbgNoHit, "what", b.describe()), false, nil
+	sess.cur.hit, sess.cur.pending, sess.until = b.w.F(words.KeyDbgNoHit, "what", b.describe()), false, nil
 }

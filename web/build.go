@@ -8,6 +8,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // Sizes of a step's view.
@@ -18,14 +19,14 @@ const (
 
 // buildOpts is what a view needs besides the document and the cursor.
 type buildOpts struct {
-	session   string    // the recipient's session id, for download URLs
-	lesson    *document // the toy's lesson, to pair with a real run; nil when off
-	charts    bool      // build the charts panel
-	dark      bool      // charts in the dark palette
-	following string    // classroom state for the banner: "instructor", "detached" or ""
-	words     Words     // the recipient's language
-	bandwidth float64   // the machine's read bandwidth in GB/s; 0 while unknown
-	ahead     bool      // rendered ahead of a move (the classroom's stream): start no look inside a step
+	session   string      // the recipient's session id, for download URLs
+	lesson    *document   // the toy's lesson, to pair with a real run; nil when off
+	charts    bool        // build the charts panel
+	dark      bool        // charts in the dark palette
+	following string      // classroom state for the banner: "instructor", "detached" or ""
+	words     words.Words // the recipient's language
+	bandwidth float64     // the machine's read bandwidth in GB/s; 0 while unknown
+	ahead     bool        // rendered ahead of a move (the classroom's stream): start no look inside a step
 }
 
 // stepperView translates a document at a cursor into the stepper's view,
@@ -49,7 +50,7 @@ func stepperView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob)
 
 // walkView is a position of the lesson's walkthrough, worded in w's
 // language (the walkthrough's own narration stays English).
-func walkView(d *document, pos int, w Words) StepperView {
+func walkView(d *document, pos int, w words.Words) StepperView {
 	t := d.runs[0].trace
 	n := len(d.walk.Moments)
 	pos = min(max(pos, 0), n-1)
@@ -59,7 +60,7 @@ func walkView(d *document, pos int, w Words) StepperView {
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		StopReason: t.Output.StopReason, ShowOutput: pos == n-1,
 		Position: w.F(lessons.KeyMomentNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Title: m.Title, Output: d.walk.Printed,
-		Status: StatusView{State: "done", Text: w.T(keyDbgWalkStatus)},
+		Status: StatusView{State: "done", Text: w.T(words.KeyDbgWalkStatus)},
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
@@ -67,7 +68,7 @@ func walkView(d *document, pos int, w Words) StepperView {
 	if m.Step >= 0 {
 		v.Step = stepView(t, t.Steps, m.Step, 0, m.Tokens, w)
 	} else {
-		v.Step = StepView{Label: w.T(keyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(keyDbgNoForward)}
+		v.Step = StepView{Label: w.T(words.KeyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(words.KeyDbgNoForward)}
 	}
 	v.Toy = toyView(d.walk, m)
 	v.Text = walkOutput(d, m)
@@ -92,7 +93,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		Status: statusView(r, cur.branch, len(steps), w), StopReason: out.StopReason,
 	}
 	if generating {
-		v.Position = w.F(keyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
+		v.Position = w.F(words.KeyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
@@ -109,9 +110,9 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		v.Step.Branchable = r.generated() && !r.live && rowCount(t) == 1 && t.Options.NumBeams <= 1
 		v.Panels = panelsView(r, steps, pos, row, w, o.bandwidth, !o.ahead)
 	} else {
-		note := w.T(keyDbgNoSteps)
+		note := w.T(words.KeyDbgNoSteps)
 		if r.live {
-			note = w.T(keyDbgWaiting)
+			note = w.T(words.KeyDbgWaiting)
 		}
 		v.Step = StepView{Label: w.T(lessons.KeyPrompt), Tokens: namedTokensBefore(t, steps, 0, row, r.namer()), Note: note}
 		v.Text = OutputView{Prompt: promptText(t, row)}
@@ -131,34 +132,34 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 
 // statusView says how a run stands, in w's language (an engine's error
 // stays as the engine wrote it).
-func statusView(r *run, branch, steps int, w Words) StatusView {
+func statusView(r *run, branch, steps int, w words.Words) StatusView {
 	out := pathOutput(r.trace, branch)
-	n := w.F(keyDbgNSteps, "n", strconv.Itoa(steps))
+	n := w.F(words.KeyDbgNSteps, "n", strconv.Itoa(steps))
 	if steps == 1 {
-		n = w.T(keyDbgOneStep)
+		n = w.T(words.KeyDbgOneStep)
 	}
 	switch {
 	case r.live && r.liveBranch == branch:
-		return StatusView{State: "running", Text: w.F(keyDbgStatusRunning, "steps", n)}
+		return StatusView{State: "running", Text: w.F(words.KeyDbgStatusRunning, "steps", n)}
 	case r.err != "":
-		return StatusView{State: "failed", Text: w.F(keyDbgStatusFailed, "error", r.err)}
+		return StatusView{State: "failed", Text: w.F(words.KeyDbgStatusFailed, "error", r.err)}
 	case out.StopReason == trace.StopCancelled:
-		return StatusView{State: "stopped", Text: w.F(keyDbgStatusStopped, "steps", n)}
+		return StatusView{State: "stopped", Text: w.F(words.KeyDbgStatusStopped, "steps", n)}
 	case !r.generated():
-		return StatusView{State: "imported", Text: w.F(keyDbgStatusImported, "steps", n, "reason", out.StopReason)}
+		return StatusView{State: "imported", Text: w.F(words.KeyDbgStatusImported, "steps", n, "reason", out.StopReason)}
 	}
-	return StatusView{State: "done", Text: w.F(keyDbgStatusDone, "steps", n, "reason", out.StopReason)}
+	return StatusView{State: "done", Text: w.F(words.KeyDbgStatusDone, "steps", n, "reason", out.StopReason)}
 }
 
 // rowTabs lists a batch's rows (or a beam search's beams) to pick from.
-func rowTabs(t *trace.Trace, row int, w Words) []RowTabView {
+func rowTabs(t *trace.Trace, row int, w words.Words) []RowTabView {
 	n := rowCount(t)
 	if n < 2 {
 		return nil
 	}
-	name := keyDbgRowN
+	name := words.KeyDbgRowN
 	if t.Options.NumBeams > 1 {
-		name = keyDbgBeamN
+		name = words.KeyDbgBeamN
 	}
 	out := make([]RowTabView, n)
 	for i := range out {
@@ -167,16 +168,16 @@ func rowTabs(t *trace.Trace, row int, w Words) []RowTabView {
 	return out
 }
 
-// stepView shows step i of steps for a row, labelled in w's language. words,
+// stepView shows step i of steps for a row, labelled in w's language. toks,
 // when given, is the token list to show instead of the context before the step.
-func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w Words) StepView {
+func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w words.Words) StepView {
 	s := steps[i]
 	row = min(row, len(s.Rows)-1)
 	r := s.Rows[row]
-	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(keyDbgContext)}
-	if words != nil {
-		v.Label = w.T(keyDbgTokens)
-		v.Tokens = chips(words, specialWords(t)...)
+	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(words.KeyDbgContext)}
+	if toks != nil {
+		v.Label = w.T(words.KeyDbgTokens)
+		v.Tokens = chips(toks, specialWords(t)...)
 	} else {
 		v.Tokens = tokensBefore(t, steps, i, row)
 	}
@@ -229,13 +230,13 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, words []string, w 
 	v.ChosenProb = probText(r.Chosen.Prob)
 	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
-		v.Draw = w.F(keyDbgDrawFell, "u", fmt.Sprintf("%.3f", d.U), "lo", fmt.Sprintf("%.3f", d.CumBefore), "hi", fmt.Sprintf("%.3f", d.CumAfter))
+		v.Draw = w.F(words.KeyDbgDrawFell, "u", fmt.Sprintf("%.3f", d.U), "lo", fmt.Sprintf("%.3f", d.CumBefore), "hi", fmt.Sprintf("%.3f", d.CumAfter))
 	}
 	if len(s.Rows) > 1 && t.Options.NumBeams <= 1 {
-		v.Note = w.F(keyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))
+		v.Note = w.F(words.KeyDbgBatchNote, "rows", strconv.Itoa(len(s.Rows)), "row", strconv.Itoa(row))
 	}
 	if r.Finished {
-		v.Note = w.T(keyDbgFinishedNote)
+		v.Note = w.T(words.KeyDbgFinishedNote)
 	}
 	return v
 }
@@ -377,13 +378,13 @@ func tableRows(w *lessons.Walkthrough, activeRow, activeCell string) []TableRowV
 }
 
 // pairView is the toy lesson's step at index pos, clamped to its steps.
-func pairView(lesson *document, pos int, w Words) *PairView {
+func pairView(lesson *document, pos int, w words.Words) *PairView {
 	t := lesson.runs[0].trace
 	if len(t.Steps) == 0 {
 		return nil
 	}
 	i := min(pos, len(t.Steps)-1)
-	v := &PairView{Position: w.F(keyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
+	v := &PairView{Position: w.F(words.KeyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
 	if lesson.walk != nil {
 		ctx := v.Step.Tokens
 		last := ""

@@ -12,6 +12,7 @@ import (
 
 	"tracer/trace"
 	"tracer/web/plots"
+	"tracer/web/words"
 )
 
 // The server keeps the charts it rendered in one cache for every session
@@ -213,7 +214,7 @@ func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 
 // chartRequest finds the chart named name at step of what the session
 // shows, worded in the session's language (words gives a language's).
-func chartRequest(sess *session, name string, step int, words func(lang string) Words) (chartJob, error) {
+func chartRequest(sess *session, name string, step int, words func(lang string) words.Words) (chartJob, error) {
 	sess.mu.Lock()
 	o := buildOpts{session: sess.id, dark: sess.dark, words: words(sess.lang)}
 	sess.mu.Unlock()
@@ -246,23 +247,23 @@ func chartRequest(sess *session, name string, step int, words func(lang string) 
 
 // chartWords are the charts' words in w's language; a Words without a
 // catalog (a view built for a test) leaves them English.
-func chartWords(w Words) plots.Words {
-	if w.book == nil {
+func chartWords(w words.Words) plots.Words {
+	if !w.Known() {
 		return plots.Words{}
 	}
 	return plots.Words{
-		Probability: w.T(keyDbgPlotProbability), RawP: w.T(keyDbgPlotRawP), FinalP: w.T(keyDbgPlotFinalP),
-		Chosen: w.T(keyDbgPlotChosen), Removed: w.T(keyDbgPlotRemoved), StepChose: w.T(keyDbgPlotStepChose),
-		HowPicked: w.T(keyDbgPlotHowPicked), HowPlain: w.T(keyDbgPlotHowPlain), Greedy: w.T(keyDbgPlotGreedy),
-		Sampled: w.T(keyDbgPlotSampled), Beam: w.T(keyDbgPlotBeam), Forced: w.T(keyDbgPlotForced),
-		Step: w.T(keyDbgPlotStep), StepN: w.T(keyDbgPlotStepN), Top1: w.T(keyDbgPlotTop1),
-		Entropy: w.T(keyDbgPlotEntropy), Top1Raw: w.T(keyDbgPlotTop1Raw), ChosenFinal: w.T(keyDbgPlotChosenFinal),
-		ConfidenceOver: w.T(keyDbgPlotConfidenceOver), ConfidenceAt: w.T(keyDbgPlotConfidenceAt),
-		KVAxis: w.T(keyDbgPlotKVAxis), KVOver: w.T(keyDbgPlotKVOver), KVHeld: w.T(keyDbgPlotKVHeld),
-		KVAt: w.T(keyDbgPlotKVAt), Moved: w.T(keyDbgPlotMoved), Compute: w.T(keyDbgPlotCompute),
-		Time: w.T(keyDbgPlotTime), CostOver: w.T(keyDbgPlotCostOver), CostAt: w.T(keyDbgPlotCostAt),
-		Prefill: w.T(keyDbgPlotPrefill), Decode: w.T(keyDbgPlotDecode), Full: w.T(keyDbgPlotFull),
-		CacheOn: w.T(keyDbgPlotCacheOn), CacheOff: w.T(keyDbgPlotCacheOff), RunN: w.T(keyDbgPlotRunN),
+		Probability: w.T(words.KeyDbgPlotProbability), RawP: w.T(words.KeyDbgPlotRawP), FinalP: w.T(words.KeyDbgPlotFinalP),
+		Chosen: w.T(words.KeyDbgPlotChosen), Removed: w.T(words.KeyDbgPlotRemoved), StepChose: w.T(words.KeyDbgPlotStepChose),
+		HowPicked: w.T(words.KeyDbgPlotHowPicked), HowPlain: w.T(words.KeyDbgPlotHowPlain), Greedy: w.T(words.KeyDbgPlotGreedy),
+		Sampled: w.T(words.KeyDbgPlotSampled), Beam: w.T(words.KeyDbgPlotBeam), Forced: w.T(words.KeyDbgPlotForced),
+		Step: w.T(words.KeyDbgPlotStep), StepN: w.T(words.KeyDbgPlotStepN), Top1: w.T(words.KeyDbgPlotTop1),
+		Entropy: w.T(words.KeyDbgPlotEntropy), Top1Raw: w.T(words.KeyDbgPlotTop1Raw), ChosenFinal: w.T(words.KeyDbgPlotChosenFinal),
+		ConfidenceOver: w.T(words.KeyDbgPlotConfidenceOver), ConfidenceAt: w.T(words.KeyDbgPlotConfidenceAt),
+		KVAxis: w.T(words.KeyDbgPlotKVAxis), KVOver: w.T(words.KeyDbgPlotKVOver), KVHeld: w.T(words.KeyDbgPlotKVHeld),
+		KVAt: w.T(words.KeyDbgPlotKVAt), Moved: w.T(words.KeyDbgPlotMoved), Compute: w.T(words.KeyDbgPlotCompute),
+		Time: w.T(words.KeyDbgPlotTime), CostOver: w.T(words.KeyDbgPlotCostOver), CostAt: w.T(words.KeyDbgPlotCostAt),
+		Prefill: w.T(words.KeyDbgPlotPrefill), Decode: w.T(words.KeyDbgPlotDecode), Full: w.T(words.KeyDbgPlotFull),
+		CacheOn: w.T(words.KeyDbgPlotCacheOn), CacheOff: w.T(words.KeyDbgPlotCacheOff), RunN: w.T(words.KeyDbgPlotRunN),
 	}
 }
 

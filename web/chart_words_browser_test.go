@@ -16,6 +16,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // whitespaceTrace runs the toy and returns its trace with step 0's
@@ -161,7 +162,7 @@ func TestBrowserChartWordsHindi(t *testing.T) {
 	// Lines of a wrapped title are <text> elements in a row.
 	text := evalJS[string](t, ctx, `[...document.querySelectorAll("[data-testid=charts] svg text")].map((e) => e.textContent).join(" ")`)
 	steps := evalJS[string](t, ctx, `document.querySelector("[data-testid=step-index]").dataset.count`)
-	title := lessons.Fill(ui.Get(keyDbgPlotStepChose, lessons.Hindi), "n", "1", "total", steps, "token", "␣the")
+	title := lessons.Fill(ui.Get(words.KeyDbgPlotStepChose, lessons.Hindi), "n", "1", "total", steps, "token", "␣the")
 	title = strings.TrimSpace(title[:strings.Index(title, "{how}")-1]) // the chart fills {how}
 	if !strings.Contains(text, title) {
 		t.Errorf("the charts' text lacks the Hindi title %q: %s", title, text)
@@ -187,9 +188,9 @@ func TestBrowserChartWordsHindi(t *testing.T) {
 // englishChartWords are the words of the charts' English texts that their
 // Hindi texts do not keep (terms like "probability" or "KV cache" stay in
 // Latin letters in every Hindi text of the page).
-func englishChartWords(ui *wordBook) []string {
+func englishChartWords(ui *words.Book) []string {
 	var keys []string
-	for k := range ui.own {
+	for _, k := range words.Keys() {
 		if strings.HasPrefix(k, "dbg-plot-") {
 			keys = append(keys, k)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"tracer/lessons"
+	"tracer/web/words"
 )
 
 // TestChartWordsFillEveryField: the page gives the charts every word they
@@ -24,7 +25,7 @@ func TestChartWordsFillEveryField(t *testing.T) {
 			}
 		})
 	}
-	if w := reflect.ValueOf(chartWords(Words{})); !w.IsZero() {
+	if w := reflect.ValueOf(chartWords(words.Words{})); !w.IsZero() {
 		t.Errorf("chartWords without a catalog = %v, want zero (English)", w)
 	}
 }

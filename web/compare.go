@@ -11,6 +11,7 @@ import (
 	"tracer/engine/models"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // compareSpecs prepares the runs of a comparison and names it. Without a
@@ -137,7 +138,7 @@ func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJ
 }
 
 // compareStatus sums up the runs' states.
-func compareStatus(d *document, w Words) StatusView {
+func compareStatus(d *document, w words.Words) StatusView {
 	done := 0
 	for _, r := range d.runs {
 		if !r.live {
@@ -145,13 +146,13 @@ func compareStatus(d *document, w Words) StatusView {
 		}
 	}
 	if done < len(d.runs) {
-		return StatusView{State: "running", Text: w.F(keyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
+		return StatusView{State: "running", Text: w.F(words.KeyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
 	}
-	return StatusView{State: "done", Text: w.F(keyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
+	return StatusView{State: "done", Text: w.F(words.KeyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
 }
 
 // compareView lays the runs side by side at position pos.
-func compareView(d *document, pos int, session string, w Words) *CompareView {
+func compareView(d *document, pos int, session string, w words.Words) *CompareView {
 	n := d.count(0)
 	div := divergence(d.runs)
 	v := &CompareView{Current: pos, Divergence: div}
@@ -183,7 +184,7 @@ func compareView(d *document, pos int, session string, w Words) *CompareView {
 		if pos < len(t.Steps) {
 			rv.Step = stepView(t, t.Steps, pos, 0, nil, w)
 		} else {
-			rv.Step = StepView{Label: w.T(keyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(keyDbgCmpStopped)}
+			rv.Step = StepView{Label: w.T(words.KeyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(words.KeyDbgCmpStopped)}
 		}
 		v.Runs = append(v.Runs, rv)
 	}
@@ -216,20 +217,20 @@ func divergence(runs []*run) int {
 }
 
 // divergenceText says where and how the runs part.
-func divergenceText(runs []*run, div int, w Words) string {
+func divergenceText(runs []*run, div int, w words.Words) string {
 	if div < 0 {
-		return w.T(keyDbgCmpSame)
+		return w.T(words.KeyDbgCmpSame)
 	}
 	var picks []string
 	for _, r := range runs {
-		what := w.T(keyDbgCmpStoppedPick)
+		what := w.T(words.KeyDbgCmpStoppedPick)
 		if div < len(r.trace.Steps) {
 			c := r.trace.Steps[div].Rows[0].Chosen
 			what = strconv.Quote(tokenText(c.Token, c.ID))
 		}
-		picks = append(picks, w.F(keyDbgCmpChose, "run", r.label, "what", what))
+		picks = append(picks, w.F(words.KeyDbgCmpChose, "run", r.label, "what", what))
 	}
-	return w.F(keyDbgCmpDiffer, "n", strconv.Itoa(div+1), "picks", strings.Join(picks, ", "))
+	return w.F(words.KeyDbgCmpDiffer, "n", strconv.Itoa(div+1), "picks", strings.Join(picks, ", "))
 }
 
 // totalVariation is half the L1 distance between two steps' final

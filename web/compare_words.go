@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // origin says where a document came from, so that each page words it in
@@ -24,61 +25,61 @@ const (
 )
 
 // sourceText is where the document came from, in w's language.
-func (d *document) sourceText(w Words) string {
+func (d *document) sourceText(w words.Words) string {
 	o := d.origin
 	text := d.source
 	switch o.kind {
 	case originRun:
-		text = w.F(keyDbgSrcRun, "model", o.model, "how", describeIn(d.runs[0].trace.Options, w))
+		text = w.F(words.KeyDbgSrcRun, "model", o.model, "how", describeIn(d.runs[0].trace.Options, w))
 	case originCompare:
-		text = w.F(keyDbgSrcCompare, "n", strconv.Itoa(o.n), "model", o.model)
+		text = w.F(words.KeyDbgSrcCompare, "n", strconv.Itoa(o.n), "model", o.model)
 	case originImported:
-		text = w.F(keyDbgSrcImported, "file", o.file)
+		text = w.F(words.KeyDbgSrcImported, "file", o.file)
 	}
 	if o.copy && o.kind != "" {
-		text = w.F(keyDbgSrcCopy, "source", text)
+		text = w.F(words.KeyDbgSrcCopy, "source", text)
 	}
 	return text
 }
 
 // describeIn names a run's decoding in w's language, as describe does in
 // English.
-func describeIn(o trace.Options, w Words) string {
+func describeIn(o trace.Options, w words.Words) string {
 	switch {
 	case o.NumBeams > 1:
-		return w.F(keyDbgHowBeam, "n", strconv.Itoa(o.NumBeams))
+		return w.F(words.KeyDbgHowBeam, "n", strconv.Itoa(o.NumBeams))
 	case o.DoSample:
-		return w.F(keyDbgHowSampled, "t", strconv.FormatFloat(o.Temperature, 'g', -1, 64), "seed", strconv.FormatUint(o.Seed, 10))
+		return w.F(words.KeyDbgHowSampled, "t", strconv.FormatFloat(o.Temperature, 'g', -1, 64), "seed", strconv.FormatUint(o.Seed, 10))
 	}
-	return w.T(keyDbgHowGreedy)
+	return w.T(words.KeyDbgHowGreedy)
 }
 
 // byWord names how a token was chosen, in w's language.
-func byWord(by string, w Words) string {
+func byWord(by string, w words.Words) string {
 	switch by {
 	case trace.ByGreedy:
-		return w.T(keyDbgByGreedy)
+		return w.T(words.KeyDbgByGreedy)
 	case trace.BySample:
-		return w.T(keyDbgBySampled)
+		return w.T(words.KeyDbgBySampled)
 	case trace.ByForced:
-		return w.T(keyDbgByForced)
+		return w.T(words.KeyDbgByForced)
 	case trace.ByBeam:
-		return w.T(keyDbgByBeam)
+		return w.T(words.KeyDbgByBeam)
 	}
 	return by
 }
 
 // chartTitleKeys are the wording keys of the charts' titles.
 var chartTitleKeys = map[string]string{
-	"candidates": keyDbgChartCandidates,
-	"confidence": keyDbgChartConfidence,
-	"kv":         keyDbgChartKv,
-	"cost":       keyDbgChartCost,
+	"candidates": words.KeyDbgChartCandidates,
+	"confidence": words.KeyDbgChartConfidence,
+	"kv":         words.KeyDbgChartKv,
+	"cost":       words.KeyDbgChartCost,
 }
 
 // localizeCharts words the charts' titles in w's language (the chart
 // images themselves are drawn by web/plots).
-func localizeCharts(c *ChartsView, w Words) {
+func localizeCharts(c *ChartsView, w words.Words) {
 	if c == nil {
 		return
 	}

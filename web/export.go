@@ -20,6 +20,8 @@ import (
 	"tracer/toy"
 	"tracer/trace"
 	"tracer/web/pack"
+	"tracer/web/static"
+	"tracer/web/words"
 )
 
 // An exported file (tracer export --html, the page's Export HTML) is the
@@ -68,7 +70,7 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 	if !slices.Contains(lessons.Languages(), lang) {
 		return fmt.Errorf("web: export: unknown language %q: want one of %s", lang, strings.Join(lessons.Languages(), ", "))
 	}
-	book, err := loadWords()
+	book, err := words.Load()
 	if err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
@@ -84,7 +86,7 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 	} else {
 		narrate(d, toy.Lesson())
 	}
-	return exportDocument(w, d, Words{book: book, Lang: lang}, !o.NoCharts)
+	return exportDocument(w, d, book.In(lang), !o.NoCharts)
 }
 
 // narrate walks a lone toy trace of d through table when it fits, else
@@ -111,7 +113,7 @@ func narrate(d *document, table *toy.Table) {
 
 // exportPageView is what exportPage shows.
 type exportPageView struct {
-	W       Words
+	W       words.Words
 	Title   string
 	CSP     string
 	Icon    string // a data: URL
@@ -161,7 +163,7 @@ func exportPositions(d *document) ([]exportPosition, error) {
 }
 
 // exportDocument renders every position of d and writes the file.
-func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
+func exportDocument(w io.Writer, d *document, words words.Words, charts bool) error {
 	ps, err := exportPositions(d)
 	if err != nil {
 		return err
@@ -178,7 +180,7 @@ func exportDocument(w io.Writer, d *document, words Words, charts bool) error {
 	if err != nil {
 		return err
 	}
-	icon, err := assets.ReadFile("static/favicon.svg")
+	icon, err := static.FS.ReadFile("favicon.svg")
 	if err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
@@ -264,13 +266,13 @@ func exportTail(d *document, r *renderedPositions, firstKey string) (tail, csp s
 	fmt.Fprintf(&b, `<script type="application/octet-stream" id="tracer-views" data-first="%s">`, firstKey)
 	b.WriteString(packed)
 	b.WriteString(`</script>`)
-	scripts := []string{"static/export.js"}
+	scripts := []string{"export.js"}
 	if r.attention {
-		scripts = append(scripts, "static/inside.js")
+		scripts = append(scripts, "inside.js")
 	}
 	csp = "default-src 'none'; script-src"
 	for _, name := range scripts {
-		js, err := assets.ReadFile(name)
+		js, err := static.FS.ReadFile(name)
 		if err != nil {
 			return "", "", fmt.Errorf("web: export: %w", err)
 		}
@@ -289,7 +291,7 @@ func exportTail(d *document, r *renderedPositions, firstKey string) (tail, csp s
 // pv rendered here without its head and tail) and the stylesheet's own
 // text.
 func exportHead(pv exportPageView, r *renderedPositions) (string, error) {
-	css, err := assets.ReadFile("static/style.css")
+	css, err := static.FS.ReadFile("style.css")
 	if err != nil {
 		return "", fmt.Errorf("web: export: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"tracer/engine/refdata"
 	"tracer/trace"
 	"tracer/web/sfnt"
+	"tracer/web/static"
 )
 
 // sampledTrace generates n steps from the model, sampled at top-20.
@@ -197,7 +198,7 @@ func TestExportFontsFollowTheText(t *testing.T) {
 // stylesheet's rule with the same family, weight and range).
 func exportedFaces(t *testing.T, html []byte) (faces []exportedFace) {
 	t.Helper()
-	css, err := assets.ReadFile("static/style.css")
+	css, err := static.FS.ReadFile("style.css")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"codeberg.org/go-fonts/liberation/liberationmonoregular"
 	"codeberg.org/go-fonts/liberation/liberationsansregular"
+	"tracer/web/static"
 )
 
 // The page ships every font it uses, so English and Hindi look the same on
@@ -86,13 +87,13 @@ func versionCSSURLs(css []byte, url func(string) (string, bool)) []byte {
 // changes, so it is packed once per process (about 80 ms) and shared by
 // every server.
 var pageFonts = sync.OnceValues(func() (map[string][]byte, error) {
-	names, err := fs.Glob(assets, "static/font-*.ttf")
+	names, err := fs.Glob(static.FS, "font-*.ttf")
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]byte{}
 	for _, name := range names {
-		ttf, err := assets.ReadFile(name)
+		ttf, err := static.FS.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +117,7 @@ func fontSource(name string) ([]byte, bool) {
 	if !ok || strings.ContainsAny(base, "/\\") {
 		return nil, false
 	}
-	b, err := assets.ReadFile("static/" + base + ".ttf")
+	b, err := static.FS.ReadFile(base + ".ttf")
 	return b, err == nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/a-h/templ"
 
 	"tracer/trace"
+	"tracer/web/static"
+	"tracer/web/words"
 )
 
 // The inside of a step's forward pass, as two panels: attention (the
@@ -151,7 +153,7 @@ type LensCellView struct {
 
 // insideView builds the inside panels of step pos of steps for a row; nil
 // for a model with no inside to show (the toy's table).
-func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w Words) *InsideView {
+func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w words.Words) *InsideView {
 	if t.Model.Kind == "toy" || pos >= len(steps) || len(steps[pos].Rows) == 0 {
 		return nil
 	}
@@ -166,25 +168,25 @@ func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w Words) *Insi
 	}
 	why := insideMissing(t, w)
 	if v.Attention == nil {
-		v.Missing = append(v.Missing, w.F(keyDbgInsideNoAttention, "why", why))
+		v.Missing = append(v.Missing, w.F(words.KeyDbgInsideNoAttention, "why", why))
 	}
 	if v.Lens == nil {
-		v.Missing = append(v.Missing, w.F(keyDbgInsideNoLens, "why", why))
+		v.Missing = append(v.Missing, w.F(words.KeyDbgInsideNoLens, "why", why))
 	}
 	return v
 }
 
 // insideMissing says why a trace lacks the inside panels and what to do.
-func insideMissing(t *trace.Trace, w Words) string {
+func insideMissing(t *trace.Trace, w words.Words) string {
 	switch {
 	case t.Model.Kind == "server":
-		return w.T(keyDbgInsideServer)
+		return w.T(words.KeyDbgInsideServer)
 	case t.Options.RecordAttention != "" || t.Options.RecordLens > 0:
-		return w.T(keyDbgInsideStepNone) // recorded elsewhere, not at this step (a finished row)
+		return w.T(words.KeyDbgInsideStepNone) // recorded elsewhere, not at this step (a finished row)
 	case t.Model.Params > 0 && float64(t.Model.Params)*float64(len(t.Prompt.IDs)+max(0, t.Options.MaxNewTokens)) > insideBudget:
-		return w.T(keyDbgInsideTooBig)
+		return w.T(words.KeyDbgInsideTooBig)
 	}
-	return w.T(keyDbgInsideNotRecorded)
+	return w.T(words.KeyDbgInsideNotRecorded)
 }
 
 // attentionView shows a row's attention at step pos: att is [layer][head]
@@ -317,7 +319,7 @@ func visibleSpace(s string) string {
 
 // lensView shows a row's lens: lens is [layer] → top entries by
 // descending logit.
-func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w Words) *LensView {
+func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w words.Words) *LensView {
 	v := &LensView{}
 	n := len(lens)
 	last := -1 // the last layer whose top-1 is not the chosen token
@@ -345,11 +347,11 @@ func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w Words) *LensView 
 	total := strconv.Itoa(n)
 	switch {
 	case v.First == 0:
-		v.Settled = w.F(keyDbgLensNever, "token", token)
+		v.Settled = w.F(words.KeyDbgLensNever, "token", token)
 	case last < v.First-1: // top-1 from First to the last layer
-		v.Settled = w.F(keyDbgLensSettled, "token", token, "n", strconv.Itoa(v.First), "total", total)
+		v.Settled = w.F(words.KeyDbgLensSettled, "token", token, "n", strconv.Itoa(v.First), "total", total)
 	default:
-		v.Settled = w.F(keyDbgLensWavers, "token", token, "n", strconv.Itoa(v.First), "total", total, "later", strconv.Itoa(last+1))
+		v.Settled = w.F(words.KeyDbgLensWavers, "token", token, "n", strconv.Itoa(v.First), "total", total, "later", strconv.Itoa(last+1))
 	}
 	return v
 }
@@ -370,7 +372,7 @@ func gridColumns(n int) templ.SafeCSS {
 // insideScript is the URL of static/inside.js, the attention panel's
 // script, with the content hash staticFiles.url gives it.
 func insideScript() string {
-	b, err := assets.ReadFile("static/inside.js")
+	b, err := static.FS.ReadFile("inside.js")
 	if err != nil { // built in: cannot fail
 		return "/static/inside.js"
 	}

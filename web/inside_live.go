@@ -13,6 +13,7 @@ import (
 	"tracer/lessons"
 	"tracer/toy"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // Where a step's inside comes from on a live page: recorded at every step
@@ -61,7 +62,7 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 // step its At points at, worded in the page's language.
 type LessonInsideView struct {
 	View InsideView
-	W    Words
+	W    words.Words
 }
 
 // lessonInside shows the inside of a lesson step's first run for a step
@@ -279,13 +280,13 @@ func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*
 // recording lacks looked up on demand (insideStore): shown when kept,
 // started and announced otherwise. Only ended single-row runs without
 // beams look inside on demand. The caller holds the session's lock.
-func insideFor(r *run, steps []trace.Step, pos, row int, w Words, look bool) *InsideView {
+func insideFor(r *run, steps []trace.Step, pos, row int, w words.Words, look bool) *InsideView {
 	v := insideView(r.trace, steps, pos, row, w)
 	if v == nil || v.Attention != nil || v.Lens != nil || r.inside == nil || rowCount(r.trace) > 1 || r.trace.Options.NumBeams > 1 {
 		return v
 	}
 	if r.live {
-		v.Missing = []string{w.T(keyDbgInsideAfterRun)}
+		v.Missing = []string{w.T(words.KeyDbgInsideAfterRun)}
 		return v
 	}
 	ids := slices.Clone(r.trace.Prompt.IDs)
@@ -303,9 +304,9 @@ func insideFor(r *run, steps []trace.Step, pos, row int, w Words, look bool) *In
 			return iv
 		}
 	case why != "":
-		v.Missing = []string{w.F(keyDbgInsideFailed, "error", why)}
+		v.Missing = []string{w.F(words.KeyDbgInsideFailed, "error", why)}
 	default:
-		v.Missing = []string{w.T(keyDbgInsideComputing)}
+		v.Missing = []string{w.T(words.KeyDbgInsideComputing)}
 		v.Computing = true
 	}
 	return v

@@ -11,16 +11,17 @@ import (
 	"tracer/engine/refdata"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // testWords is the page's wording in lang, from the embedded catalog.
-func testWords(t testing.TB, lang string) Words {
+func testWords(t testing.TB, lang string) words.Words {
 	t.Helper()
-	book, err := loadWords()
+	book, err := words.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Words{book: book, Lang: lang}
+	return book.In(lang)
 }
 
 // lensOf builds a lens whose layer l has tops[l] as its top tokens.

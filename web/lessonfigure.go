@@ -9,6 +9,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // FigureView is what a step shows of its runs: the toy's walkthrough at a
@@ -154,7 +155,7 @@ func figureLabels(ui lessons.Strings, lang string) FigureLabels {
 // runsFigure shows a step's runs side by side. For a right-padded batch
 // beside a left-padded one, the rows that differ are junk.
 // w is the page's words in lang, for the columns the debugger draws too.
-func runsFigure(w Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *FigureView {
+func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *FigureView {
 	f := &FigureView{Labels: figureLabels(ui, lang)}
 	var left *trace.Trace
 	for _, t := range traces {
@@ -199,7 +200,7 @@ func runsFigure(w Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Ru
 // runColumn shows one run: its output, the step At points at, its steps
 // and its costs. ref, when not nil, is the run whose rows it is judged by;
 // first is the step's first run, whose choices each step is compared with.
-func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w Words) RunColumnView {
+func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.Words) RunColumnView {
 	c := RunColumnView{Label: label, Model: t.Model.Name, TraceModel: t.Model.Name, NewIDList: newIDList(t), StopReason: t.Output.StopReason, Notices: t.Notices}
 	if len(t.Prompt.Rows) > 1 {
 		c.Rows = batchRows(t, ref)

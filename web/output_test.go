@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // outputTextOf returns the text of a view's data-testid="output-text"
@@ -176,7 +177,7 @@ func FuzzBeamTree(f *testing.F) {
 		}
 		r := &run{trace: tr}
 		for pos := range tr.Steps {
-			v := beamTree(r, tr.Steps, pos, Words{})
+			v := beamTree(r, tr.Steps, pos, words.Words{})
 			if v == nil {
 				t.Fatalf("position %d: no tree for a beam search", pos)
 			}

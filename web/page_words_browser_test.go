@@ -7,6 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tracer/lessons"
+	"tracer/web/words"
 )
 
 // TestBrowserBranchQuotedHindi types a malformed quoted token into the
@@ -23,7 +24,7 @@ func TestBrowserBranchQuotedHindi(t *testing.T) {
 			do(t, ctx, "branch on a quoted token without its closing quote",
 				chromedp.SetValue(css("[data-testid=branch-token]"), typed), chromedp.Click(css("[data-testid=branch-go]")))
 			waitJS(t, ctx, "the error", `!document.querySelector("[data-testid=error-message]").hidden`)
-			want := lessons.Fill(ui.Get(keyDbgBranchQuoted, lang), "text", typed)
+			want := lessons.Fill(ui.Get(words.KeyDbgBranchQuoted, lang), "text", typed)
 			if got := pageError(t, ctx); got != want {
 				t.Errorf("got error %q, want %q", got, want)
 			}

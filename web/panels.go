@@ -10,6 +10,7 @@ import (
 
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // Sizes of the step panels.
@@ -20,7 +21,7 @@ const (
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
 // A look inside the step that is not kept starts only when look is true.
-func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth float64, look bool) *PanelsView {
+func panelsView(r *run, steps []trace.Step, pos, row int, w words.Words, bandwidth float64, look bool) *PanelsView {
 	s := steps[pos]
 	sr := s.Rows[min(row, len(s.Rows)-1)]
 	var prev *trace.Step
@@ -41,12 +42,12 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w Words, bandwidth flo
 }
 
 // funnelView follows the leading raw candidates through the processors.
-func funnelView(sr trace.StepRow, vocab int, w Words) FunnelView {
+func funnelView(sr trace.StepRow, vocab int, w words.Words) FunnelView {
 	var v FunnelView
 	if len(sr.Stages) == 0 {
-		v.Empty = w.T(keyDbgFunnelRaw)
+		v.Empty = w.T(words.KeyDbgFunnelRaw)
 		if sr.Chosen.By == trace.ByForced {
-			v.Empty = w.T(keyDbgFunnelForced)
+			v.Empty = w.T(words.KeyDbgFunnelForced)
 		}
 		return v
 	}
@@ -154,7 +155,7 @@ func candidateToken(sr trace.StepRow, id int) string {
 }
 
 // chosenView explains the step's choice.
-func chosenView(t *trace.Trace, sr trace.StepRow, w Words) ChosenView {
+func chosenView(t *trace.Trace, sr trace.StepRow, w words.Words) ChosenView {
 	c := sr.Chosen
 	v := ChosenView{
 		Token: TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
@@ -162,19 +163,19 @@ func chosenView(t *trace.Trace, sr trace.StepRow, w Words) ChosenView {
 	}
 	switch c.By {
 	case trace.ByGreedy:
-		v.Explain = w.T(keyDbgExplainGreedy)
+		v.Explain = w.T(words.KeyDbgExplainGreedy)
 	case trace.BySample:
-		v.Explain = w.T(keyDbgExplainSample)
+		v.Explain = w.T(words.KeyDbgExplainSample)
 	case trace.ByForced:
-		v.Explain = w.T(keyDbgExplainForced)
+		v.Explain = w.T(words.KeyDbgExplainForced)
 	case trace.ByBeam:
-		v.Explain = w.T(keyDbgExplainBeam)
+		v.Explain = w.T(words.KeyDbgExplainBeam)
 	}
 	return v
 }
 
 // kvView shows the cache after step s and how it grew since prev.
-func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
+func kvView(s trace.Step, prev *trace.Step, w words.Words) KVView {
 	kv := s.KV
 	if s.Phase == trace.PhaseFull {
 		// Cache off: whatever the engine measured, nothing is kept between
@@ -183,17 +184,17 @@ func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 		if len(s.Rows) > 0 {
 			fed = len(s.Rows[0].InputIDs)
 		}
-		return KVView{Off: true, Note: w.F(keyDbgKvOffWhy, "n", strconv.Itoa(fed))}
+		return KVView{Off: true, Note: w.F(words.KeyDbgKvOffWhy, "n", strconv.Itoa(fed))}
 	}
 	if kv == nil {
-		return KVView{Note: w.T(keyDbgKvNone)}
+		return KVView{Note: w.T(words.KeyDbgKvNone)}
 	}
 	v := KVView{Present: true, Positions: kv.Positions, Total: bytesText(kv.Bytes)}
 	if prev != nil && prev.KV != nil {
 		g := kv.Bytes - prev.KV.Bytes
-		v.Growth = w.F(keyDbgKvSince, "bytes", signedBytes(g))
+		v.Growth = w.F(words.KeyDbgKvSince, "bytes", signedBytes(g))
 	} else {
-		v.Growth = w.T(keyDbgKvPrefill)
+		v.Growth = w.T(words.KeyDbgKvPrefill)
 	}
 	var most int64
 	for _, b := range kv.BytesPerLayer {
@@ -212,14 +213,14 @@ func kvView(s trace.Step, prev *trace.Step, w Words) KVView {
 // trafficView shows the step's memory traffic and arithmetic, and the
 // achieved bandwidth against the machine's (bandwidth GB/s; 0 while the
 // server has not measured it: "n/a").
-func trafficView(s trace.Step, w Words, bandwidth float64) TrafficView {
+func trafficView(s trace.Step, w words.Words, bandwidth float64) TrafficView {
 	v := TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
 	if bandwidth > 0 {
 		v.Bandwidth = strconv.FormatFloat(bandwidth, 'f', 1, 64) + " GB/s"
 	}
 	tr := s.Traffic
 	if tr == nil {
-		v.Note = w.T(keyDbgTrafficNone)
+		v.Note = w.T(words.KeyDbgTrafficNone)
 		return v
 	}
 	v.Present = true
@@ -227,7 +228,7 @@ func trafficView(s trace.Step, w Words, bandwidth float64) TrafficView {
 	v.FLOPs = flopsText(tr.FLOPs)
 	v.Intensity = strconv.FormatFloat(tr.Intensity, 'f', 2, 64) + " FLOP/byte"
 	if tr.BatchRuns > 1 {
-		v.Batch = w.F(keyDbgTrafficBatch, "tokens", strconv.Itoa(tr.BatchTokens), "others", strconv.Itoa(tr.BatchRuns-1))
+		v.Batch = w.F(words.KeyDbgTrafficBatch, "tokens", strconv.Itoa(tr.BatchTokens), "others", strconv.Itoa(tr.BatchRuns-1))
 	}
 	v.Achieved = "n/a"
 	if s.ElapsedNS > 0 {
@@ -245,7 +246,7 @@ func trafficView(s trace.Step, w Words, bandwidth float64) TrafficView {
 // holds back after it. With the model's tokenizer it replays the last
 // tokens into tokenizer.Stream; without one it shows the bytes of the
 // token's text only.
-func tokenizerView(r *run, steps []trace.Step, pos, row int, w Words) TokenizerView {
+func tokenizerView(r *run, steps []trace.Step, pos, row int, w words.Words) TokenizerView {
 	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
 	c := sr.Chosen
 	v := TokenizerView{Token: tokenText(c.Token, c.ID)}
@@ -255,12 +256,12 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int, w Words) TokenizerV
 	}
 	switch {
 	case tok == nil && c.Token == "":
-		v.Hex = w.T(keyDbgUnknown)
-		v.Note = w.T(keyDbgTokNone)
+		v.Hex = w.T(words.KeyDbgUnknown)
+		v.Note = w.T(words.KeyDbgTokNone)
 		return v
 	case tok == nil:
 		v.Hex = hexBytes([]byte(c.Token))
-		v.Note = w.T(keyDbgTokBytesOnly)
+		v.Note = w.T(words.KeyDbgTokBytesOnly)
 		return v
 	}
 	v.Hex = hexBytes(tok.TokenBytes(c.ID))
@@ -276,15 +277,15 @@ func tokenizerView(r *run, steps []trace.Step, pos, row int, w Words) TokenizerV
 	case len(held) > 0:
 		v.Partial = true
 		v.Held = hexBytes(held)
-		n := w.F(keyDbgNBytes, "n", strconv.Itoa(len(held)))
+		n := w.F(words.KeyDbgNBytes, "n", strconv.Itoa(len(held)))
 		if len(held) == 1 {
-			n = w.T(keyDbgOneByte)
+			n = w.T(words.KeyDbgOneByte)
 		}
-		v.Text = w.F(keyDbgTokHeld, "bytes", n)
+		v.Text = w.F(words.KeyDbgTokHeld, "bytes", n)
 	case text == "":
-		v.Text = w.T(keyDbgTokSpecial)
+		v.Text = w.T(words.KeyDbgTokSpecial)
 	default:
-		v.Text = w.F(keyDbgTokAdds, "text", strconv.Quote(text))
+		v.Text = w.F(words.KeyDbgTokAdds, "text", strconv.Quote(text))
 	}
 	return v
 }

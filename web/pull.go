@@ -9,6 +9,7 @@ import (
 	"time"
 
 	modelhub "tracer/engine/hub"
+	"tracer/web/words"
 )
 
 // progressEvery is how often a download's progress reaches the page.
@@ -129,7 +130,7 @@ func (s *Server) startPull(sess *session, repo string) error {
 			last = time.Now()
 			s.hub.broadcast(sess.id, pageMessage(msgProgress, fmt.Sprintf("%s: %s %s / %s", spec, file, bytesText(done), totalText(total))))
 		}
-		s.hub.broadcast(sess.id, pageMessage(msgProgress, w.F(keyDbgPullStarted, "repo", spec)))
+		s.hub.broadcast(sess.id, pageMessage(msgProgress, w.F(words.KeyDbgPullStarted, "repo", spec)))
 		err := s.guard("the download of "+spec, func() error {
 			_, err := modelhub.Pull(ctx, spec, opts)
 			return err
@@ -142,7 +143,7 @@ func (s *Server) startPull(sess *session, repo string) error {
 			return
 		}
 		s.catalog.rescan()
-		s.hub.broadcast(sess.id, pageMessage(msgPulled, w.F(keyDbgPullDone, "repo", spec)))
+		s.hub.broadcast(sess.id, pageMessage(msgPulled, w.F(words.KeyDbgPullDone, "repo", spec)))
 	}()
 	return nil
 }

@@ -35,6 +35,7 @@ import (
 
 	"tracer/engine/models"
 	"tracer/toy"
+	"tracer/web/words"
 )
 
 // Defaults for Config's zero values.
@@ -108,7 +109,7 @@ type Server struct {
 	upgrader *websocket.Upgrader
 	static   *staticFiles
 	lessons  *lessonPages // the /lessons pages and their runs
-	book     *wordBook    // the page's words, every language
+	book     *words.Book  // the page's words, every language
 	mux      *http.ServeMux
 
 	pulls  pulls        // downloads from the Hub in progress
@@ -199,7 +200,7 @@ func New(cfg Config) (*Server, error) {
 	if s.lessons, err = newLessonPages(); err != nil {
 		return nil, err
 	}
-	if s.book, err = loadWords(); err != nil {
+	if s.book, err = words.Load(); err != nil {
 		return nil, err
 	}
 	if s.lesson, err = s.firstRun(context.Background()); err != nil {

@@ -3,19 +3,14 @@ package web
 import (
 	"bytes"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
 	"mime"
 	"net/http"
 	"path"
 	"time"
-)
 
-// assets are the page's stylesheet and script, built into the binary so the
-// page works offline.
-//
-//go:embed static
-var assets embed.FS
+	"tracer/web/static"
+)
 
 // staticFiles serves the embedded assets under content-hashed URLs, so
 // browsers may cache them for good.
@@ -25,7 +20,7 @@ type staticFiles struct {
 }
 
 func loadStatic() (*staticFiles, error) {
-	entries, err := assets.ReadDir("static")
+	entries, err := static.FS.ReadDir(".")
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +41,7 @@ func loadStatic() (*staticFiles, error) {
 		if path.Ext(e.Name()) == ".ttf" { // served as WOFF, above
 			continue
 		}
-		b, err := assets.ReadFile("static/" + e.Name())
+		b, err := static.FS.ReadFile(e.Name())
 		if err != nil {
 			return nil, err
 		}

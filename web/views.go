@@ -1,5 +1,7 @@
 package web
 
+import "tracer/web/words"
+
 // View models: plain data shaped like the page. Components render only
 // these; the builders (build.go, panels.go, compare.go, ...) translate
 // traces, walkthroughs and session state into them.
@@ -17,7 +19,7 @@ type PageView struct {
 	Form          FormView
 	Role          string // classroom: "instructor" or "student"; "" outside a classroom
 	Stepper       StepperView
-	W             Words          // the page's wording
+	W             words.Words    // the page's wording
 	Langs         []LangLinkView // the language switch
 }
 
@@ -47,8 +49,8 @@ type ModelOptionView struct {
 // StepperView is the part of the page that changes as the learner steps:
 // the WebSocket sends it as a fragment.
 type StepperView struct {
-	W          Words  // the wording, in the page's language
-	Source     string // "run of toy, greedy", "imported trace.json"
+	W          words.Words // the wording, in the page's language
+	Source     string      // "run of toy, greedy", "imported trace.json"
 	ModelName  string
 	Notices    []string
 	Index      int    // position, 0-based

@@ -12,6 +12,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // The what-if panel: at the current step, the learner moves sliders for
@@ -132,12 +133,12 @@ func (e errWhatIfHere) Error() string { return e.key }
 // the session that owns d.
 func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 	if d.compare {
-		return whatIfStep{}, errWhatIfHere{keyDbgWhatIfCompare}
+		return whatIfStep{}, errWhatIfHere{words.KeyDbgWhatIfCompare}
 	}
 	r := d.runs[0]
 	t := r.trace
 	if t.Options.NumBeams > 1 {
-		return whatIfStep{}, errWhatIfHere{keyDbgWhatIfBeams}
+		return whatIfStep{}, errWhatIfHere{words.KeyDbgWhatIfBeams}
 	}
 	steps := slices.Clip(pathSteps(t, cur.branch))
 	pos := cur.pos
@@ -145,7 +146,7 @@ func whatIfAt(d *document, cur cursor) (whatIfStep, error) {
 		pos = d.walk.Moments[min(max(pos, 0), len(d.walk.Moments)-1)].Step
 	}
 	if pos < 0 || pos >= len(steps) {
-		return whatIfStep{}, errWhatIfHere{keyDbgWhatIfNoStep}
+		return whatIfStep{}, errWhatIfHere{words.KeyDbgWhatIfNoStep}
 	}
 	w := whatIfStep{t: *t, steps: steps, pos: pos, row: min(max(cur.row, 0), len(steps[pos].Rows)-1)}
 	w.t.Steps, w.t.Branches = nil, nil
@@ -423,22 +424,22 @@ func nameTokens(w whatIfStep, stages []trace.Stage) {
 }
 
 // whatIfView renders an outcome with the step's own builders.
-func whatIfView(w whatIfStep, out whatIfOutcome, words Words) WhatIfView {
+func whatIfView(w whatIfStep, out whatIfOutcome, wd words.Words) WhatIfView {
 	steps := slices.Clone(w.steps)
 	steps[w.pos].Rows = slices.Clone(steps[w.pos].Rows)
 	steps[w.pos].Rows[w.row] = out.row
-	sv := stepView(&w.t, steps, w.pos, w.row, nil, words)
+	sv := stepView(&w.t, steps, w.pos, w.row, nil, wd)
 	sv.Tokens, sv.Label = nil, ""
 	v := WhatIfView{
-		Step: sv, Funnel: funnelView(out.row, w.t.Model.VocabSize, words), Draw: drawView(out.row),
+		Step: sv, Funnel: funnelView(out.row, w.t.Model.VocabSize, wd), Draw: drawView(out.row),
 		ChosenID: out.row.Chosen.ID, Label: out.settings.label(),
-		Choice: words.F(keyDbgWhatIfChoice, "token", tokenText(out.row.Chosen.Token, out.row.Chosen.ID)),
+		Choice: wd.F(words.KeyDbgWhatIfChoice, "token", tokenText(out.row.Chosen.Token, out.row.Chosen.ID)),
 	}
 	if out.partial > 0 {
-		v.Notes = append(v.Notes, words.F(keyDbgWhatIfPartial, "n", strconv.Itoa(out.partial), "vocab", strconv.Itoa(w.t.Model.VocabSize)))
+		v.Notes = append(v.Notes, wd.F(words.KeyDbgWhatIfPartial, "n", strconv.Itoa(out.partial), "vocab", strconv.Itoa(w.t.Model.VocabSize)))
 	}
 	if !out.sampled {
-		v.Notes = append(v.Notes, words.T(keyDbgWhatIfNoDraw))
+		v.Notes = append(v.Notes, wd.T(words.KeyDbgWhatIfNoDraw))
 	}
 	return v
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tracer/lessons"
+	"tracer/web/words"
 )
 
 // TestBrowserWhatIf moves the what-if sliders on a sampled step of a
@@ -238,9 +239,9 @@ func TestBrowserDebuggerTranslated(t *testing.T) {
 		source: document.querySelector(".source").textContent,
 	}))()`)
 	for _, want := range []struct{ where, key string }{
-		{"chosen", keyDbgBySampled},
-		{"charts", keyDbgChartCandidates},
-		{"charts", keyDbgChartConfidence},
+		{"chosen", words.KeyDbgBySampled},
+		{"charts", words.KeyDbgChartCandidates},
+		{"charts", words.KeyDbgChartConfidence},
 	} {
 		if w := ui.Get(want.key, lessons.Hindi); !strings.Contains(got[want.where], w) {
 			t.Errorf("%s: got %q, want %q", want.where, got[want.where], w)

@@ -16,6 +16,7 @@ import (
 	"tracer/engine/models"
 	"tracer/engine/tensor"
 	"tracer/trace"
+	"tracer/web/words"
 )
 
 // randomModel builds a small random Llama with the given vocabulary (the
@@ -127,7 +128,7 @@ func TestWhatIfPartialVocabulary(t *testing.T) {
 	if out.row.Final.KeptCount != out.partial {
 		t.Errorf("kept %d, want the %d known tokens", out.row.Final.KeptCount, out.partial)
 	}
-	v := whatIfView(w, out, Words{Lang: "en"})
+	v := whatIfView(w, out, words.Words{Lang: "en"})
 	if len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "dbg-whatif-partial") {
 		t.Errorf("notes: got %q, want the partial-vocabulary note", v.Notes)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tracer/lessons"
+	"tracer/web/words"
 )
 
 // TestDebuggerInHindi renders the debugger page with ?lang=hi and then a
@@ -26,7 +27,7 @@ func TestDebuggerInHindi(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(html)
-	labels := []string{keyDbgGenerate, keyDbgImport, keyDbgBreakpoints, keyDbgRunModel, keyDbgKeys, keyDbgRunToBreakpoint}
+	labels := []string{words.KeyDbgGenerate, words.KeyDbgImport, words.KeyDbgBreakpoints, words.KeyDbgRunModel, words.KeyDbgKeys, words.KeyDbgRunToBreakpoint}
 	t.Run("page", func(t *testing.T) {
 		if !strings.Contains(page, `<html lang="hi">`) {
 			t.Errorf("got no <html lang=\"hi\">")
@@ -56,7 +57,7 @@ func TestDebuggerInHindi(t *testing.T) {
 		if o.Type != msgView {
 			t.Fatalf("got %s %q, want a view", o.Type, o.Message)
 		}
-		for _, k := range []string{lessons.KeyBigramTable, lessons.KeyPythonLoop, keyDbgWalkStatus} {
+		for _, k := range []string{lessons.KeyBigramTable, lessons.KeyPythonLoop, words.KeyDbgWalkStatus} {
 			if hi := ui.Get(k, lessons.Hindi); !strings.Contains(o.HTML, hi) {
 				t.Errorf("%s: got no %q in the view", k, hi)
 			}

@@ -1,7 +1,8 @@
-package web
+package words
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,28 +17,34 @@ import (
 // template or handler names as a literal (T("dbg-…"), F("…")) is found in
 // web's words or the lessons' in every language.
 func TestWordsComplete(t *testing.T) {
-	book, err := loadWords()
+	book, err := Load()
 	if err != nil {
 		t.Fatalf("got %v, want web's words to load", err)
 	}
-	for _, k := range debuggerKeys() {
+	for _, k := range Keys() {
 		for _, lang := range lessons.Languages() {
 			if s := book.own[k][lang]; strings.TrimSpace(s) == "" {
 				t.Errorf("key %q: got no %s text, want one", k, lang)
 			}
 		}
 	}
-	files, err := filepath.Glob("*.templ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	goFiles, err := filepath.Glob("*.go")
+	// Every template and Go file of web and its packages.
+	var files []string
+	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(path, ".templ") || strings.HasSuffix(path, ".go")) {
+			files = append(files, path)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	literal := regexp.MustCompile(`\.[TF]\("([a-z0-9-]+)"[,)]`)
 	used := 0
-	for _, name := range append(files, goFiles...) {
+	for _, name := range files {
 		if strings.HasSuffix(name, "_templ.go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
@@ -51,7 +58,7 @@ func TestWordsComplete(t *testing.T) {
 			_, own := book.own[k]
 			_, shared := book.lessons[k]
 			if !own && !shared {
-				t.Errorf("%s: key %q: got no text in web/data/words.json or lessons' ui.json, want one", name, k)
+				t.Errorf("%s: key %q: got no text in web/words/data/words.json or lessons' ui.json, want one", name, k)
 			}
 			for _, lang := range lessons.Languages() {
 				if got := book.Get(k, lang); got == k {
@@ -72,7 +79,7 @@ func TestParseWordsRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	book, err := loadWords()
+	book, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,14 +109,14 @@ func TestParseWordsRefuses(t *testing.T) {
 		want string
 	}{
 		{"duplicate key", []byte(`{"dbg-run": {"en": "Run", "hi": "चलाएँ"}, "dbg-run": {"en": "Run", "hi": "चलाएँ"}}`), `key "dbg-run" appears twice`},
-		{"not JSON", []byte(`{"dbg-run": `), "web/data/words.json"},
-		{"missing key", whole(func(m map[string]string) map[string]string { delete(m, keyDbgGenerate); return m }), `no text for key "dbg-generate"`},
+		{"not JSON", []byte(`{"dbg-run": `), "web/words/data/words.json"},
+		{"missing key", whole(func(m map[string]string) map[string]string { delete(m, KeyDbgGenerate); return m }), `no text for key "dbg-generate"`},
 		{"missing Hindi", whole(func(m map[string]string) map[string]string {
-			m[keyDbgBreakpoints] = `{"en": "Breakpoints"}`
+			m[KeyDbgBreakpoints] = `{"en": "Breakpoints"}`
 			return m
 		}), `"dbg-breakpoints": no Hindi (hi) text`},
 		{"placeholder lost", whole(func(m map[string]string) map[string]string {
-			m[keyDbgStopReason] = `{"en": "stop reason: {reason}", "hi": "रुकने का कारण"}`
+			m[KeyDbgStopReason] = `{"en": "stop reason: {reason}", "hi": "रुकने का कारण"}`
 			return m
 		}), "hi has placeholders [], English [{reason}]"},
 		{"unknown key", whole(func(m map[string]string) map[string]string {
@@ -120,13 +127,13 @@ func TestParseWordsRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := parseWords(c.raw, cat.UI)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "web/data/words.json") {
-				t.Errorf("got error %v, want one naming web/data/words.json and saying %q", err, c.want)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "web/words/data/words.json") {
+				t.Errorf("got error %v, want one naming web/words/data/words.json and saying %q", err, c.want)
 			}
 		})
 	}
 	t.Run("key also the lessons'", func(t *testing.T) {
-		shared := map[string]lessons.Text{keyDbgGenerate: {"en": "Generate", "hi": "टेक्स्ट बनाएँ"}}
+		shared := map[string]lessons.Text{KeyDbgGenerate: {"en": "Generate", "hi": "टेक्स्ट बनाएँ"}}
 		_, err := parseWords(wordsJSON, shared)
 		if want := `key "dbg-generate" is also in lessons' ui.json`; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got error %v, want one saying %q", err, want)
@@ -143,7 +150,7 @@ func quote(s string) string {
 	return string(b)
 }
 
-// FuzzParseWords: any bytes as web/data/words.json either are refused with
+// FuzzParseWords: any bytes as web/words/data/words.json either are refused with
 // an error naming the file, or give words in which every debugger key has
 // text in every language; parsing never panics.
 func FuzzParseWords(f *testing.F) {
@@ -159,12 +166,12 @@ func FuzzParseWords(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		book, err := parseWords(raw, cat.UI)
 		if err != nil {
-			if !strings.Contains(err.Error(), "web/data/words.json") {
-				t.Errorf("got error %v, want it to name web/data/words.json", err)
+			if !strings.Contains(err.Error(), "web/words/data/words.json") {
+				t.Errorf("got error %v, want it to name web/words/data/words.json", err)
 			}
 			return
 		}
-		for _, k := range debuggerKeys() {
+		for _, k := range Keys() {
 			for _, lang := range lessons.Languages() {
 				if strings.TrimSpace(book.own[k][lang]) == "" {
 					t.Errorf("accepted words without %s text for %q", lang, k)

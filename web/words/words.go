@@ -1,34 +1,38 @@
-package web
+// Package words is the debugger page's wording in every language it
+// speaks (English and Hindi): the page's own words (data/words.json, one
+// key a constant in keys.go) beside the lessons' words it shares, checked
+// together when they load. The templates read a Words, T("dbg-generate").
+// It imports only the lessons' word files, and every package of web may
+// import it.
+package words
 
 import (
 	_ "embed"
 	"fmt"
-	"net/http"
-	"slices"
 	"sync"
 
 	"tracer/lessons"
 )
 
 // wordsJSON is the debugger's own wording: {"key": {"en": ..., "hi": ...}},
-// one key per constant in words_keys.go.
+// one key per constant in keys.go.
 //
 //go:embed data/words.json
 var wordsJSON []byte
 
-// wordBook holds every word the page shows: the debugger's own (web's
+// Book holds every word the page shows: the debugger's own (web's
 // data/words.json) and the lessons' (the top bar, step positions, language
 // names), which the debugger shares with the lesson pages. No key is in both.
-type wordBook struct {
+type Book struct {
 	own     lessons.Strings // the debugger's, by key
 	lessons lessons.Strings // the lessons' page wording, by key
 }
 
-// loadWords reads and checks the page's words once: every key of
-// debuggerKeys in every language with the same placeholders, nothing else,
+// Load reads and checks the page's words once: every key of
+// Keys in every language with the same placeholders, nothing else,
 // and no key the lessons also define. An error means the embedded words are
 // broken, which the package's tests catch before a release.
-var loadWords = sync.OnceValues(func() (*wordBook, error) {
+var Load = sync.OnceValues(func() (*Book, error) {
 	cat, err := lessons.Load()
 	if err != nil {
 		return nil, err
@@ -37,27 +41,27 @@ var loadWords = sync.OnceValues(func() (*wordBook, error) {
 })
 
 // parseWords reads web's words from raw (the bytes of data/words.json) and
-// checks them against debuggerKeys, beside the lessons' words shared.
-func parseWords(raw []byte, shared lessons.Strings) (*wordBook, error) {
+// checks them against Keys, beside the lessons' words shared.
+func parseWords(raw []byte, shared lessons.Strings) (*Book, error) {
 	var own lessons.Strings
-	if err := lessons.DecodeStrict("web/data/words.json", raw, &own); err != nil {
+	if err := lessons.DecodeStrict("web/words/data/words.json", raw, &own); err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	if err := own.Check("web/data/words.json", debuggerKeys()); err != nil {
+	if err := own.Check("web/words/data/words.json", Keys()); err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
-	for _, k := range debuggerKeys() {
+	for _, k := range Keys() {
 		if _, ok := shared[k]; ok {
-			return nil, fmt.Errorf("web: web/data/words.json: key %q is also in lessons' ui.json: keep it in one place", k)
+			return nil, fmt.Errorf("web: web/words/data/words.json: key %q is also in lessons' ui.json: keep it in one place", k)
 		}
 	}
-	return &wordBook{own: own, lessons: shared}, nil
+	return &Book{own: own, lessons: shared}, nil
 }
 
 // Get returns the wording of key in lang: the debugger's own, else the
 // lessons' shared with it; English when lang has none, and the key itself
 // when neither has it, so a missing word shows up on the page.
-func (b *wordBook) Get(key, lang string) string {
+func (b *Book) Get(key, lang string) string {
 	if _, ok := b.own[key]; ok {
 		return b.own.Get(key, lang)
 	}
@@ -68,11 +72,20 @@ func (b *wordBook) Get(key, lang string) string {
 // T("dbg-generate") is "Generate" or "टेक्स्ट बनाएँ". A zero Words (a view
 // built without the words) shows the keys, so a forgotten one is seen.
 type Words struct {
-	book *wordBook
+	book *Book
 	Lang string // "en" or "hi"
 }
 
-// T returns the wording of key (see wordBook.Get).
+// In returns the wording in lang.
+func (b *Book) In(lang string) Words { return Words{book: b, Lang: lang} }
+
+// In returns the same words in another language.
+func (w Words) In(lang string) Words { return Words{book: w.book, Lang: lang} }
+
+// Known reports whether w holds the words (a zero Words shows the keys).
+func (w Words) Known() bool { return w.book != nil }
+
+// T returns the wording of key (see Book.Get).
 func (w Words) T(key string) string {
 	if w.book == nil {
 		return key
@@ -83,27 +96,4 @@ func (w Words) T(key string) string {
 // F returns the wording of key with its {placeholders} filled, as lessons.Fill.
 func (w Words) F(key string, pairs ...string) string {
 	return lessons.Fill(w.T(key), pairs...)
-}
-
-// words is the server's wording in lang.
-func (s *Server) words(lang string) Words {
-	return Words{book: s.book, Lang: lang}
-}
-
-// pageLang returns the language a page asks for with ?lang=, or "" when it
-// names none of the lessons' languages.
-func pageLang(r *http.Request) string {
-	if l := r.URL.Query().Get("lang"); slices.Contains(lessons.Languages(), l) {
-		return l
-	}
-	return ""
-}
-
-// langLinks are the language switch's links; url(code) is where each goes.
-func langLinks(w Words, url func(code string) string) []LangLinkView {
-	var ls []LangLinkView
-	for _, l := range lessons.Languages() {
-		ls = append(ls, LangLinkView{Code: l, Name: Words{book: w.book, Lang: l}.T("lang-" + l), URL: url(l), Current: l == w.Lang})
-	}
-	return ls
 }

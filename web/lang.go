@@ -1,0 +1,32 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+
+	"tracer/lessons"
+	"tracer/web/words"
+)
+
+// words is the server's wording in lang.
+func (s *Server) words(lang string) words.Words {
+	return s.book.In(lang)
+}
+
+// pageLang returns the language a page asks for with ?lang=, or "" when it
+// names none of the lessons' languages.
+func pageLang(r *http.Request) string {
+	if l := r.URL.Query().Get("lang"); slices.Contains(lessons.Languages(), l) {
+		return l
+	}
+	return ""
+}
+
+// langLinks are the language switch's links; url(code) is where each goes.
+func langLinks(w words.Words, url func(code string) string) []LangLinkView {
+	var ls []LangLinkView
+	for _, l := range lessons.Languages() {
+		ls = append(ls, LangLinkView{Code: l, Name: w.In(l).T("lang-" + l), URL: url(l), Current: l == w.Lang})
+	}
+	return ls
+}
