@@ -47,7 +47,7 @@ func (s *Server) handleMessage(c *client, data []byte) {
 		return nil
 	})
 	if err != nil {
-		s.hub.send(c, errorMessage(s.catalog.redact(err.Error())))
+		s.hub.send(c, errorMessage(s.catalog.Redact(err.Error())))
 	}
 }
 

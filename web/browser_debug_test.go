@@ -161,7 +161,7 @@ func skipShort(t *testing.T) {
 
 func TestBrowserLiveGeneration(t *testing.T) {
 	skipShort(t)
-	url, _ := serve(t, Config{}, func(s *Server) { s.catalog.add("loop", "loop (slow toy)", loopModel(t, 15*time.Millisecond)) })
+	url, _ := serve(t, Config{}, func(s *Server) { s.catalog.Add("loop", "loop (slow toy)", loopModel(t, 15*time.Millisecond)) })
 	ctx := browser(t)
 	consoleErrors := collectConsole(ctx)
 	open(t, ctx, url)

@@ -75,7 +75,7 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	addPanicModels(t, s)
-	s.catalog.add("loop", "loop", loopModel(t, time.Millisecond))
+	s.catalog.Add("loop", "loop", loopModel(t, time.Millisecond))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	defer s.Close()

@@ -48,13 +48,13 @@ type runSpec struct {
 // checked before generating: the model, the prompt and the options (the
 // engine's own validation, with its clear messages).
 func (s *Server) prepare(f runForm, label string) (runSpec, error) {
-	if c, ok, err := s.catalog.server(f.Model); ok {
+	if c, ok, err := s.catalog.Server(f.Model); ok {
 		if err != nil {
 			return runSpec{}, err
 		}
 		return s.prepareServer(f, label, c)
 	}
-	m, err := s.catalog.open(f.Model)
+	m, err := s.catalog.Open(f.Model)
 	if err != nil {
 		return runSpec{}, err
 	}
@@ -269,7 +269,7 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 		if j.ctx.Err() != nil {
 			err = nil
 		} else {
-			r.err = s.catalog.redact(err.Error())
+			r.err = s.catalog.Redact(err.Error())
 		}
 	case out != nil:
 		r.trace = out
@@ -282,7 +282,7 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 			// remote says to record in plain mode; the page's words for that are one run.
 			err = errors.New("a comparison asks the server one token at a time, which needs the chat template, and this server does not expose it (llama.cpp's does): generate the chat as a single run instead")
 		}
-		r.err = s.catalog.redact(err.Error())
+		r.err = s.catalog.Redact(err.Error())
 	}
 	r.live = false
 	s.runEnded(sess, j, r, 0)
@@ -395,7 +395,7 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 				s.hold(sess)
 				s.publishGated(sess)
 				if j.err != nil {
-					s.hub.broadcast(sess.id, errorMessage(s.catalog.redact(j.err.Error())))
+					s.hub.broadcast(sess.id, errorMessage(s.catalog.Redact(j.err.Error())))
 				}
 				return
 			}

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"tracer/engine/hub/hubtest"
 	"tracer/engine/models"
 	"tracer/engine/refdata"
+	"tracer/web/catalog"
 )
 
 // realModels makes a models folder that links to tiny-gpt2 and the
@@ -40,8 +40,16 @@ func TestModelsFolderScan(t *testing.T) {
 	dir := realModels(t)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a model"), 0o644)
 	os.WriteFile(filepath.Join(dir, "loop.json"), []byte(loopTable), 0o644)
+	toyModel, err := models.Open("toy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.New(toyModel, dir, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var names, labels []string
-	for _, e := range scanModels(dir) {
+	for _, e := range c.List()[1:] { // after the toy
 		names = append(names, e.Name)
 		labels = append(labels, e.Label)
 	}
@@ -113,14 +121,19 @@ func TestHuggingFaceCacheScan(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := scanCache(cache)
+	toyModel, err := models.Open("toy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.New(toyModel, "", cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.List()[1:] // after the toy
 	if len(got) != 1 || got[0].Name != "test/tiny" || got[0].Path != snap {
 		t.Fatalf("got %+v, want test/tiny at its snapshot", got)
 	}
-	c := newCatalog(nil, "", cache)
-	c.entries = append([]modelEntry{}, got...) // skip the toy entry
-	c.scanned = time.Now()
-	if _, err := c.open("test/other"); err == nil || !strings.Contains(err.Error(), "not on this server's list") {
+	if _, err := c.Open("test/other"); err == nil || !strings.Contains(err.Error(), "not on this server's list") {
 		t.Errorf("opening a model not in the cache: %v", err)
 	}
 }

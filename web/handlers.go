@@ -100,7 +100,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	errText := ""
 	if linkErr != nil {
-		errText = s.catalog.redact(linkErr.Error())
+		errText = s.catalog.Redact(linkErr.Error())
 	}
 	s.renderPage(w, r, http.StatusOK, sess, errText)
 }
@@ -174,7 +174,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 // sess nil asks whether the server downloads at all.
 func (s *Server) formView(sess *session) FormView {
 	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.canPull(sess)}
-	for _, e := range s.catalog.menu() {
+	for _, e := range s.catalog.Menu() {
 		v.Models = append(v.Models, ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
 	}
 	return v

@@ -16,7 +16,7 @@ import (
 // them still answers what-if.
 func TestHeldRunsShedOldestFirst(t *testing.T) {
 	s, a, ca := liveServer(t, Config{}, 0)
-	s.catalog.add("rand", "random llama", randomModel(t, 64))
+	s.catalog.Add("rand", "random llama", randomModel(t, 64))
 	addr := ca.RemoteAddr().String() // the server's
 	page := func() (*session, func(string)) {
 		d, err := s.firstRun(context.Background())

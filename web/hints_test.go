@@ -27,7 +27,7 @@ func TestNoTokenizerHints(t *testing.T) {
 		}
 	})
 	t.Run("lesson page", func(t *testing.T) {
-		m, err := s.catalog.open("a-tiny-gpt2")
+		m, err := s.catalog.Open("a-tiny-gpt2")
 		if err != nil {
 			t.Fatal(err)
 		}

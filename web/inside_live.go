@@ -220,7 +220,7 @@ func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Requ
 			return err
 		})
 		if err != nil {
-			return nil, s.catalog.redact(err.Error())
+			return nil, s.catalog.Redact(err.Error())
 		}
 		return in, ""
 	}

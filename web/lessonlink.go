@@ -11,6 +11,7 @@ import (
 
 	"tracer/engine"
 	"tracer/lessons"
+	"tracer/web/catalog"
 )
 
 // The debugger's deep link: /?model=NAME&prompt=TEXT&seed=7&... opens the
@@ -93,7 +94,7 @@ func (s *Server) linkedRun(ctx context.Context, q url.Values) (*document, int, e
 		specs = []runSpec{sp}
 	}
 	if specs[0].server != nil { // serverrun.go
-		return nil, 0, fmt.Errorf("link: a link runs a local model, and %s is a server's: open the page and run it from the model menu", strings.TrimPrefix(specs[0].name, serverPrefix))
+		return nil, 0, fmt.Errorf("link: a link runs a local model, and %s is a server's: open the page and run it from the model menu", strings.TrimPrefix(specs[0].name, catalog.ServerPrefix))
 	}
 	select {
 	case s.slots <- struct{}{}:

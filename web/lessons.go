@@ -229,12 +229,12 @@ type lessonChoice struct {
 func (s *Server) lessonChoices(lang string) []lessonChoice {
 	ui := s.lessons.cat.UI
 	var out []lessonChoice
-	for _, e := range s.catalog.list() {
+	for _, e := range s.catalog.List() {
 		if e.Name == "toy" {
 			continue
 		}
 		c := lessonChoice{Name: e.Name, Label: e.Label}
-		m, err := s.catalog.open(e.Name)
+		m, err := s.catalog.Open(e.Name)
 		switch {
 		case err != nil:
 			c.Reason = ui.Get(lessons.KeyModelNotOpen, lang)
@@ -358,7 +358,7 @@ func figureStep(st *lessons.Step) int {
 // the catalog's names, and a model without a tokenizer says what the
 // lesson page can do about it.
 func (s *Server) pageError(err error) string {
-	msg := s.catalog.redact(err.Error())
+	msg := s.catalog.Redact(err.Error())
 	if errors.Is(err, models.ErrNoTokenizer) {
 		msg += " (pick a model with a tokenizer)"
 	}

@@ -62,7 +62,7 @@ func liveServer(t *testing.T, cfg Config, delay time.Duration) (*Server, *sessio
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.catalog.add("loop", "loop (slow toy)", loopModel(t, delay))
+	s.catalog.Add("loop", "loop (slow toy)", loopModel(t, delay))
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { s.Close(); ts.Close() })
 	d, err := s.firstRun(context.Background())
@@ -307,7 +307,7 @@ func TestShutdownStopsGenerations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.catalog.add("loop", "loop (slow toy)", loopModel(t, 5*time.Millisecond))
+	s.catalog.Add("loop", "loop (slow toy)", loopModel(t, 5*time.Millisecond))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

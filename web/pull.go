@@ -139,10 +139,10 @@ func (s *Server) startPull(sess *session, repo string) error {
 			err = fmt.Errorf("%s is larger than this server's download limit of %s, so the download stopped: run tracer pull %s on the server's machine, or start the server with a larger --max-pull-mib", spec, sizeText(s.cfg.MaxPullBytes), spec)
 		}
 		if err != nil {
-			s.hub.broadcast(sess.id, errorMessage(s.catalog.redact(err.Error())))
+			s.hub.broadcast(sess.id, errorMessage(s.catalog.Redact(err.Error())))
 			return
 		}
-		s.catalog.rescan()
+		s.catalog.Rescan()
 		s.hub.broadcast(sess.id, pageMessage(msgPulled, w.F(words.KeyDbgPullDone, "repo", spec)))
 	}()
 	return nil

@@ -74,7 +74,7 @@ func addPanicModels(t *testing.T, s *Server) {
 			name = "boom-info"
 		}
 		m := &models.Loaded{Spec: name, Model: panicModel{base, inInfo}, Tokenizer: s.toy.Tokenizer, Config: s.toy.Config}
-		s.catalog.add(name, name+" (panics)", m)
+		s.catalog.Add(name, name+" (panics)", m)
 	}
 }
 
@@ -126,7 +126,7 @@ func TestPanicsStayInTheirRun(t *testing.T) {
 	var log lockedBuffer
 	s, ts := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}, func(s *Server) {
 		addPanicModels(t, s)
-		s.catalog.add("loop", "loop", loopModel(t, 0))
+		s.catalog.Add("loop", "loop", loopModel(t, 0))
 	})
 	cases := []struct {
 		name string
@@ -210,7 +210,7 @@ func settleQuiet(t *testing.T, s *Server, c *websocket.Conn) outbound {
 // message naming the limit's flag.
 func TestRunLimits(t *testing.T) {
 	s, ts := startServer(t, Config{MaxRunBytes: 4 << 20, MaxPageRuns: 1}, func(s *Server) {
-		s.catalog.add("loop", "loop", loopModel(t, 20*time.Millisecond))
+		s.catalog.Add("loop", "loop", loopModel(t, 20*time.Millisecond))
 	})
 	_, c := pageAt(t, ts)
 	cases := []struct {

@@ -9,9 +9,9 @@ import (
 
 // TestRoomsImportDownward checks the arrows between web's packages with
 // go list -deps: nothing below web imports web; the wording imports no
-// other package of tracer but the lessons' words; the views import none of
-// the protocol, the runs and the catalog; the runs import neither the
-// protocol nor net/http. A rule for a package not yet split out of web
+// other package of tracer but the lessons' words; the catalog and the
+// assets need nothing of web; the views import none of the protocol, the
+// runs and the catalog; the runs import neither the protocol nor net/http. A rule for a package not yet split out of web
 // waits for it (see the README's Development section).
 func TestRoomsImportDownward(t *testing.T) {
 	// Each package below web: its direct imports, then (after "|") every
@@ -53,6 +53,16 @@ func TestRoomsImportDownward(t *testing.T) {
 	for _, d := range imports["tracer/web/words"] {
 		if strings.HasPrefix(d, "tracer/") && d != "tracer/lessons" {
 			t.Errorf("tracer/web/words imports %s: the wording needs only the lessons' words", d)
+		}
+	}
+	for _, leaf := range []string{"tracer/web/catalog", "tracer/web/static"} {
+		if _, ok := deps[leaf]; !ok {
+			t.Errorf("go list found no %s", leaf)
+		}
+		for _, d := range deps[leaf] {
+			if strings.HasPrefix(d, "tracer/web") {
+				t.Errorf("%s imports %s: it needs nothing of web", leaf, d)
+			}
 		}
 	}
 }

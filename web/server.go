@@ -35,6 +35,7 @@ import (
 
 	"tracer/engine/models"
 	"tracer/toy"
+	"tracer/web/catalog"
 	"tracer/web/words"
 )
 
@@ -58,6 +59,10 @@ const (
 	DefaultMaxPulls     = 2               // downloads running at once
 	shutdownWait        = 5 * time.Second // how long Serve waits for requests and connections to end
 )
+
+// ServerConfig is a serving engine whose models the page offers (see
+// catalog.ServerConfig).
+type ServerConfig = catalog.ServerConfig
 
 // Config configures a Server. The zero value serves the lesson's toy.
 type Config struct {
@@ -101,7 +106,7 @@ type Server struct {
 	cfg      Config
 	toy      *models.Loaded
 	lesson   *document // the toy's lesson, never changed: shown beside real runs
-	catalog  *catalog
+	catalog  *catalog.Catalog
 	class    *classroom // nil outside classroom mode
 	log      *slog.Logger
 	sessions *store
@@ -178,13 +183,13 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	servers, err := newServerSources(cfg.Servers)
+	cat, err := catalog.New(m, cfg.ModelsDir, cfg.HFCache, cfg.Servers)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		cfg: cfg, toy: m, log: log,
-		catalog:  newCatalog(m, cfg.ModelsDir, cfg.HFCache),
+		catalog:  cat,
 		sessions: newStore(cfg.MaxSessions, cfg.SessionTTL),
 		hub:      newHub(),
 		upgrader: newUpgrader(),
@@ -195,8 +200,6 @@ func New(cfg Config) (*Server, error) {
 		charts:   newChartCache(chartCacheSize, chartCacheBytes),
 	}
 	s.done, s.stop = context.WithCancel(context.Background())
-	s.catalog.servers = servers
-	s.catalog.firstServerList()
 	if s.lessons, err = newLessonPages(); err != nil {
 		return nil, err
 	}
@@ -303,7 +306,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	}
 	s.pulls.wg.Wait()
 	if werr == nil { // a job still running may be reading a model's mapped weights: leave them to the exit
-		s.catalog.close()
+		s.catalog.Close()
 	}
 	return err
 }

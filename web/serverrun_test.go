@@ -15,6 +15,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/remote"
 	"tracer/trace"
+	"tracer/web/catalog"
 )
 
 // fakeLlama is a llama.cpp server in miniature: model "m" with a
@@ -342,7 +343,7 @@ func TestServerModelInALink(t *testing.T) {
 func TestServerMenuIsBounded(t *testing.T) {
 	var list strings.Builder
 	list.WriteString(`{"object":"list","data":[`)
-	for i := range maxServerModels + 5 {
+	for i := range catalog.MaxServerModels + 5 {
 		if i > 0 {
 			list.WriteString(",")
 		}
@@ -360,8 +361,8 @@ func TestServerMenuIsBounded(t *testing.T) {
 			more = m.Label
 		}
 	}
-	if n != maxServerModels || more != "big: … and 5 more models, not listed" {
-		t.Errorf("got %d models and %q, want %d and a line for the 5 more", n, more, maxServerModels)
+	if n != catalog.MaxServerModels || more != "big: … and 5 more models, not listed" {
+		t.Errorf("got %d models and %q, want %d and a line for the 5 more", n, more, catalog.MaxServerModels)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 // without its full logits says what is missing.
 func TestBrowserWhatIf(t *testing.T) {
 	skipShort(t)
-	url, _ := serve(t, Config{}, func(s *Server) { s.catalog.add("smol", "smol (random, 49152 tokens)", randomModel(t, 49152)) })
+	url, _ := serve(t, Config{}, func(s *Server) { s.catalog.Add("smol", "smol (random, 49152 tokens)", randomModel(t, 49152)) })
 	ctx := browser(t)
 	consoleErrors := collectConsole(ctx)
 	open(t, ctx, url)

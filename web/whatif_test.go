@@ -387,7 +387,7 @@ func TestKeepLogitsWithinTheRunLimit(t *testing.T) {
 func TestWhatIfRecomputesLogits(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 0)
 	m := randomModel(t, 64)
-	s.catalog.add("rand", "random llama", m)
+	s.catalog.Add("rand", "random llama", m)
 	f := map[string]string{"model": "rand", "input": "ids", "prompt": "5 9 11", "max_new_tokens": "6", "do_sample": "true", "temperature": "0.9", "seed": "4"}
 	sendJSON(t, c, map[string]any{"type": "generate", "form": f})
 	waitFor(t, c, "the run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "random") })

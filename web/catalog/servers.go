@@ -1,4 +1,4 @@
-package web
+package catalog
 
 import (
 	"context"
@@ -22,8 +22,8 @@ const (
 	serverRetry     = 5 * time.Second  // how soon a server that failed is asked again
 	serverListWait  = 5 * time.Second  // how long listing one server's models may take
 	serverFirstWait = 3 * time.Second  // how long New waits for the first lists
-	serverPrefix    = "server:"        // names of server models in the form: server:NAME/MODEL
-	maxServerModels = 256              // models of one server the menu lists
+	ServerPrefix    = "server:"        // names of server models in the form: server:NAME/MODEL
+	MaxServerModels = 256              // models of one server the menu lists
 )
 
 // ServerConfig names a serving engine whose models pages may run.
@@ -60,26 +60,26 @@ type serverSource struct {
 
 // entries are the menu entries of a server: one per model, or a single
 // entry saying why the server is unavailable.
-func (v *serverSource) entries() []modelEntry {
+func (v *serverSource) entries() []Entry {
 	switch {
 	case v.err != "":
-		return []modelEntry{{Name: serverPrefix + v.cfg.Name, Label: v.cfg.Name + ": unavailable (" + v.err + ")", Unavailable: v.err}}
+		return []Entry{{Name: ServerPrefix + v.cfg.Name, Label: v.cfg.Name + ": unavailable (" + v.err + ")", Unavailable: v.err}}
 	case v.checked.IsZero():
 		why := "still asking the server for its models"
-		return []modelEntry{{Name: serverPrefix + v.cfg.Name, Label: v.cfg.Name + ": " + why + "…", Unavailable: why + ": try again in a moment"}}
+		return []Entry{{Name: ServerPrefix + v.cfg.Name, Label: v.cfg.Name + ": " + why + "…", Unavailable: why + ": try again in a moment"}}
 	}
-	out := make([]modelEntry, 0, min(len(v.clients), maxServerModels))
-	for _, c := range v.clients[:min(len(v.clients), maxServerModels)] {
-		out = append(out, modelEntry{
-			Name:   serverPrefix + v.cfg.Name + "/" + c.Model,
+	out := make([]Entry, 0, min(len(v.clients), MaxServerModels))
+	for _, c := range v.clients[:min(len(v.clients), MaxServerModels)] {
+		out = append(out, Entry{
+			Name:   ServerPrefix + v.cfg.Name + "/" + c.Model,
 			Label:  v.cfg.Name + ": " + c.Model + " (" + c.Engine + " server)",
 			Chat:   true, // the server renders chats with the model's own template
 			Server: c,
 		})
 	}
-	if n := len(v.clients) - maxServerModels; n > 0 {
-		why := fmt.Sprintf("the menu lists the server's first %d models", maxServerModels)
-		out = append(out, modelEntry{Name: serverPrefix + v.cfg.Name, Label: fmt.Sprintf("%s: … and %d more models, not listed", v.cfg.Name, n), Unavailable: why})
+	if n := len(v.clients) - MaxServerModels; n > 0 {
+		why := fmt.Sprintf("the menu lists the server's first %d models", MaxServerModels)
+		out = append(out, Entry{Name: ServerPrefix + v.cfg.Name, Label: fmt.Sprintf("%s: … and %d more models, not listed", v.cfg.Name, n), Unavailable: why})
 	}
 	return out
 }
@@ -110,7 +110,7 @@ func newServerSources(cfgs []ServerConfig) ([]*serverSource, error) {
 // a channel closed when those listings have ended. It never waits: a
 // server that is down or slow cannot hold up a page. The caller holds the
 // catalog's lock.
-func (c *catalog) refreshServers() <-chan struct{} {
+func (c *Catalog) refreshServers() <-chan struct{} {
 	var wg sync.WaitGroup
 	for _, v := range c.servers {
 		stale := serverRescan
@@ -145,7 +145,7 @@ func (c *catalog) refreshServers() <-chan struct{} {
 // firstServerList lists the servers' models as the server starts, waiting
 // at most serverFirstWait: a server that answers by then is in the first
 // page's menu, one that does not shows as still being asked.
-func (c *catalog) firstServerList() {
+func (c *Catalog) firstServerList() {
 	if len(c.servers) == 0 {
 		return
 	}
@@ -174,11 +174,11 @@ func serverError(err error) string {
 
 // serverEntries lists the servers' models (and the unavailable servers),
 // starting a new listing of those that are stale.
-func (c *catalog) serverEntries() []modelEntry {
+func (c *Catalog) serverEntries() []Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refreshServers()
-	var out []modelEntry
+	var out []Entry
 	for _, v := range c.servers {
 		out = append(out, v.entries()...)
 	}
@@ -186,14 +186,14 @@ func (c *catalog) serverEntries() []modelEntry {
 }
 
 // menu is what the run form offers: the local models, then the servers'.
-func (c *catalog) menu() []modelEntry {
-	return append(append([]modelEntry(nil), c.list()...), c.serverEntries()...)
+func (c *Catalog) Menu() []Entry {
+	return append(append([]Entry(nil), c.List()...), c.serverEntries()...)
 }
 
 // server returns the server model named name (a form's model), whether the
 // name is a server's at all, and an error when it is but cannot be run.
-func (c *catalog) server(name string) (*remote.Client, bool, error) {
-	if !strings.HasPrefix(name, serverPrefix) {
+func (c *Catalog) Server(name string) (*remote.Client, bool, error) {
+	if !strings.HasPrefix(name, ServerPrefix) {
 		return nil, false, nil
 	}
 	for _, e := range c.serverEntries() {
@@ -201,10 +201,10 @@ func (c *catalog) server(name string) (*remote.Client, bool, error) {
 			continue
 		}
 		if e.Server == nil {
-			server := strings.TrimPrefix(name, serverPrefix)
+			server := strings.TrimPrefix(name, ServerPrefix)
 			return nil, true, fmt.Errorf("server %s is unavailable: %s", server, e.Unavailable)
 		}
 		return e.Server, true, nil
 	}
-	return nil, true, fmt.Errorf("model %q is not on this server's list (the server may have dropped it): pick one from the menu", strings.TrimPrefix(name, serverPrefix))
+	return nil, true, fmt.Errorf("model %q is not on this server's list (the server may have dropped it): pick one from the menu", strings.TrimPrefix(name, ServerPrefix))
 }

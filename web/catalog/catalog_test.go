@@ -1,6 +1,6 @@
 //go:build unix
 
-package web
+package catalog
 
 import (
 	"os"
@@ -14,6 +14,9 @@ import (
 	"tracer/engine/hub/hubtest"
 )
 
+// pipeTable is a toy table a models folder holds beside the pipe.
+const pipeTable = `{"name": "loop", "table": {"<s>": {"a": 1}, "a": {"a": 1}}}`
+
 // catalogHangGuard is how long a scan may take before the test unblocks it
 // by hand and fails: a safety net so a regression fails rather than hangs,
 // not a measure of speed.
@@ -21,11 +24,11 @@ const catalogHangGuard = 30 * time.Second
 
 // scanReturns runs scan and fails the test if it blocks; pipe is then
 // opened for writing, which lets a reader stuck opening it go on.
-func scanReturns(t *testing.T, pipe string, scan func() []modelEntry) []string {
+func scanReturns(t *testing.T, pipe string, scan func() []Entry) []string {
 	t.Helper()
-	done := make(chan []modelEntry, 1)
+	done := make(chan []Entry, 1)
 	go func() { done <- scan() }()
-	var got []modelEntry
+	var got []Entry
 	select {
 	case got = <-done:
 	case <-time.After(catalogHangGuard):
@@ -83,13 +86,13 @@ func TestCatalogScanSkipsPipes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeModel(t, filepath.Join(dir, "tiny"), "")
-			os.WriteFile(filepath.Join(dir, "loop.json"), []byte(loopTable), 0o644)
+			os.WriteFile(filepath.Join(dir, "loop.json"), []byte(pipeTable), 0o644)
 			if m, ok := strings.CutPrefix(tc.pipe, "m/"); ok {
 				writeModel(t, filepath.Join(dir, "m"), m)
 			}
 			pipe := filepath.Join(dir, filepath.FromSlash(tc.pipe))
 			mkfifo(t, pipe)
-			got := scanReturns(t, pipe, func() []modelEntry { return scanModels(dir) })
+			got := scanReturns(t, pipe, func() []Entry { return scanModels(dir) })
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -128,7 +131,7 @@ func TestCatalogCacheScanSkipsPipes(t *testing.T) {
 				pipe = filepath.Join(piped, "refs", "main")
 			}
 			mkfifo(t, pipe)
-			got := scanReturns(t, pipe, func() []modelEntry { return scanCache(cache) })
+			got := scanReturns(t, pipe, func() []Entry { return scanCache(cache) })
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}

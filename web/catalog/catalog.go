@@ -1,4 +1,10 @@
-package web
+// Package catalog knows which models the page may run: the toy, the
+// models folder (Hugging Face folders, llama2.c checkpoints, GGUF files, toy
+// tables), the Hugging Face cache and the models of serving engines; and it
+// opens them, once each. A page names a model by its entry and can never
+// make the server open another path. It imports the engine's model
+// loaders, and nothing of web.
+package catalog
 
 import (
 	"errors"
@@ -16,11 +22,11 @@ import (
 	"tracer/toy"
 )
 
-// catalogRescan is how long a scan of the models folder is trusted.
-const catalogRescan = 5 * time.Second
+// rescanAfter is how long a scan of the models folder is trusted.
+const rescanAfter = 5 * time.Second
 
-// modelEntry is one model the page offers.
-type modelEntry struct {
+// Entry is one model the page offers.
+type Entry struct {
 	Name  string // what the form sends: "toy", or a path relative to the models folder
 	Path  string // what models.Open gets
 	Label string // "tiny-gpt2 (GPT2LMHeadModel)"
@@ -33,30 +39,40 @@ type modelEntry struct {
 // catalog lists the models the page may run (the toy and what the models
 // folder holds) and keeps the ones opened. The page names a model by its
 // entry; it can never make the server open another path.
-type catalog struct {
+type Catalog struct {
 	toy     *models.Loaded
 	dir     string          // "" when the server was given no models folder
 	cache   string          // the Hugging Face cache; "" for none
 	servers []*serverSource // serving engines whose models pages may run (servers.go)
 
 	mu      sync.Mutex
-	entries []modelEntry
-	extra   []modelEntry // models added with add
+	entries []Entry
+	extra   []Entry // models added with add
 	scanned time.Time
 	opened  map[string]*models.Loaded // by Path
 }
 
-func newCatalog(toyModel *models.Loaded, dir, cache string) *catalog {
-	return &catalog{toy: toyModel, dir: dir, cache: cache, opened: map[string]*models.Loaded{}}
+// New returns the catalog of the toy, the models folder dir ("" for
+// none), the Hugging Face cache ("" for none) and the serving engines
+// servers, whose names and URLs it checks; it waits a moment
+// (serverFirstWait) for the servers' first lists of models.
+func New(toyModel *models.Loaded, dir, cache string, servers []ServerConfig) (*Catalog, error) {
+	sources, err := newServerSources(servers)
+	if err != nil {
+		return nil, err
+	}
+	c := &Catalog{toy: toyModel, dir: dir, cache: cache, servers: sources, opened: map[string]*models.Loaded{}}
+	c.firstServerList()
+	return c, nil
 }
 
 // list returns the local models on offer: the toy first, then the
-// folder's models by name (menu adds the servers' models). The folder is scanned again after catalogRescan.
-func (c *catalog) list() []modelEntry {
+// folder's models by name (menu adds the servers' models). The folder is scanned again after rescanAfter.
+func (c *Catalog) List() []Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries == nil || time.Since(c.scanned) > catalogRescan {
-		c.entries = append([]modelEntry{{Name: "toy", Path: "toy", Label: "toy: " + c.toy.Model.Info().Name}}, c.extra...)
+	if c.entries == nil || time.Since(c.scanned) > rescanAfter {
+		c.entries = append([]Entry{{Name: "toy", Path: "toy", Label: "toy: " + c.toy.Model.Info().Name}}, c.extra...)
 		c.entries = append(c.entries, scanModels(c.dir)...)
 		c.entries = append(c.entries, scanCache(c.cache)...)
 		c.scanned = time.Now()
@@ -65,11 +81,11 @@ func (c *catalog) list() []modelEntry {
 }
 
 // open returns the model of the entry named name, opening it on first use.
-func (c *catalog) open(name string) (*models.Loaded, error) {
+func (c *Catalog) Open(name string) (*models.Loaded, error) {
 	if name == "" || name == "toy" {
 		return c.toy, nil
 	}
-	i := slices.IndexFunc(c.list(), func(e modelEntry) bool { return e.Name == name })
+	i := slices.IndexFunc(c.List(), func(e Entry) bool { return e.Name == name })
 	if i < 0 {
 		return nil, fmt.Errorf("model %q is not on this server's list: pick one from the menu", name)
 	}
@@ -99,10 +115,10 @@ func (c *catalog) open(name string) (*models.Loaded, error) {
 
 // add offers an opened model under a name of its own, next to what the
 // models folder holds.
-func (c *catalog) add(name, label string, m *models.Loaded) {
+func (c *Catalog) Add(name, label string, m *models.Loaded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.extra = append(c.extra, modelEntry{Name: name, Path: "added:" + name, Label: label})
+	c.extra = append(c.extra, Entry{Name: name, Path: "added:" + name, Label: label})
 	c.opened["added:"+name] = m
 	c.entries = nil
 }
@@ -112,10 +128,10 @@ func (c *catalog) add(name, label string, m *models.Loaded) {
 // "/srv/models/tiny-qwen2"), and what remains of the models folder or the
 // Hugging Face cache is named, not spelled out. Pages never learn where
 // the server keeps its files.
-func (c *catalog) redact(text string) string {
+func (c *Catalog) Redact(text string) string {
 	type pair struct{ from, to string }
 	var ps []pair
-	entries := c.list()
+	entries := c.List()
 	c.mu.Lock()
 	for _, e := range entries {
 		if strings.ContainsAny(e.Path, `/\`) {
@@ -144,14 +160,14 @@ func (c *catalog) redact(text string) string {
 }
 
 // rescan makes the next list read the models folder and the cache again.
-func (c *catalog) rescan() {
+func (c *Catalog) Rescan() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = nil
 }
 
 // close releases the opened models' weights.
-func (c *catalog) close() {
+func (c *Catalog) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for p, m := range c.opened {
@@ -170,7 +186,7 @@ func closeModel(m *models.Loaded) { m.Close() }
 // folder holding one where a model file should be (modelhub.Describe
 // refuses it). Descriptions of unchanged weights come from modelhub's
 // memo, so a rescan does not parse their headers again.
-func scanModels(dir string) []modelEntry {
+func scanModels(dir string) []Entry {
 	if dir == "" {
 		return nil
 	}
@@ -178,7 +194,7 @@ func scanModels(dir string) []modelEntry {
 	if err != nil {
 		return nil
 	}
-	var out []modelEntry
+	var out []Entry
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -191,22 +207,22 @@ func scanModels(dir string) []modelEntry {
 		switch {
 		case fi.IsDir() && isFile(filepath.Join(path, "config.json")):
 			if d, err := modelhub.Describe(path); err == nil {
-				out = append(out, modelEntry{Name: e.Name(), Path: path, Label: e.Name() + " (" + d.Architecture + ")", Chat: d.ChatTemplate})
+				out = append(out, Entry{Name: e.Name(), Path: path, Label: e.Name() + " (" + d.Architecture + ")", Chat: d.ChatTemplate})
 			}
 		case fi.IsDir():
 			sub, _ := os.ReadDir(path)
 			for _, s := range sub {
 				if f, kind, ok := checkpoint(filepath.Join(path, s.Name())); ok {
-					out = append(out, modelEntry{Name: e.Name() + "/" + s.Name(), Path: f, Label: e.Name() + "/" + s.Name() + " (" + kind + ")"})
+					out = append(out, Entry{Name: e.Name() + "/" + s.Name(), Path: f, Label: e.Name() + "/" + s.Name() + " (" + kind + ")"})
 				}
 			}
 		case fi.Mode().IsRegular() && strings.EqualFold(filepath.Ext(path), ".json"):
 			if t, err := toy.Load(path); err == nil {
-				out = append(out, modelEntry{Name: e.Name(), Path: path, Label: e.Name() + " (toy: " + t.Name + ")"})
+				out = append(out, Entry{Name: e.Name(), Path: path, Label: e.Name() + " (toy: " + t.Name + ")"})
 			}
 		default:
 			if f, kind, ok := checkpoint(path); ok {
-				out = append(out, modelEntry{Name: e.Name(), Path: f, Label: e.Name() + " (" + kind + ")"})
+				out = append(out, Entry{Name: e.Name(), Path: f, Label: e.Name() + " (" + kind + ")"})
 			}
 		}
 	}
@@ -218,7 +234,7 @@ func scanModels(dir string) []modelEntry {
 // the others as ORG/NAME:FILE. A snapshot holding a named pipe or other
 // non-regular file where a model file should be is left out: opening the
 // model would block.
-func scanCache(dir string) []modelEntry {
+func scanCache(dir string) []Entry {
 	if dir == "" {
 		return nil
 	}
@@ -226,19 +242,19 @@ func scanCache(dir string) []modelEntry {
 	if err != nil {
 		return nil
 	}
-	var out []modelEntry
+	var out []Entry
 	for _, m := range cached {
 		if isFile(filepath.Join(m.Dir, "config.json")) {
 			d, err := modelhub.Describe(m.Dir)
 			if errors.Is(err, modelhub.ErrNotRegular) {
 				continue
 			}
-			out = append(out, modelEntry{Name: m.Spec(), Path: m.Dir, Label: m.Spec() + " (cache)", Chat: d.ChatTemplate})
+			out = append(out, Entry{Name: m.Spec(), Path: m.Dir, Label: m.Spec() + " (cache)", Chat: d.ChatTemplate})
 			continue
 		}
 		for _, f := range m.Files {
 			if path, kind, ok := checkpoint(filepath.Join(m.Dir, filepath.FromSlash(f))); ok {
-				out = append(out, modelEntry{Name: m.Spec() + ":" + f, Path: path, Label: m.Spec() + ": " + f + " (cache, " + kind + ")"})
+				out = append(out, Entry{Name: m.Spec() + ":" + f, Path: path, Label: m.Spec() + ": " + f + " (cache, " + kind + ")"})
 			}
 		}
 	}
