@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"tracer/engine/tokenizer"
+	"tracer/web/view"
 )
 
 // handleMessage answers one WebSocket message from a page. A message that
@@ -221,7 +222,7 @@ func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
 // stepperFor builds a session's stepper view, charts included: what its
 // page shows (the instructor's document while following) with its own
 // preferences.
-func (s *Server) stepperFor(sess *session) (StepperView, bool, uint64) {
+func (s *Server) stepperFor(sess *session) (view.StepperView, bool, uint64) {
 	sess.mu.Lock()
 	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang), bandwidth: s.bandwidth()}
 	if sess.pair {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -24,7 +25,7 @@ const (
 // hypotheses finished so far with their length-normalised scores, the
 // winner marked once the run has ended at the last step. nil for a run
 // without beams.
-func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView {
+func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *view.BeamTreeView {
 	t := r.trace
 	if t.Options.NumBeams <= 1 || len(steps) == 0 || pos >= len(steps) || steps[0].Beams == nil {
 		return nil
@@ -38,11 +39,11 @@ func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView 
 		return visibleToken(tokenText(tok, id))
 	}
 	lp := t.Options.LengthPenalty
-	v := &BeamTreeView{Note: w.F(words.KeyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}
+	v := &view.BeamTreeView{Note: w.F(words.KeyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}
 
 	// The hypotheses finished by step pos.
 	type hyp struct {
-		view         HypothesisView
+		view         view.HypothesisView
 		step, beam   int // the step it left from and the beam it extended there
 		score        float64
 		recordedKept bool
@@ -59,7 +60,7 @@ func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView 
 			if k < len(src) {
 				beam = src[k]
 			}
-			hyps = append(hyps, hyp{view: HypothesisView{
+			hyps = append(hyps, hyp{view: view.HypothesisView{
 				Text: tokensLabel(h.Tokens, label), Sum: logprobText(float64(h.SumLogprobs)), Length: h.GeneratedLen,
 				Score: logprobText(h.Score), Kept: h.Kept, Step: i + 1,
 			}, step: i, beam: beam, score: h.Score, recordedKept: h.Kept})
@@ -74,7 +75,7 @@ func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView 
 			toks := beamTokens(steps, len(steps)-1, j)
 			n := len(toks)
 			score := float64(last.Scores[j]) / math.Pow(float64(max(n, 1)), lp)
-			hyps = append(hyps, hyp{view: HypothesisView{
+			hyps = append(hyps, hyp{view: view.HypothesisView{
 				Text: tokensLabel(toks, label), Sum: logprobText(float64(last.Scores[j])), Length: n,
 				Score: logprobText(score), Kept: true,
 			}, step: len(steps), beam: j, score: score, recordedKept: true})
@@ -118,13 +119,13 @@ func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView 
 		if b == nil {
 			continue
 		}
-		sv := BeamStepView{Number: i + 1, Current: i == pos}
+		sv := view.BeamStepView{Number: i + 1, Current: i == pos}
 		for j, from := range b.Source {
 			if j >= len(b.Tokens) || j >= len(b.Scores) {
 				break
 			}
 			p, onPath := path[i]
-			sv.Nodes = append(sv.Nodes, BeamNodeView{From: from, Beam: j, Token: label(b.Tokens[j]),
+			sv.Nodes = append(sv.Nodes, view.BeamNodeView{From: from, Beam: j, Token: label(b.Tokens[j]),
 				Score: logprobText(float64(b.Scores[j])), Winner: onPath && p == j})
 		}
 		sv.Nodes = append(sv.Nodes, prunedNodes(steps[i], label)...)
@@ -136,9 +137,9 @@ func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *BeamTreeView 
 // prunedNodes lists, for each live beam entering step s, its best candidates
 // that neither went on nor finished, with the cumulative log-probability
 // each would have had.
-func prunedNodes(s trace.Step, label func(int) string) []BeamNodeView {
+func prunedNodes(s trace.Step, label func(int) string) []view.BeamNodeView {
 	b := s.Beams
-	var out []BeamNodeView
+	var out []view.BeamNodeView
 	for r, in := range b.ScoresIn {
 		if in < beamDummy || r >= len(s.Rows) {
 			continue // a copy of beam 0 at the first step, never expanded
@@ -171,7 +172,7 @@ func prunedNodes(s trace.Step, label func(int) string) []BeamNodeView {
 			} else if len(sr.Stages) > 0 {
 				continue // removed by a processor: never a candidate
 			}
-			out = append(out, BeamNodeView{From: r, Beam: -1, Token: label(c.ID), Score: logprobText(float64(in) + lp), Pruned: true})
+			out = append(out, view.BeamNodeView{From: r, Beam: -1, Token: label(c.ID), Score: logprobText(float64(in) + lp), Pruned: true})
 			n++
 		}
 	}

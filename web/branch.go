@@ -11,19 +11,20 @@ import (
 	"tracer/engine/remote"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // branchTree lists a run's trunk and branches, each under its parent; nil
 // when the run has no branches.
-func branchTree(r *run, selected int) *BranchTreeView {
+func branchTree(r *run, selected int) *view.BranchTreeView {
 	t := r.trace
 	if len(t.Branches) == 0 {
 		return nil
 	}
-	v := &BranchTreeView{}
+	v := &view.BranchTreeView{}
 	var walk func(id, depth int)
 	walk = func(id, depth int) {
-		node := BranchNodeView{ID: id, Depth: depth, Selected: id == selected, Live: r.live && r.liveBranch == id}
+		node := view.BranchNodeView{ID: id, Depth: depth, Selected: id == selected, Live: r.live && r.liveBranch == id}
 		if b := branchByID(t, id); b != nil {
 			node.Label, node.Text = b.Label, b.Output.NewText
 		} else {

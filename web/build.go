@@ -8,6 +8,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -31,8 +32,8 @@ type buildOpts struct {
 
 // stepperView translates a document at a cursor into the stepper's view,
 // and lists the charts the view shows (rendered outside the session lock).
-func stepperView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
-	var v StepperView
+func stepperView(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob) {
+	var v view.StepperView
 	var jobs []chartJob
 	switch {
 	case d.walk != nil:
@@ -50,17 +51,17 @@ func stepperView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob)
 
 // walkView is a position of the lesson's walkthrough, worded in w's
 // language (the walkthrough's own narration stays English).
-func walkView(d *document, pos int, w words.Words) StepperView {
+func walkView(d *document, pos int, w words.Words) view.StepperView {
 	t := d.runs[0].trace
 	n := len(d.walk.Moments)
 	pos = min(max(pos, 0), n-1)
 	m := d.walk.Moments[pos]
-	v := StepperView{
+	v := view.StepperView{
 		Source: d.sourceText(w), ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		StopReason: t.Output.StopReason, ShowOutput: pos == n-1,
 		Position: w.F(lessons.KeyMomentNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Title: m.Title, Output: d.walk.Printed,
-		Status: StatusView{State: "done", Text: w.T(words.KeyDbgWalkStatus)},
+		Status: view.StatusView{State: "done", Text: w.T(words.KeyDbgWalkStatus)},
 	}
 	if d.notice != "" {
 		v.Notices = append(v.Notices, d.notice)
@@ -68,7 +69,7 @@ func walkView(d *document, pos int, w words.Words) StepperView {
 	if m.Step >= 0 {
 		v.Step = stepView(t, t.Steps, m.Step, 0, m.Tokens, w)
 	} else {
-		v.Step = StepView{Label: w.T(words.KeyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(words.KeyDbgNoForward)}
+		v.Step = view.StepView{Label: w.T(words.KeyDbgTokens), Tokens: chips(m.Tokens, d.walk.Table.BOS, d.walk.Table.EOS), Note: w.T(words.KeyDbgNoForward)}
 	}
 	v.Toy = toyView(d.walk, m)
 	v.Text = walkOutput(d, m)
@@ -76,7 +77,7 @@ func walkView(d *document, pos int, w words.Words) StepperView {
 }
 
 // runView is a position of one run, along the cursor's branch.
-func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
+func runView(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob) {
 	r := d.runs[0]
 	t := r.trace
 	steps := pathSteps(t, cur.branch)
@@ -86,7 +87,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 	generating := r.live && r.liveBranch == cur.branch
 	out := pathOutput(t, cur.branch)
 	w := o.words
-	v := StepperView{
+	v := view.StepperView{
 		Source: d.sourceText(w), ModelName: t.Model.Name, Notices: slices.Clone(t.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1,
 		Position: w.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Hit: cur.hit,
@@ -114,8 +115,8 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 		if r.live {
 			note = w.T(words.KeyDbgWaiting)
 		}
-		v.Step = StepView{Label: w.T(lessons.KeyPrompt), Tokens: namedTokensBefore(t, steps, 0, row, r.namer()), Note: note}
-		v.Text = OutputView{Prompt: promptText(t, row)}
+		v.Step = view.StepView{Label: w.T(lessons.KeyPrompt), Tokens: namedTokensBefore(t, steps, 0, row, r.namer()), Note: note}
+		v.Text = view.OutputView{Prompt: promptText(t, row)}
 	}
 	v.Beams = beamTree(r, steps, pos, w)
 	v.Rows = rowTabs(t, row, w)
@@ -132,7 +133,7 @@ func runView(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
 
 // statusView says how a run stands, in w's language (an engine's error
 // stays as the engine wrote it).
-func statusView(r *run, branch, steps int, w words.Words) StatusView {
+func statusView(r *run, branch, steps int, w words.Words) view.StatusView {
 	out := pathOutput(r.trace, branch)
 	n := w.F(words.KeyDbgNSteps, "n", strconv.Itoa(steps))
 	if steps == 1 {
@@ -140,19 +141,19 @@ func statusView(r *run, branch, steps int, w words.Words) StatusView {
 	}
 	switch {
 	case r.live && r.liveBranch == branch:
-		return StatusView{State: "running", Text: w.F(words.KeyDbgStatusRunning, "steps", n)}
+		return view.StatusView{State: "running", Text: w.F(words.KeyDbgStatusRunning, "steps", n)}
 	case r.err != "":
-		return StatusView{State: "failed", Text: w.F(words.KeyDbgStatusFailed, "error", r.err)}
+		return view.StatusView{State: "failed", Text: w.F(words.KeyDbgStatusFailed, "error", r.err)}
 	case out.StopReason == trace.StopCancelled:
-		return StatusView{State: "stopped", Text: w.F(words.KeyDbgStatusStopped, "steps", n)}
+		return view.StatusView{State: "stopped", Text: w.F(words.KeyDbgStatusStopped, "steps", n)}
 	case !r.generated():
-		return StatusView{State: "imported", Text: w.F(words.KeyDbgStatusImported, "steps", n, "reason", out.StopReason)}
+		return view.StatusView{State: "imported", Text: w.F(words.KeyDbgStatusImported, "steps", n, "reason", out.StopReason)}
 	}
-	return StatusView{State: "done", Text: w.F(words.KeyDbgStatusDone, "steps", n, "reason", out.StopReason)}
+	return view.StatusView{State: "done", Text: w.F(words.KeyDbgStatusDone, "steps", n, "reason", out.StopReason)}
 }
 
 // rowTabs lists a batch's rows (or a beam search's beams) to pick from.
-func rowTabs(t *trace.Trace, row int, w words.Words) []RowTabView {
+func rowTabs(t *trace.Trace, row int, w words.Words) []view.RowTabView {
 	n := rowCount(t)
 	if n < 2 {
 		return nil
@@ -161,20 +162,20 @@ func rowTabs(t *trace.Trace, row int, w words.Words) []RowTabView {
 	if t.Options.NumBeams > 1 {
 		name = words.KeyDbgBeamN
 	}
-	out := make([]RowTabView, n)
+	out := make([]view.RowTabView, n)
 	for i := range out {
-		out[i] = RowTabView{Index: i, Label: w.F(name, "n", strconv.Itoa(i)), Selected: i == row}
+		out[i] = view.RowTabView{Index: i, Label: w.F(name, "n", strconv.Itoa(i)), Selected: i == row}
 	}
 	return out
 }
 
 // stepView shows step i of steps for a row, labelled in w's language. toks,
 // when given, is the token list to show instead of the context before the step.
-func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w words.Words) StepView {
+func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w words.Words) view.StepView {
 	s := steps[i]
 	row = min(row, len(s.Rows)-1)
 	r := s.Rows[row]
-	v := StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(words.KeyDbgContext)}
+	v := view.StepView{Present: true, Number: s.Index + 1, Of: len(steps), Label: w.T(words.KeyDbgContext)}
 	if toks != nil {
 		v.Label = w.T(words.KeyDbgTokens)
 		v.Tokens = chips(toks, specialWords(t)...)
@@ -202,7 +203,7 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w w
 		if k == maxCandidates {
 			break
 		}
-		cv := CandidateView{
+		cv := view.CandidateView{
 			ID: c.ID, Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Width: percent(c.Prob),
 			Chosen: c.ID == r.Chosen.ID, Logit: logitText(c.Logit),
 		}
@@ -226,7 +227,7 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w w
 		}
 		v.Candidates = append(v.Candidates, cv)
 	}
-	v.Chosen = TokenView{Text: visibleToken(tokenText(r.Chosen.Token, r.Chosen.ID)), Special: isSpecial(t, r.Chosen.ID)}
+	v.Chosen = view.TokenView{Text: visibleToken(tokenText(r.Chosen.Token, r.Chosen.ID)), Special: isSpecial(t, r.Chosen.ID)}
 	v.ChosenProb = probText(r.Chosen.Prob)
 	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
@@ -277,14 +278,14 @@ func tokenText(tok string, id int) string {
 // tokensBefore is a row's context before step i of steps: the prompt (with
 // its padding) and the tokens chosen at earlier steps, whitespace made
 // visible.
-func tokensBefore(t *trace.Trace, steps []trace.Step, i, row int) []TokenView {
+func tokensBefore(t *trace.Trace, steps []trace.Step, i, row int) []view.TokenView {
 	return namedTokensBefore(t, steps, i, row, nil)
 }
 
 // namedTokensBefore is tokensBefore with name, when not nil, naming a batch
 // row's prompt tokens (a trace names only a lone prompt's).
-func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func(int) string) []TokenView {
-	var out []TokenView
+func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func(int) string) []view.TokenView {
+	var out []view.TokenView
 	ids := t.Prompt.IDs
 	var mask []int
 	if row < len(t.Prompt.Rows) {
@@ -303,16 +304,16 @@ func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func
 		if pad {
 			text = "pad"
 		}
-		out = append(out, TokenView{Text: text, Special: isSpecial(t, id), Pad: pad})
+		out = append(out, view.TokenView{Text: text, Special: isSpecial(t, id), Pad: pad})
 	}
 	for _, s := range steps[:min(i, len(steps))] {
 		if row < len(s.Rows) {
 			c := s.Rows[row].Chosen
-			out = append(out, TokenView{Text: visibleToken(tokenText(c.Token, c.ID)), Special: isSpecial(t, c.ID)})
+			out = append(out, view.TokenView{Text: visibleToken(tokenText(c.Token, c.ID)), Special: isSpecial(t, c.ID)})
 		}
 	}
 	if n := len(out) - maxContext; n > 0 {
-		out = append([]TokenView{{Text: fmt.Sprintf("… %d earlier", n), Special: true}}, out[n:]...)
+		out = append([]view.TokenView{{Text: fmt.Sprintf("… %d earlier", n), Special: true}}, out[n:]...)
 	}
 	return out
 }
@@ -340,34 +341,34 @@ func specialWords(t *trace.Trace) []string {
 	return out
 }
 
-func chips(words []string, special ...string) []TokenView {
-	out := make([]TokenView, len(words))
+func chips(words []string, special ...string) []view.TokenView {
+	out := make([]view.TokenView, len(words))
 	for i, w := range words {
-		out[i] = TokenView{Text: w, Special: slices.Contains(special, w)}
+		out[i] = view.TokenView{Text: w, Special: slices.Contains(special, w)}
 	}
 	return out
 }
 
 // toyView shows the table and listing with the moment's row, cell and line.
-func toyView(w *lessons.Walkthrough, m lessons.Moment) *ToyView {
-	v := &ToyView{Annotation: m.Text, Rows: tableRows(w, m.Row, m.Cell)}
+func toyView(w *lessons.Walkthrough, m lessons.Moment) *view.ToyView {
+	v := &view.ToyView{Annotation: m.Text, Rows: tableRows(w, m.Row, m.Cell)}
 	for _, l := range w.Listing {
-		v.Lines = append(v.Lines, CodeLineView{Number: l.Number, Text: l.Text, Active: l.Number == m.Line})
+		v.Lines = append(v.Lines, view.CodeLineView{Number: l.Number, Text: l.Text, Active: l.Number == m.Line})
 	}
 	return v
 }
 
 // tableRows is the bigram table with one row and cell highlighted.
-func tableRows(w *lessons.Walkthrough, activeRow, activeCell string) []TableRowView {
-	var out []TableRowView
+func tableRows(w *lessons.Walkthrough, activeRow, activeCell string) []view.TableRowView {
+	var out []view.TableRowView
 	for _, word := range w.Table.Words {
 		entries, ok := w.Table.Rows[word]
 		if !ok {
 			continue
 		}
-		row := TableRowView{Word: word, Active: word == activeRow}
+		row := view.TableRowView{Word: word, Active: word == activeRow}
 		for _, e := range entries {
-			row.Cells = append(row.Cells, TableCellView{
+			row.Cells = append(row.Cells, view.TableCellView{
 				Word: e.Word, Prob: strconv.FormatFloat(e.P, 'g', -1, 64),
 				Active: row.Active && e.Word == activeCell,
 			})
@@ -378,13 +379,13 @@ func tableRows(w *lessons.Walkthrough, activeRow, activeCell string) []TableRowV
 }
 
 // pairView is the toy lesson's step at index pos, clamped to its steps.
-func pairView(lesson *document, pos int, w words.Words) *PairView {
+func pairView(lesson *document, pos int, w words.Words) *view.PairView {
 	t := lesson.runs[0].trace
 	if len(t.Steps) == 0 {
 		return nil
 	}
 	i := min(pos, len(t.Steps)-1)
-	v := &PairView{Position: w.F(words.KeyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
+	v := &view.PairView{Position: w.F(words.KeyDbgToyStep, "n", strconv.Itoa(i+1), "total", strconv.Itoa(len(t.Steps))), Step: stepView(t, t.Steps, i, 0, nil, w)}
 	if lesson.walk != nil {
 		ctx := v.Step.Tokens
 		last := ""

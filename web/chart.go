@@ -12,6 +12,7 @@ import (
 
 	"tracer/trace"
 	"tracer/web/plots"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -77,7 +78,7 @@ type chartJob struct {
 // path along branch) or for the runs of a comparison (steps nil: each
 // run's trunk), for o's session, palette and language. It snapshots the
 // traces; the caller holds the lock.
-func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts) (*ChartsView, []chartJob) {
+func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts) (*view.ChartsView, []chartJob) {
 	session, dark, words := o.session, o.dark, chartWords(o.words)
 	var traces []*trace.Trace
 	var names []string
@@ -93,7 +94,7 @@ func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts
 		total += len(t.Steps)
 		traces = append(traces, &t)
 	}
-	v := &ChartsView{}
+	v := &view.ChartsView{}
 	var jobs []chartJob
 	for _, k := range chartKinds() {
 		if k.needs != nil && !k.needs(traces[0].Steps) {
@@ -107,7 +108,7 @@ func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts
 			step = plots.NoStep
 		}
 		q := "/chart?session=" + session + "&chart=" + k.name + "&step=" + strconv.Itoa(pos)
-		v.Charts = append(v.Charts, ChartView{Name: k.name, Title: k.title, SVGURL: q + "&format=svg", PNGURL: q + "&format=png"})
+		v.Charts = append(v.Charts, view.ChartView{Name: k.name, Title: k.title, SVGURL: q + "&format=svg", PNGURL: q + "&format=png"})
 		jobs = append(jobs, chartJob{
 			key:  chartKey{run: runs[0].id, branch: branch, step: step, steps: total, chart: k.name, format: "svg", dark: dark, lang: o.words.Lang},
 			runs: traces, names: names, step: step, words: words,
@@ -118,7 +119,7 @@ func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts
 
 // renderCharts fills the view's charts, from the session's cache when it
 // has them. A chart without data to draw is left out.
-func renderCharts(c *chartCache, v *ChartsView, jobs []chartJob) {
+func renderCharts(c *chartCache, v *view.ChartsView, jobs []chartJob) {
 	kept := v.Charts[:0]
 	for i, j := range jobs {
 		ch := v.Charts[i]

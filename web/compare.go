@@ -11,6 +11,7 @@ import (
 	"tracer/engine/models"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -119,11 +120,11 @@ func sameVocabulary(a, b runSpec) error {
 // compareStepper is a position of a comparison: every run's step at the
 // same index, the table of their choices with the first divergence, and
 // the distance between their distributions.
-func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJob) {
+func compareStepper(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob) {
 	n := d.count(0)
 	pos := min(max(cur.pos, 0), n-1)
 	first := d.runs[0].trace
-	v := StepperView{
+	v := view.StepperView{
 		Source: d.sourceText(o.words), ModelName: first.Model.Name, Notices: slices.Clone(first.Notices),
 		Index: pos, Count: n, AtStart: pos == 0, AtEnd: pos == n-1, Hit: cur.hit,
 		Position: o.words.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)),
@@ -138,7 +139,7 @@ func compareStepper(d *document, cur cursor, o buildOpts) (StepperView, []chartJ
 }
 
 // compareStatus sums up the runs' states.
-func compareStatus(d *document, w words.Words) StatusView {
+func compareStatus(d *document, w words.Words) view.StatusView {
 	done := 0
 	for _, r := range d.runs {
 		if !r.live {
@@ -146,27 +147,27 @@ func compareStatus(d *document, w words.Words) StatusView {
 		}
 	}
 	if done < len(d.runs) {
-		return StatusView{State: "running", Text: w.F(words.KeyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
+		return view.StatusView{State: "running", Text: w.F(words.KeyDbgCmpRunning, "done", strconv.Itoa(done), "total", strconv.Itoa(len(d.runs)))}
 	}
-	return StatusView{State: "done", Text: w.F(words.KeyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
+	return view.StatusView{State: "done", Text: w.F(words.KeyDbgCmpDone, "n", strconv.Itoa(len(d.runs)), "seed", strconv.FormatUint(d.runs[0].trace.Options.Seed, 10))}
 }
 
 // compareView lays the runs side by side at position pos.
-func compareView(d *document, pos int, session string, w words.Words) *CompareView {
+func compareView(d *document, pos int, session string, w words.Words) *view.CompareView {
 	n := d.count(0)
 	div := divergence(d.runs)
-	v := &CompareView{Current: pos, Divergence: div}
+	v := &view.CompareView{Current: pos, Divergence: div}
 	for i := range n {
 		v.Steps = append(v.Steps, i+1)
 	}
 	base := d.runs[0].trace.Steps
 	for k, r := range d.runs {
 		t := r.trace
-		rv := CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps), w).Text, Output: t.Output.NewText}
+		rv := view.CompareRunView{Label: r.label, Status: statusView(r, 0, len(t.Steps), w).Text, Output: t.Output.NewText}
 		rv.Export = "/export?session=" + session + "&run=" + strconv.Itoa(k)
 		rv.File = "tracer-" + runFileName(k, r.label)
 		for i := range n {
-			cell := CompareCellView{Current: i == pos, Diverged: i == div}
+			cell := view.CompareCellView{Current: i == pos, Diverged: i == div}
 			if i < len(t.Steps) {
 				c := t.Steps[i].Rows[0].Chosen
 				cell.Token = tokenText(c.Token, c.ID)
@@ -184,7 +185,7 @@ func compareView(d *document, pos int, session string, w words.Words) *CompareVi
 		if pos < len(t.Steps) {
 			rv.Step = stepView(t, t.Steps, pos, 0, nil, w)
 		} else {
-			rv.Step = StepView{Label: w.T(words.KeyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(words.KeyDbgCmpStopped)}
+			rv.Step = view.StepView{Label: w.T(words.KeyDbgContext), Tokens: tokensBefore(t, t.Steps, len(t.Steps), 0), Note: w.T(words.KeyDbgCmpStopped)}
 		}
 		v.Runs = append(v.Runs, rv)
 	}

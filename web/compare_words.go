@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -79,7 +80,7 @@ var chartTitleKeys = map[string]string{
 
 // localizeCharts words the charts' titles in w's language (the chart
 // images themselves are drawn by web/plots).
-func localizeCharts(c *ChartsView, w words.Words) {
+func localizeCharts(c *view.ChartsView, w words.Words) {
 	if c == nil {
 		return
 	}

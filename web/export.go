@@ -21,6 +21,7 @@ import (
 	"tracer/trace"
 	"tracer/web/pack"
 	"tracer/web/static"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -119,7 +120,7 @@ type exportPageView struct {
 	Icon    string // a data: URL
 	Head    string // trusted: the <style> element
 	Tail    string // trusted: the trace, the positions and the script
-	Stepper StepperView
+	Stepper view.StepperView
 }
 
 // exportPosition is one position of the exported document.
@@ -202,9 +203,9 @@ func exportDocument(w io.Writer, d *document, words words.Words, charts bool) er
 // renderedPositions are the positions of an export, rendered.
 type renderedPositions struct {
 	pack      *positions
-	first     StepperView // the position the document itself shows
-	attention bool        // a position shows the attention panel, which inside.js draws
-	charted   bool        // a position shows charts, whose text needs the charts' fonts
+	first     view.StepperView // the position the document itself shows
+	attention bool             // a position shows the attention panel, which inside.js draws
+	charted   bool             // a position shows charts, whose text needs the charts' fonts
 }
 
 // renderPositions renders every position with the page's Stepper and

@@ -22,6 +22,7 @@ import (
 	"tracer/trace"
 	"tracer/web/sfnt"
 	"tracer/web/static"
+	"tracer/web/view"
 )
 
 // sampledTrace generates n steps from the model, sampled at top-20.
@@ -109,7 +110,7 @@ func TestExportPositionsAreThePagesViews(t *testing.T) {
 			}
 			for pos, deltas := range seqs[tc.key] {
 				v, _ := stepperView(d, cursor{pos: pos}, buildOpts{words: testWords(t, "en")})
-				for k := range v.Compare.runsOrNil() {
+				for k := range runsOrNil(v.Compare) {
 					v.Compare.Runs[k].Export = ""
 				}
 				var want bytes.Buffer
@@ -125,7 +126,7 @@ func TestExportPositionsAreThePagesViews(t *testing.T) {
 }
 
 // runsOrNil lets a test range over a comparison's runs, none when nil.
-func (c *CompareView) runsOrNil() []CompareRunView {
+func runsOrNil(c *view.CompareView) []view.CompareRunView {
 	if c == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tracer/engine"
+	"tracer/web/view"
 )
 
 // registryPages returns the page fields of the option registry, sorted.
@@ -38,7 +39,7 @@ func TestFormOptionsAreTheRegistry(t *testing.T) {
 	}
 
 	var html strings.Builder
-	if err := runFormPanel(FormView{MaxNew: "100"}, testWords(t, "en")).Render(context.Background(), &html); err != nil {
+	if err := runFormPanel(view.FormView{MaxNew: "100"}, testWords(t, "en")).Render(context.Background(), &html); err != nil {
 		t.Fatal(err)
 	}
 	var rendered []string

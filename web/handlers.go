@@ -17,6 +17,7 @@ import (
 	"tracer/lessons"
 	"tracer/toy"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // firstRun runs the server's toy greedily, as the page does on opening.
@@ -133,7 +134,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	sess.mu.Unlock()
 	v, _, _ := s.stepperFor(sess)
 	q := "?session=" + sess.id // never the instructor's secret: the cookie carries it
-	pv := PageView{
+	pv := view.PageView{
 		SessionID:     sess.id,
 		CSS:           s.static.url("style.css"),
 		JS:            s.static.url("app.js"),
@@ -158,7 +159,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	}
 	if len(pv.Form.Models) == 1 { // only the toy: say how to get a real model
 		for _, d := range s.lessons.cat.Downloads {
-			pv.Form.Downloads = append(pv.Form.Downloads, DownloadView{Name: d.Name, Command: d.Command, About: d.About.In(words.Lang)})
+			pv.Form.Downloads = append(pv.Form.Downloads, view.DownloadView{Name: d.Name, Command: d.Command, About: d.About.In(words.Lang)})
 		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -172,10 +173,10 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 // formView lists the models on offer for the run form.
 // The download row shows only to a page that may download (see mayPull);
 // sess nil asks whether the server downloads at all.
-func (s *Server) formView(sess *session) FormView {
-	v := FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.canPull(sess)}
+func (s *Server) formView(sess *session) view.FormView {
+	v := view.FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.canPull(sess)}
 	for _, e := range s.catalog.Menu() {
-		v.Models = append(v.Models, ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
+		v.Models = append(v.Models, view.ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
 	}
 	return v
 }

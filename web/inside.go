@@ -15,6 +15,7 @@ import (
 
 	"tracer/trace"
 	"tracer/web/static"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -36,47 +37,6 @@ const (
 	// 1.3e8) records, SmolLM2-135M at 200 tokens (2.7e10) does not.
 	insideBudget = 1e9
 )
-
-// InsideView is what a step showed inside the model: the attention and
-// lens panels, each nil when the step did not record it, and for each a
-// sentence saying what is missing and how to get it.
-type InsideView struct {
-	Attention *AttentionView
-	Lens      *LensView
-	Missing   []string
-	Computing bool // the step's inside is being computed on demand (insideStore)
-}
-
-// AttentionView is the newest query's attention over the context: every
-// layer × head (and each layer's heads averaged) to pick from, the picked
-// one shown on the context's tokens.
-type AttentionView struct {
-	Layers, Heads int
-	Keys          []AttnKeyView    // the context, one per key position
-	Grid          [][]AttnCellView // [layer][head], then the layer's "all heads"
-	Layer, Head   int              // shown first: the last layer, all heads (Head == Heads)
-	Data          string           // JSON of attnData, for inside.js
-}
-
-// AttnKeyView is one key position of the context as the page shows it:
-// its token with visible whitespace, and its weight in the cell shown first.
-type AttnKeyView struct {
-	Text   string
-	Pad    bool   // a padding position (weight 0)
-	Query  bool   // the newest position: the query itself
-	Weight string // in the cell shown first, "0.4213"
-	Tint   string // CSS opacity of its tint: the weight over the cell's largest, "0.42"
-	Link   bool   // among the strongest keys of the cell shown first
-}
-
-// AttnCellView is one cell of the grid: a layer's head, or its heads
-// averaged.
-type AttnCellView struct {
-	Layer, Head int // 0-based; Head == Heads for all heads
-	All         bool
-	Label       string // "L1 H2", "L1 all"
-	Selected    bool
-}
 
 // attnData is what inside.js draws from: per layer, per head and then all
 // heads, the weights over the keys and the strongest earlier keys.
@@ -127,38 +87,14 @@ func appendWeight(b []byte, x float32) []byte {
 	return b
 }
 
-// LensView is the logit lens: every layer's top tokens with their
-// probabilities, the chosen token highlighted from the first layer where
-// it is top-1.
-type LensView struct {
-	Rows    []LensRowView
-	First   int    // 1-based: the first layer where the chosen token is top-1; 0 for none
-	Settled string // the sentence that says so
-}
-
-// LensRowView is one layer of the lens.
-type LensRowView struct {
-	Layer int // 1-based
-	Cells []LensCellView
-}
-
-// LensCellView is one of a layer's top tokens.
-type LensCellView struct {
-	ID     int
-	Token  string // visible whitespace
-	Prob   string
-	Tint   string // CSS opacity: the probability
-	Chosen bool   // the step's chosen token, from the first layer it is top-1
-}
-
 // insideView builds the inside panels of step pos of steps for a row; nil
 // for a model with no inside to show (the toy's table).
-func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w words.Words) *InsideView {
+func insideView(t *trace.Trace, steps []trace.Step, pos, row int, w words.Words) *view.InsideView {
 	if t.Model.Kind == "toy" || pos >= len(steps) || len(steps[pos].Rows) == 0 {
 		return nil
 	}
 	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
-	v := &InsideView{}
+	v := &view.InsideView{}
 	in := sr.Inside
 	if in != nil && len(in.Attention) > 0 {
 		v.Attention = attentionView(t, steps, pos, row, in.Attention)
@@ -191,7 +127,7 @@ func insideMissing(t *trace.Trace, w words.Words) string {
 
 // attentionView shows a row's attention at step pos: att is [layer][head]
 // → weights over the keys.
-func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]trace.Weights) *AttentionView {
+func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]trace.Weights) *view.AttentionView {
 	layers, heads := len(att), len(att[0])
 	keys := 0
 	for _, hs := range att {
@@ -204,7 +140,7 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 		return nil
 	}
 	d := attnData{Layers: layers, Heads: heads, Query: keys - 1, Cells: make([][]attnCell, layers)}
-	v := &AttentionView{Layers: layers, Heads: heads, Layer: layers - 1, Head: heads, Grid: make([][]AttnCellView, layers)}
+	v := &view.AttentionView{Layers: layers, Heads: heads, Layer: layers - 1, Head: heads, Grid: make([][]view.AttnCellView, layers)}
 	for l, hs := range att {
 		sum := make([]float32, keys)
 		for h := range heads {
@@ -213,13 +149,13 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 				sum[k] += x
 			}
 			d.Cells[l] = append(d.Cells[l], attnCell{W: attnWeights(ws), Top: strongest(ws, keys-1, attnLinks)})
-			v.Grid[l] = append(v.Grid[l], AttnCellView{Layer: l, Head: h, Label: "L" + strconv.Itoa(l+1) + " H" + strconv.Itoa(h+1)})
+			v.Grid[l] = append(v.Grid[l], view.AttnCellView{Layer: l, Head: h, Label: "L" + strconv.Itoa(l+1) + " H" + strconv.Itoa(h+1)})
 		}
 		for k := range sum {
 			sum[k] /= float32(heads)
 		}
 		d.Cells[l] = append(d.Cells[l], attnCell{W: sum, Top: strongest(sum, keys-1, attnLinks)})
-		v.Grid[l] = append(v.Grid[l], AttnCellView{Layer: l, Head: heads, All: true, Label: "L" + strconv.Itoa(l+1) + " all", Selected: l == v.Layer})
+		v.Grid[l] = append(v.Grid[l], view.AttnCellView{Layer: l, Head: heads, All: true, Label: "L" + strconv.Itoa(l+1) + " all", Selected: l == v.Layer})
 	}
 	b, err := json.Marshal(d)
 	if err != nil { // float32 weights and ints always marshal
@@ -240,7 +176,7 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 		if most > 0 {
 			tint = float64(x / most)
 		}
-		v.Keys = append(v.Keys, AttnKeyView{
+		v.Keys = append(v.Keys, view.AttnKeyView{
 			Text: texts[k], Pad: pads[k], Query: k == keys-1,
 			Weight: string(appendWeight(nil, x)),
 			Tint:   strconv.FormatFloat(min(max(tint, 0), 1), 'f', 2, 64),
@@ -319,8 +255,8 @@ func visibleSpace(s string) string {
 
 // lensView shows a row's lens: lens is [layer] → top entries by
 // descending logit.
-func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w words.Words) *LensView {
-	v := &LensView{}
+func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w words.Words) *view.LensView {
+	v := &view.LensView{}
 	n := len(lens)
 	last := -1 // the last layer whose top-1 is not the chosen token
 	for l, cs := range lens {
@@ -333,9 +269,9 @@ func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w words.Words) *Len
 		}
 	}
 	for l, cs := range lens {
-		r := LensRowView{Layer: l + 1}
+		r := view.LensRowView{Layer: l + 1}
 		for _, c := range cs[:min(lensShown, len(cs))] {
-			r.Cells = append(r.Cells, LensCellView{
+			r.Cells = append(r.Cells, view.LensCellView{
 				ID: c.ID, Token: visibleSpace(tokenText(c.Token, c.ID)), Prob: probText(c.Prob),
 				Tint:   strconv.FormatFloat(min(max(c.Prob, 0), 1), 'f', 2, 64),
 				Chosen: c.ID == chosen.ID && v.First > 0 && l+1 >= v.First,

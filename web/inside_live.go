@@ -13,6 +13,7 @@ import (
 	"tracer/lessons"
 	"tracer/toy"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -61,7 +62,7 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 // LessonInsideView is the inside panels of a lesson step's run, at the
 // step its At points at, worded in the page's language.
 type LessonInsideView struct {
-	View InsideView
+	View view.InsideView
 	W    words.Words
 }
 
@@ -280,7 +281,7 @@ func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*
 // recording lacks looked up on demand (insideStore): shown when kept,
 // started and announced otherwise. Only ended single-row runs without
 // beams look inside on demand. The caller holds the session's lock.
-func insideFor(r *run, steps []trace.Step, pos, row int, w words.Words, look bool) *InsideView {
+func insideFor(r *run, steps []trace.Step, pos, row int, w words.Words, look bool) *view.InsideView {
 	v := insideView(r.trace, steps, pos, row, w)
 	if v == nil || v.Attention != nil || v.Lens != nil || r.inside == nil || rowCount(r.trace) > 1 || r.trace.Options.NumBeams > 1 {
 		return v

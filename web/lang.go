@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"tracer/lessons"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -23,10 +24,10 @@ func pageLang(r *http.Request) string {
 }
 
 // langLinks are the language switch's links; url(code) is where each goes.
-func langLinks(w words.Words, url func(code string) string) []LangLinkView {
-	var ls []LangLinkView
+func langLinks(w words.Words, url func(code string) string) []view.LangLinkView {
+	var ls []view.LangLinkView
 	for _, l := range lessons.Languages() {
-		ls = append(ls, LangLinkView{Code: l, Name: w.In(l).T("lang-" + l), URL: url(l), Current: l == w.Lang})
+		ls = append(ls, view.LangLinkView{Code: l, Name: w.In(l).T("lang-" + l), URL: url(l), Current: l == w.Lang})
 	}
 	return ls
 }

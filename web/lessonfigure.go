@@ -9,6 +9,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -47,9 +48,9 @@ type MomentView struct {
 	Position     string // "Moment 3 of 10"; "" before the first
 	Index        int
 	Annotation   string
-	Tokens       []TokenView
-	Rows         []TableRowView
-	Lines        []CodeLineView
+	Tokens       []view.TokenView
+	Rows         []view.TableRowView
+	Lines        []view.CodeLineView
 	TableTitle   string
 	ListingTitle string
 	TokensTitle  string
@@ -82,7 +83,7 @@ type RunColumnView struct {
 // AtStepView is the candidates of the step a lesson points at.
 type AtStepView struct {
 	Title      string // "Step 1"
-	Candidates []CandidateView
+	Candidates []view.CandidateView
 	Chosen     string
 	Logits     []string         // each candidate's raw logit, in the order of Candidates
 	Temp       *TempBarsView    // raw beside after-temperature, when the step asks

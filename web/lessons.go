@@ -17,6 +17,7 @@ import (
 	"tracer/lessons"
 	"tracer/toy"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // Limits on the lesson pages' generations.
@@ -136,7 +137,7 @@ func (s *Server) lessonHead(lang, path string) LessonHeadView {
 		LanguageLabel: ui.Get(lessons.KeyLanguage, lang),
 	}
 	for _, l := range lessons.Languages() {
-		h.Langs = append(h.Langs, LangLinkView{
+		h.Langs = append(h.Langs, view.LangLinkView{
 			Code: l, Name: ui.Get("lang-"+l, l), URL: path + "?lang=" + l, Current: l == lang,
 		})
 	}
@@ -392,7 +393,7 @@ func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step
 	mv.Rows = tableRows(w, mo.Row, mo.Cell)
 	for _, ln := range w.Listing {
 		active := ln.Number == mo.Line || !isMoment && st.Highlights("code-line:"+string(ln.Role))
-		mv.Lines = append(mv.Lines, CodeLineView{Number: ln.Number, Text: ln.Text, Active: active})
+		mv.Lines = append(mv.Lines, view.CodeLineView{Number: ln.Number, Text: ln.Text, Active: active})
 	}
 	return f
 }

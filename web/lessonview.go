@@ -7,6 +7,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // LessonHeadView is what every lesson page's head and top bar show.
@@ -17,13 +18,7 @@ type LessonHeadView struct {
 	IndexURL      string // the list of lessons, in the page's language
 	Debugger      string // "The debugger": the link back to /
 	LanguageLabel string
-	Langs         []LangLinkView
-}
-
-// LangLinkView is one entry of the language switch.
-type LangLinkView struct {
-	Code, Name, URL string
-	Current         bool
+	Langs         []view.LangLinkView
 }
 
 // LessonIndexView is the list of lessons.
@@ -86,7 +81,7 @@ type LessonStepView struct {
 type CodeView struct {
 	Title string
 	Lang  string // "python" or "sh"
-	Lines []CodeLineView
+	Lines []view.CodeLineView
 }
 
 // QuizView is a step's questions.
@@ -169,7 +164,7 @@ func stepPageView(cat *lessons.Catalog, l *lessons.Lesson, i int, lang string, h
 	for _, c := range st.Code {
 		cv := CodeView{Title: c.Title.In(lang), Lang: c.Lang}
 		for j, line := range c.Lines {
-			cv.Lines = append(cv.Lines, CodeLineView{Number: j + 1, Text: line})
+			cv.Lines = append(cv.Lines, view.CodeLineView{Number: j + 1, Text: line})
 		}
 		v.Code = append(v.Code, cv)
 	}

@@ -8,6 +8,7 @@ import (
 	"tracer/engine/tokenizer"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // Marks that make a token's whitespace visible. The page's shipped faces
@@ -67,13 +68,13 @@ func tintBand(p float64) string {
 }
 
 // alts lists a step row's leading candidates for a token's tooltip.
-func alts(r trace.StepRow) []AltView {
-	var out []AltView
+func alts(r trace.StepRow) []view.AltView {
+	var out []view.AltView
 	for k, c := range r.Candidates {
 		if k == outputAlts {
 			break
 		}
-		out = append(out, AltView{Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
+		out = append(out, view.AltView{Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
 	}
 	return out
 }
@@ -82,9 +83,9 @@ func alts(r trace.StepRow) []AltView {
 // of steps. With the model's tokenizer each token reads as its bytes decode
 // (a character split over tokens shows with the token that completes it);
 // without one (an imported trace) as its vocabulary string.
-func runOutput(r *run, steps []trace.Step, pos, row int) OutputView {
+func runOutput(r *run, steps []trace.Step, pos, row int) view.OutputView {
 	t := r.trace
-	v := OutputView{Prompt: promptText(t, row)}
+	v := view.OutputView{Prompt: promptText(t, row)}
 	var tok tokenizer.Tokenizer
 	if r.model != nil {
 		tok = r.model.Tokenizer
@@ -118,7 +119,7 @@ func runOutput(r *run, steps []trace.Step, pos, row int) OutputView {
 		if i < first {
 			continue
 		}
-		ov := OutputTokenView{Text: text, Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob), Current: i == pos}
+		ov := view.OutputTokenView{Text: text, Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob), Current: i == pos}
 		if pos-i < altTokens {
 			ov.Alts = alts(sr)
 		}
@@ -160,9 +161,9 @@ func promptText(t *trace.Trace, row int) string {
 // walkOutput is the walkthrough's text at moment m: the words generated so
 // far, each tinted by the probability its step chose it with and leading to
 // the first moment of that step.
-func walkOutput(d *document, m lessons.Moment) OutputView {
+func walkOutput(d *document, m lessons.Moment) view.OutputView {
 	t := d.runs[0].trace
-	var v OutputView
+	var v view.OutputView
 	k := 0 // generated words so far
 	for _, word := range m.Tokens {
 		if word == d.walk.Table.BOS || word == d.walk.Table.EOS {
@@ -172,7 +173,7 @@ func walkOutput(d *document, m lessons.Moment) OutputView {
 		if k > 0 {
 			text = " " + word
 		}
-		ov := OutputTokenView{Text: text, Jump: -1, Current: k == m.Step}
+		ov := view.OutputTokenView{Text: text, Jump: -1, Current: k == m.Step}
 		if k < len(t.Steps) {
 			sr := t.Steps[k].Rows[0]
 			ov.Tint, ov.Prob, ov.Alts = tintBand(sr.Chosen.Prob), probText(sr.Chosen.Prob), alts(sr)

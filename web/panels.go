@@ -10,6 +10,7 @@ import (
 
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -21,14 +22,14 @@ const (
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
 // A look inside the step that is not kept starts only when look is true.
-func panelsView(r *run, steps []trace.Step, pos, row int, w words.Words, bandwidth float64, look bool) *PanelsView {
+func panelsView(r *run, steps []trace.Step, pos, row int, w words.Words, bandwidth float64, look bool) *view.PanelsView {
 	s := steps[pos]
 	sr := s.Rows[min(row, len(s.Rows)-1)]
 	var prev *trace.Step
 	if pos > 0 {
 		prev = &steps[pos-1]
 	}
-	v := &PanelsView{
+	v := &view.PanelsView{
 		Funnel:    funnelView(sr, r.trace.Model.VocabSize, w),
 		Draw:      drawView(sr),
 		Chosen:    chosenView(r.trace, sr, w),
@@ -42,8 +43,8 @@ func panelsView(r *run, steps []trace.Step, pos, row int, w words.Words, bandwid
 }
 
 // funnelView follows the leading raw candidates through the processors.
-func funnelView(sr trace.StepRow, vocab int, w words.Words) FunnelView {
-	var v FunnelView
+func funnelView(sr trace.StepRow, vocab int, w words.Words) view.FunnelView {
+	var v view.FunnelView
 	if len(sr.Stages) == 0 {
 		v.Empty = w.T(words.KeyDbgFunnelRaw)
 		if sr.Chosen.By == trace.ByForced {
@@ -52,7 +53,7 @@ func funnelView(sr trace.StepRow, vocab int, w words.Words) FunnelView {
 		return v
 	}
 	for _, st := range sr.Stages {
-		v.Stages = append(v.Stages, StageView{
+		v.Stages = append(v.Stages, view.StageView{
 			Name: st.Name, Params: paramsText(st.Params),
 			Kept:  fmt.Sprintf("%d of %d", st.Kept, vocab),
 			Width: keptShare(st.Kept, vocab),
@@ -62,7 +63,7 @@ func funnelView(sr trace.StepRow, vocab int, w words.Words) FunnelView {
 		if k == funnelTokens {
 			break
 		}
-		ft := FunnelTokenView{Token: tokenText(c.Token, c.ID), Chosen: c.ID == sr.Chosen.ID}
+		ft := view.FunnelTokenView{Token: tokenText(c.Token, c.ID), Chosen: c.ID == sr.Chosen.ID}
 		for _, st := range sr.Stages {
 			ft.Marks = append(ft.Marks, stageMark(st, c.ID))
 		}
@@ -109,25 +110,25 @@ func keptShare(kept, vocab int) string {
 }
 
 // drawView lays the final distribution on [0, 1) with the draw's marker.
-func drawView(sr trace.StepRow) *DrawView {
+func drawView(sr trace.StepRow) *view.DrawView {
 	d, f := sr.Draw, sr.Final
 	if d == nil || f == nil {
 		return nil
 	}
-	v := &DrawView{
+	v := &view.DrawView{
 		Marker: percent(d.U), U: strconv.FormatFloat(d.U, 'f', 3, 64),
 		Interval: fmt.Sprintf("[%.3f, %.3f)", d.CumBefore, d.CumAfter),
 	}
 	var cum float64
 	for k, id := range f.IDs {
 		p := f.Probs[k]
-		v.Segments = append(v.Segments, SegmentView{
+		v.Segments = append(v.Segments, view.SegmentView{
 			Token: candidateToken(sr, id), Left: percent(cum), Width: percent(p), Chosen: id == sr.Chosen.ID,
 		})
 		cum += p
 	}
 	if rest := 1 - cum; rest > 1e-6 {
-		v.Segments = append(v.Segments, SegmentView{
+		v.Segments = append(v.Segments, view.SegmentView{
 			Token: fmt.Sprintf("%d more", f.KeptCount-len(f.IDs)), Left: percent(cum), Width: percent(rest), Rest: true,
 		})
 	}
@@ -155,10 +156,10 @@ func candidateToken(sr trace.StepRow, id int) string {
 }
 
 // chosenView explains the step's choice.
-func chosenView(t *trace.Trace, sr trace.StepRow, w words.Words) ChosenView {
+func chosenView(t *trace.Trace, sr trace.StepRow, w words.Words) view.ChosenView {
 	c := sr.Chosen
-	v := ChosenView{
-		Token: TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
+	v := view.ChosenView{
+		Token: view.TokenView{Text: tokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
 		ID:    c.ID, Prob: probText(c.Prob), Rank: c.Rank, By: byWord(c.By, w),
 	}
 	switch c.By {
@@ -175,7 +176,7 @@ func chosenView(t *trace.Trace, sr trace.StepRow, w words.Words) ChosenView {
 }
 
 // kvView shows the cache after step s and how it grew since prev.
-func kvView(s trace.Step, prev *trace.Step, w words.Words) KVView {
+func kvView(s trace.Step, prev *trace.Step, w words.Words) view.KVView {
 	kv := s.KV
 	if s.Phase == trace.PhaseFull {
 		// Cache off: whatever the engine measured, nothing is kept between
@@ -184,12 +185,12 @@ func kvView(s trace.Step, prev *trace.Step, w words.Words) KVView {
 		if len(s.Rows) > 0 {
 			fed = len(s.Rows[0].InputIDs)
 		}
-		return KVView{Off: true, Note: w.F(words.KeyDbgKvOffWhy, "n", strconv.Itoa(fed))}
+		return view.KVView{Off: true, Note: w.F(words.KeyDbgKvOffWhy, "n", strconv.Itoa(fed))}
 	}
 	if kv == nil {
-		return KVView{Note: w.T(words.KeyDbgKvNone)}
+		return view.KVView{Note: w.T(words.KeyDbgKvNone)}
 	}
-	v := KVView{Present: true, Positions: kv.Positions, Total: bytesText(kv.Bytes)}
+	v := view.KVView{Present: true, Positions: kv.Positions, Total: bytesText(kv.Bytes)}
 	if prev != nil && prev.KV != nil {
 		g := kv.Bytes - prev.KV.Bytes
 		v.Growth = w.F(words.KeyDbgKvSince, "bytes", signedBytes(g))
@@ -205,7 +206,7 @@ func kvView(s trace.Step, prev *trace.Step, w words.Words) KVView {
 		if most > 0 {
 			width = percent(float64(b) / float64(most))
 		}
-		v.Layers = append(v.Layers, LayerBytesView{Layer: i, Bytes: bytesText(b), Width: width})
+		v.Layers = append(v.Layers, view.LayerBytesView{Layer: i, Bytes: bytesText(b), Width: width})
 	}
 	return v
 }
@@ -213,8 +214,8 @@ func kvView(s trace.Step, prev *trace.Step, w words.Words) KVView {
 // trafficView shows the step's memory traffic and arithmetic, and the
 // achieved bandwidth against the machine's (bandwidth GB/s; 0 while the
 // server has not measured it: "n/a").
-func trafficView(s trace.Step, w words.Words, bandwidth float64) TrafficView {
-	v := TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
+func trafficView(s trace.Step, w words.Words, bandwidth float64) view.TrafficView {
+	v := view.TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
 	if bandwidth > 0 {
 		v.Bandwidth = strconv.FormatFloat(bandwidth, 'f', 1, 64) + " GB/s"
 	}
@@ -246,10 +247,10 @@ func trafficView(s trace.Step, w words.Words, bandwidth float64) TrafficView {
 // holds back after it. With the model's tokenizer it replays the last
 // tokens into tokenizer.Stream; without one it shows the bytes of the
 // token's text only.
-func tokenizerView(r *run, steps []trace.Step, pos, row int, w words.Words) TokenizerView {
+func tokenizerView(r *run, steps []trace.Step, pos, row int, w words.Words) view.TokenizerView {
 	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
 	c := sr.Chosen
-	v := TokenizerView{Token: tokenText(c.Token, c.ID)}
+	v := view.TokenizerView{Token: tokenText(c.Token, c.ID)}
 	var tok tokenizer.Tokenizer
 	if r.model != nil {
 		tok = r.model.Tokenizer
@@ -295,14 +296,14 @@ const maxPromptTokens = 256
 
 // promptTokens lists the prompt of row (its real tokens, pads left out)
 // with each token's id and bytes.
-func promptTokens(r *run, tok tokenizer.Tokenizer, row int) []PromptTokenView {
+func promptTokens(r *run, tok tokenizer.Tokenizer, row int) []view.PromptTokenView {
 	p := r.trace.Prompt
 	ids, mask := p.IDs, []int(nil)
 	if len(p.Rows) > 0 {
 		pr := p.Rows[min(row, len(p.Rows)-1)]
 		ids, mask = pr.IDs, pr.AttentionMask
 	}
-	var out []PromptTokenView
+	var out []view.PromptTokenView
 	for k, id := range ids {
 		if k < len(mask) && mask[k] == 0 {
 			continue
@@ -310,7 +311,7 @@ func promptTokens(r *run, tok tokenizer.Tokenizer, row int) []PromptTokenView {
 		if len(out) == maxPromptTokens {
 			break
 		}
-		out = append(out, PromptTokenView{Token: tokenText(tok.Token(id), id), ID: id, Hex: hexBytes(tok.TokenBytes(id))})
+		out = append(out, view.PromptTokenView{Token: tokenText(tok.Token(id), id), ID: id, Hex: hexBytes(tok.TokenBytes(id))})
 	}
 	return out
 }

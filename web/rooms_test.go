@@ -55,10 +55,12 @@ func TestRoomsImportDownward(t *testing.T) {
 			t.Errorf("tracer/web/words imports %s: the wording needs only the lessons' words", d)
 		}
 	}
-	for _, leaf := range []string{"tracer/web/catalog", "tracer/web/static"} {
-		if _, ok := deps[leaf]; !ok {
-			t.Errorf("go list found no %s", leaf)
+	for _, pkg := range []string{"tracer/web/catalog", "tracer/web/static", "tracer/web/view"} {
+		if _, ok := deps[pkg]; !ok {
+			t.Errorf("go list found no %s", pkg)
 		}
+	}
+	for _, leaf := range []string{"tracer/web/catalog", "tracer/web/static"} {
 		for _, d := range deps[leaf] {
 			if strings.HasPrefix(d, "tracer/web") {
 				t.Errorf("%s imports %s: it needs nothing of web", leaf, d)

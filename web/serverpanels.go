@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -12,7 +13,7 @@ import (
 // logits, processor stages, KV cache, memory traffic or look inside (the
 // trace's model.source lists what it cannot tell). Other traces' panels
 // are left as they are.
-func serverPanels(t *trace.Trace, sr trace.StepRow, v *PanelsView, w words.Words) {
+func serverPanels(t *trace.Trace, sr trace.StepRow, v *view.PanelsView, w words.Words) {
 	src := t.Model.Source
 	if src == nil || t.Model.Kind != trace.SourceServer {
 		return
@@ -25,12 +26,12 @@ func serverPanels(t *trace.Trace, sr trace.StepRow, v *PanelsView, w words.Words
 		}
 	}
 	if !v.KV.Present {
-		v.KV = KVView{Note: w.F(words.KeyDbgServerKv, "engine", eng)}
+		v.KV = view.KVView{Note: w.F(words.KeyDbgServerKv, "engine", eng)}
 	}
 	if !v.Traffic.Present {
 		v.Traffic.Note = w.F(words.KeyDbgServerTraffic, "engine", eng)
 	}
 	if v.Inside == nil || (v.Inside.Attention == nil && v.Inside.Lens == nil) {
-		v.Inside = &InsideView{Missing: []string{w.T(words.KeyDbgServerInside)}}
+		v.Inside = &view.InsideView{Missing: []string{w.T(words.KeyDbgServerInside)}}
 	}
 }

@@ -1,4 +1,8 @@
-package web
+// Package view holds the view models the page's templates render: what a
+// step, a comparison, the panels and the page show, as plain values, built
+// by web from the engine's traces. A view model holds no session, server or
+// run. It imports the page's wording and nothing else of web.
+package view
 
 import "tracer/web/words"
 
@@ -404,4 +408,75 @@ type HypothesisView struct {
 	Kept   bool   // kept among the num_beams best
 	Winner bool
 	Step   int // 1-based step it finished at; 0 for a beam still open at the end
+}
+
+// InsideView is what a step showed inside the model: the attention and
+// lens panels, each nil when the step did not record it, and for each a
+// sentence saying what is missing and how to get it.
+type InsideView struct {
+	Attention *AttentionView
+	Lens      *LensView
+	Missing   []string
+	Computing bool // the step's inside is being computed on demand (insideStore)
+}
+
+// AttentionView is the newest query's attention over the context: every
+// layer × head (and each layer's heads averaged) to pick from, the picked
+// one shown on the context's tokens.
+type AttentionView struct {
+	Layers, Heads int
+	Keys          []AttnKeyView    // the context, one per key position
+	Grid          [][]AttnCellView // [layer][head], then the layer's "all heads"
+	Layer, Head   int              // shown first: the last layer, all heads (Head == Heads)
+	Data          string           // JSON of attnData, for inside.js
+}
+
+// AttnKeyView is one key position of the context as the page shows it:
+// its token with visible whitespace, and its weight in the cell shown first.
+type AttnKeyView struct {
+	Text   string
+	Pad    bool   // a padding position (weight 0)
+	Query  bool   // the newest position: the query itself
+	Weight string // in the cell shown first, "0.4213"
+	Tint   string // CSS opacity of its tint: the weight over the cell's largest, "0.42"
+	Link   bool   // among the strongest keys of the cell shown first
+}
+
+// AttnCellView is one cell of the grid: a layer's head, or its heads
+// averaged.
+type AttnCellView struct {
+	Layer, Head int // 0-based; Head == Heads for all heads
+	All         bool
+	Label       string // "L1 H2", "L1 all"
+	Selected    bool
+}
+
+// LensView is the logit lens: every layer's top tokens with their
+// probabilities, the chosen token highlighted from the first layer where
+// it is top-1.
+type LensView struct {
+	Rows    []LensRowView
+	First   int    // 1-based: the first layer where the chosen token is top-1; 0 for none
+	Settled string // the sentence that says so
+}
+
+// LensRowView is one layer of the lens.
+type LensRowView struct {
+	Layer int // 1-based
+	Cells []LensCellView
+}
+
+// LensCellView is one of a layer's top tokens.
+type LensCellView struct {
+	ID     int
+	Token  string // visible whitespace
+	Prob   string
+	Tint   string // CSS opacity: the probability
+	Chosen bool   // the step's chosen token, from the first layer it is top-1
+}
+
+// LangLinkView is one entry of the language switch.
+type LangLinkView struct {
+	Code, Name, URL string
+	Current         bool
 }
