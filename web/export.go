@@ -112,17 +112,6 @@ func narrate(d *document, table *toy.Table) {
 	d.walk = w
 }
 
-// exportPageView is what exportPage shows.
-type exportPageView struct {
-	W       words.Words
-	Title   string
-	CSP     string
-	Icon    string // a data: URL
-	Head    string // trusted: the <style> element
-	Tail    string // trusted: the trace, the positions and the script
-	Stepper view.StepperView
-}
-
 // exportPosition is one position of the exported document.
 type exportPosition struct {
 	key string // "branch.row", the script's name for the sequence it belongs to
@@ -185,7 +174,7 @@ func exportDocument(w io.Writer, d *document, words words.Words, charts bool) er
 	if err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
-	pv := exportPageView{
+	pv := view.ExportPageView{
 		W: words, Title: d.source, CSP: csp,
 		Icon:    "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(icon),
 		Stepper: r.first,
@@ -291,7 +280,7 @@ func exportTail(d *document, r *renderedPositions, firstKey string) (tail, csp s
 // scripts' words, the page around them (title, tagline, controls, keys:
 // pv rendered here without its head and tail) and the stylesheet's own
 // text.
-func exportHead(pv exportPageView, r *renderedPositions) (string, error) {
+func exportHead(pv view.ExportPageView, r *renderedPositions) (string, error) {
 	css, err := static.FS.ReadFile("style.css")
 	if err != nil {
 		return "", fmt.Errorf("web: export: %w", err)

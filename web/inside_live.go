@@ -59,20 +59,13 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 	return n
 }
 
-// LessonInsideView is the inside panels of a lesson step's run, at the
-// step its At points at, worded in the page's language.
-type LessonInsideView struct {
-	View view.InsideView
-	W    words.Words
-}
-
 // lessonInside shows the inside of a lesson step's first run for a step
 // that highlights "attention" or "lens": the run again, recording the
 // attention and lens (lesson runs name only generation options; a
 // lesson's run is short and cached, so it records whatever the model's
 // size), cached like the step's own traces. nil for other steps, a model
 // without inside (the toy) or a failed run.
-func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *LessonInsideView {
+func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *view.LessonInsideView {
 	if m == nil || toy.Of(m) != nil || !st.Highlights("attention") && !st.Highlights("lens") {
 		return nil
 	}
@@ -106,7 +99,7 @@ func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step,
 	if v == nil {
 		return nil
 	}
-	return &LessonInsideView{View: *v, W: w}
+	return &view.LessonInsideView{View: *v, W: w}
 }
 
 // insideKeep bounds the steps whose inside a run keeps once it looked

@@ -790,7 +790,7 @@ func lensPanel(l view.LensView, w words.Words) templ.Component {
 }
 
 // lessonInsidePanels is the inside panels of a lesson step, if it shows them.
-func lessonInsidePanels(v *LessonInsideView) templ.Component {
+func lessonInsidePanels(v *view.LessonInsideView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -8,36 +8,15 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 )
-
-// ColumnExtras is what a step's text points at in a run beyond its output
-// and steps: the whole output row, the options with their sources, the
-// model's weights, the cache, each row's first choice.
-type ColumnExtras struct {
-	OutputIDs      []IDView // prompt then new ids, when the text compares them
-	OutputIDsLabel string
-	Options        []OptionRowView // the options and where they came from
-	OptionsTitle   string
-	OptionLabels   [3]string // "option", "value", "source"
-	ModelLine      string    // the model's parameters and bytes of weights
-	ShowKV         bool      // the steps table has the cache column
-	KVLabel        string
-	MaskLabel      string
-	RowsAt         []string // each batch row's choice at the step At points at
-}
-
-// OptionRowView is one generation option of a run.
-type OptionRowView struct {
-	Name, Value, Source string
-	Marked              bool // the step's text names it
-}
 
 // shownOptions are the options the table lists, besides those the step
 // names.
 var shownOptions = []string{"max_new_tokens", "max_length", "do_sample", "temperature", "top_k", "top_p", "repetition_penalty"}
 
 // columnExtras fills in c.Extra with what the step highlights.
-func columnExtras(c *RunColumnView, t *trace.Trace, st *lessons.Step, ui lessons.Strings, lang string) {
+func columnExtras(c *view.RunColumnView, t *trace.Trace, st *lessons.Step, ui lessons.Strings, lang string) {
 	e := &c.Extra
 	g := func(k string) string { return ui.Get(k, lang) }
 	if st.Highlights("output.ids") && len(t.Prompt.Rows) <= 1 {
@@ -63,7 +42,7 @@ func columnExtras(c *RunColumnView, t *trace.Trace, st *lessons.Step, ui lessons
 		}
 		for _, n := range names {
 			if v, ok := values[n]; ok {
-				e.Options = append(e.Options, OptionRowView{Name: n, Value: string(v), Source: t.Options.Sources[n], Marked: slices.Contains(named, n)})
+				e.Options = append(e.Options, view.OptionRowView{Name: n, Value: string(v), Source: t.Options.Sources[n], Marked: slices.Contains(named, n)})
 			}
 		}
 	}

@@ -13,135 +13,10 @@ import (
 	"tracer/web/words"
 )
 
-// FigureView is what a step shows of its runs: the toy's walkthrough at a
-// moment, or the runs side by side.
-type FigureView struct {
-	Error   string     // the runs failed
-	NoModel []TextPart // no real model: what to download
-	Moment  *MomentView
-	Runs    []RunColumnView
-	Compare string // "same output" or "different output", for steps that compare
-	Same    bool
-	Labels  FigureLabels
-
-	Inside *LessonInsideView // attention and lens, for steps that highlight them (inside.go)
-	// Side is the runs step by step in one table, where the step asks to
-	// find where they part ways; nil otherwise.
-	Side        *SideBySideView
-	Open        string // "Open in the debugger": the links' text
-	CompareLink string // the runs as a comparison in the debugger; "" when they cannot be
-	CompareOpen string // "Compare in the debugger"
-}
-
-// FigureLabels is the figure's wording in the page's language.
-type FigureLabels struct {
-	Model, PromptIDs, NewIDs, Output, StopReason, Notices, Steps, Phase, Fed,
-	Chosen, Candidates, FLOPs, Bytes, Time, TimePerStep, BytesPerToken,
-	Intensity, Bandwidth, Sequences, Junk, Command string
-	Diverge string // the side-by-side table's heading
-	Logit   string // the candidates' raw score
-}
-
-// MomentView is the toy's walkthrough at one moment: the table with the
-// row and cell being read, the listing with the line that runs.
-type MomentView struct {
-	Position     string // "Moment 3 of 10"; "" before the first
-	Index        int
-	Annotation   string
-	Tokens       []view.TokenView
-	Rows         []view.TableRowView
-	Lines        []view.CodeLineView
-	TableTitle   string
-	ListingTitle string
-	TokensTitle  string
-	LastWord     string // the table's column headings
-	NextWord     string
-	Link         string // the run in the debugger, at this moment
-	NewIDList    string // what the run generated (see newIDList)
-}
-
-// RunColumnView is one run of a step.
-type RunColumnView struct {
-	Label      string // the run's label, or its id
-	Command    string // the run as a tracer command line
-	Model      string
-	Link       string   // the run in the debugger, at the step the lesson points at
-	NewIDList  string   // what the run generated, for tests (see newIDList)
-	TraceModel string   // the model's name in the trace
-	PromptIDs  []IDView // a single prompt
-	NewIDs     []IDView
-	Rows       []SeqRowView // a batch
-	Text       string       // the new text of a single prompt
-	StopReason string
-	Notices    []string
-	At         *AtStepView // the step At points at
-	Steps      []StepRowView
-	Costs      []CostView
-	Extra      ColumnExtras // what the step's text points at beyond the above
-}
-
-// AtStepView is the candidates of the step a lesson points at.
-type AtStepView struct {
-	Title      string // "Step 1"
-	Candidates []view.CandidateView
-	Chosen     string
-	Logits     []string         // each candidate's raw logit, in the order of Candidates
-	Temp       *TempBarsView    // raw beside after-temperature, when the step asks
-	Funnel     *StageFunnelView // tokens left after each stage, when the step asks
-	Draw       string           // where the random number fell, when the step asks
-}
-
-// TempBarsView is the leading candidates' probabilities before and after
-// the temperature stage, each as a bar of the same scale.
-type TempBarsView struct {
-	Title, Raw, After string // the heading and the two series' names
-	Rows              []TempBarView
-}
-
-// TempBarView is one candidate's pair of bars.
-type TempBarView struct {
-	Token              string
-	Raw, After         string // probabilities, written
-	RawWidth, AftWidth string // CSS widths, "42.0%"
-}
-
-// StageFunnelView is how many tokens each stage of the pipeline left.
-type StageFunnelView struct {
-	Title string
-	Rows  []StageFunnelRowView
-}
-
-// StageFunnelRowView is one stage of the funnel: its name and the tokens left,
-// with a bar on a linear scale of the vocabulary.
-type StageFunnelRowView struct {
-	Stage string // "vocabulary", "temperature (T=0.7)", "top_k (k=20)", "final"
-	Kept  int
-	Text  string // "20 of 512"
-	Width string // CSS width
-}
-
-// StepRowView is one step of a run, in the run's table of steps.
-type StepRowView struct {
-	Number             int
-	Phase, Fed, Chosen string
-	FLOPs, Bytes, Time string
-	KV                 string // the cache after the step, when the lesson looks at it
-	Active             bool   // the step At points at
-	Differs            bool   // chose another token than the reference run
-}
-
-// CostView is one phase's figures (lessons.Costs).
-type CostView struct {
-	Phase                             string
-	Steps, Tokens                     int
-	FLOPs, Bytes, BytesPerToken       string
-	Intensity, Bandwidth, TimePerStep string
-}
-
 // figureLabels is the figure's wording in lang.
-func figureLabels(ui lessons.Strings, lang string) FigureLabels {
+func figureLabels(ui lessons.Strings, lang string) view.FigureLabels {
 	g := func(k string) string { return ui.Get(k, lang) }
-	return FigureLabels{
+	return view.FigureLabels{
 		Model: g(lessons.KeyModel), PromptIDs: g(lessons.KeyPromptIDs), NewIDs: g(lessons.KeyNewIDs),
 		Output: g(lessons.KeyOutput), StopReason: g(lessons.KeyStopReason), Notices: g(lessons.KeyNotices),
 		Steps: g(lessons.KeySteps), Phase: g(lessons.KeyPhase), Fed: g(lessons.KeyFed), Chosen: g(lessons.KeyChosen),
@@ -156,8 +31,8 @@ func figureLabels(ui lessons.Strings, lang string) FigureLabels {
 // runsFigure shows a step's runs side by side. For a right-padded batch
 // beside a left-padded one, the rows that differ are junk.
 // w is the page's words in lang, for the columns the debugger draws too.
-func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *FigureView {
-	f := &FigureView{Labels: figureLabels(ui, lang)}
+func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *view.FigureView {
+	f := &view.FigureView{Labels: figureLabels(ui, lang)}
 	var left *trace.Trace
 	for _, t := range traces {
 		if len(t.Prompt.Rows) > 1 && t.Options.Padding != "right" {
@@ -201,8 +76,8 @@ func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []less
 // runColumn shows one run: its output, the step At points at, its steps
 // and its costs. ref, when not nil, is the run whose rows it is judged by;
 // first is the step's first run, whose choices each step is compared with.
-func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.Words) RunColumnView {
-	c := RunColumnView{Label: label, Model: t.Model.Name, TraceModel: t.Model.Name, NewIDList: newIDList(t), StopReason: t.Output.StopReason, Notices: t.Notices}
+func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.Words) view.RunColumnView {
+	c := view.RunColumnView{Label: label, Model: t.Model.Name, TraceModel: t.Model.Name, NewIDList: newIDList(t), StopReason: t.Output.StopReason, Notices: t.Notices}
 	if len(t.Prompt.Rows) > 1 {
 		c.Rows = batchRows(t, ref)
 	} else {
@@ -215,7 +90,7 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.
 		active = at.Index
 		s := t.Steps[active]
 		sv := stepView(t, t.Steps, active, 0, nil, w)
-		c.At = &AtStepView{Title: "#" + strconv.Itoa(active+1), Candidates: sv.Candidates, Chosen: s.Rows[0].Chosen.Token}
+		c.At = &view.AtStepView{Title: "#" + strconv.Itoa(active+1), Candidates: sv.Candidates, Chosen: s.Rows[0].Chosen.Token}
 		logits := map[int]float32{}
 		for _, k := range s.Rows[0].Candidates {
 			logits[k.ID] = k.Logit
@@ -230,7 +105,7 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.
 		}
 	}
 	for i, s := range t.Steps {
-		row := StepRowView{Number: i + 1, Phase: s.Phase, Active: i == active}
+		row := view.StepRowView{Number: i + 1, Phase: s.Phase, Active: i == active}
 		fed := 0
 		for _, r := range s.Rows {
 			fed += len(r.InputIDs)
@@ -252,7 +127,7 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.
 		c.Steps = append(c.Steps, row)
 	}
 	for _, pc := range lessons.Costs(t) {
-		c.Costs = append(c.Costs, CostView{
+		c.Costs = append(c.Costs, view.CostView{
 			Phase: pc.Phase, Steps: pc.Steps, Tokens: pc.Tokens,
 			FLOPs: siCount(float64(pc.FLOPs)), Bytes: siCount(float64(pc.Bytes)) + "B",
 			BytesPerToken: siCount(pc.BytesPerToken()) + "B",

@@ -128,9 +128,9 @@ func (s *Server) renderLesson(w http.ResponseWriter, r *http.Request, c templ.Co
 }
 
 // lessonHead is what every lesson page's head and top bar need.
-func (s *Server) lessonHead(lang, path string) LessonHeadView {
+func (s *Server) lessonHead(lang, path string) view.LessonHeadView {
 	ui := s.lessons.cat.UI
-	h := LessonHeadView{
+	h := view.LessonHeadView{
 		Lang: lang, CSS: s.static.url("style.css"), JS: s.static.url("lessons.js"),
 		Icon: s.static.url("favicon.svg"), Lessons: ui.Get(lessons.KeyLessons, lang),
 		IndexURL: "/lessons" + langQuery(lang), Debugger: ui.Get(lessons.KeyDebugger, lang),
@@ -157,7 +157,7 @@ func langQuery(lang string) string {
 type lessonInput struct {
 	prompts []string // nil: the lesson's own
 	maxNew  int      // 0: the lesson's own
-	form    *LessonFormView
+	form    *view.LessonFormView
 }
 
 // readLessonInput reads the step's form from the query, when the step has
@@ -174,7 +174,7 @@ func readLessonInput(r *http.Request, l *lessons.Lesson, st *lessons.Step) (less
 	if !batch && l.ID != "memory-bound" {
 		return in, nil
 	}
-	f := &LessonFormView{Batch: batch, Prompts: strings.Join(run.Prompts, "\n")}
+	f := &view.LessonFormView{Batch: batch, Prompts: strings.Join(run.Prompts, "\n")}
 	if v := q.Get("prompts"); v != "" {
 		for _, p := range strings.Split(strings.ReplaceAll(v, "\r\n", "\n"), "\n") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -295,20 +295,20 @@ func (s *Server) lessonTrace(ctx context.Context, key string, run lessons.Run, m
 
 // lessonFigure generates the step's runs and shows what the step points at;
 // nil for a step of text only. want is the real model the learner chose.
-func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang, want string, choices []lessonChoice) *FigureView {
+func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang, want string, choices []lessonChoice) *view.FigureView {
 	if len(st.Runs) == 0 {
 		return nil
 	}
 	ui := s.lessons.cat.UI
 	name, m, err := s.lessonModel(st.Runs[0].Model, want, choices)
 	if err != nil {
-		return &FigureView{Error: s.pageError(err)}
+		return &view.FigureView{Error: s.pageError(err)}
 	}
 	if m == nil && len(choices) > 0 {
-		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRunnableModel, lang))}
+		return &view.FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRunnableModel, lang))}
 	}
 	if m == nil {
-		return &FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRealModel, lang))}
+		return &view.FigureView{NoModel: textParts(ui.Get(lessons.KeyNoRealModel, lang))}
 	}
 	var traces []*trace.Trace
 	var runs []lessons.Run
@@ -318,11 +318,11 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 		key := strings.Join([]string{l.ID, st.ID, run.ID, name, strings.Join(run.Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01")
 		t, err := s.lessonTrace(ctx, key, run, m)
 		if err != nil {
-			return &FigureView{Error: s.pageError(err)}
+			return &view.FigureView{Error: s.pageError(err)}
 		}
 		traces = append(traces, t)
 	}
-	var f *FigureView
+	var f *view.FigureView
 	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && toy.Of(m) != nil {
 		f = s.momentFigure(traces[0], m, st, mi, ok, lang)
 	} else {
@@ -368,13 +368,13 @@ func (s *Server) pageError(err error) string {
 
 // momentFigure is the toy's walkthrough at a moment (or before the first,
 // for At "before"): table, listing and token list.
-func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step, i int, isMoment bool, lang string) *FigureView {
+func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step, i int, isMoment bool, lang string) *view.FigureView {
 	w, err := lessons.Walk(t, toy.Of(m).Table())
 	if err != nil {
-		return &FigureView{Error: err.Error()}
+		return &view.FigureView{Error: err.Error()}
 	}
 	ui := s.lessons.cat.UI
-	f := &FigureView{Moment: &MomentView{
+	f := &view.FigureView{Moment: &view.MomentView{
 		TableTitle: ui.Get(lessons.KeyBigramTable, lang), ListingTitle: ui.Get(lessons.KeyPythonLoop, lang),
 		TokensTitle: ui.Get(lessons.KeyTokenList, lang),
 		LastWord:    ui.Get(lessons.KeyLastWord, lang), NextWord: ui.Get(lessons.KeyNextWord, lang),

@@ -17,7 +17,7 @@ import (
 
 // lessonShell is the frame of every lesson page: head, top bar with the
 // language switch, and the page's content.
-func lessonShell(h LessonHeadView, title string) templ.Component {
+func lessonShell(h view.LessonHeadView, title string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -306,7 +306,7 @@ func lessonShell(h LessonHeadView, title string) templ.Component {
 }
 
 // LessonIndex is the list of lessons with the learner's progress.
-func LessonIndex(v LessonIndexView) templ.Component {
+func LessonIndex(v view.LessonIndexView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -464,7 +464,7 @@ func LessonIndex(v LessonIndexView) templ.Component {
 }
 
 // LessonStep is one step of a lesson: its text, listings, figure and quiz.
-func LessonStep(v LessonStepView) templ.Component {
+func LessonStep(v view.LessonStepView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -681,7 +681,7 @@ func LessonStep(v LessonStepView) templ.Component {
 }
 
 // parts writes text with its code spans.
-func parts(ps []TextPart) templ.Component {
+func parts(ps []view.TextPart) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -734,7 +734,7 @@ func parts(ps []TextPart) templ.Component {
 }
 
 // lessonNav is Previous and Next, and the lesson's end.
-func lessonNav(v LessonStepView) templ.Component {
+func lessonNav(v view.LessonStepView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -872,7 +872,7 @@ func lessonNav(v LessonStepView) templ.Component {
 }
 
 // codeListing is a listing beside a step.
-func codeListing(c CodeView) templ.Component {
+func codeListing(c view.CodeView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1057,7 +1057,7 @@ func codeLines(lines []view.CodeLineView, activeID string) templ.Component {
 }
 
 // lessonForm changes a step's input and runs it again.
-func lessonForm(f *LessonFormView) templ.Component {
+func lessonForm(f *view.LessonFormView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1228,7 +1228,7 @@ func lessonForm(f *LessonFormView) templ.Component {
 
 // lessonPicker chooses the real model the step's runs run on; the script
 // keeps the choice and applies it at once.
-func lessonPicker(p LessonPickerView) templ.Component {
+func lessonPicker(p view.LessonPickerView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1391,7 +1391,7 @@ func lessonPicker(p LessonPickerView) templ.Component {
 }
 
 // quiz is a step's questions; the script shows an option's feedback.
-func quiz(q QuizView) templ.Component {
+func quiz(q view.QuizView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

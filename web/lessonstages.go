@@ -8,6 +8,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // tempBarsShown is how many leading candidates the temperature figure
@@ -17,7 +18,7 @@ const tempBarsShown = 8
 // stageFigures adds to the step a lesson points at what its text asks to
 // look at: the raw probabilities beside those after temperature, the
 // tokens each stage left, and where the random number fell.
-func stageFigures(a *AtStepView, t *trace.Trace, st *lessons.Step, ui lessons.Strings, lang string) {
+func stageFigures(a *view.AtStepView, t *trace.Trace, st *lessons.Step, ui lessons.Strings, lang string) {
 	i := st.At.Index
 	if i >= len(t.Steps) || len(t.Steps[i].Rows) == 0 {
 		return
@@ -41,7 +42,7 @@ func stageFigures(a *AtStepView, t *trace.Trace, st *lessons.Step, ui lessons.St
 // tempBars draws the leading raw candidates' probabilities beside their
 // probabilities after the temperature stage, on one scale; nil when the
 // run had no temperature stage (T = 1 leaves it out).
-func tempBars(row *trace.StepRow, ui lessons.Strings, lang string) *TempBarsView {
+func tempBars(row *trace.StepRow, ui lessons.Strings, lang string) *view.TempBarsView {
 	k := slices.IndexFunc(row.Stages, func(s trace.Stage) bool { return s.Name == "temperature" })
 	if k < 0 {
 		return nil
@@ -58,13 +59,13 @@ func tempBars(row *trace.StepRow, ui lessons.Strings, lang string) *TempBarsView
 	for _, c := range cands {
 		top = max(top, c.Prob, after[c.ID])
 	}
-	v := &TempBarsView{
+	v := &view.TempBarsView{
 		Title: ui.Get(lessons.KeyRawVsTemperature, lang), Raw: ui.Get(lessons.KeyRawProbs, lang),
 		After: lessons.Fill(ui.Get(lessons.KeyAfterTemperature, lang), "t", strconv.FormatFloat(stage.Params["temperature"], 'g', -1, 64)),
 	}
 	for _, c := range cands {
 		p, ok := after[c.ID]
-		b := TempBarView{Token: tokenText(c.Token, c.ID), Raw: prob4(c.Prob), RawWidth: width(c.Prob, top), AftWidth: width(p, top), After: prob4(p)}
+		b := view.TempBarView{Token: tokenText(c.Token, c.ID), Raw: prob4(c.Prob), RawWidth: width(c.Prob, top), AftWidth: width(p, top), After: prob4(p)}
 		if !ok {
 			b.After = "–" // not among the recorded leaders after the stage
 		}
@@ -75,14 +76,14 @@ func tempBars(row *trace.StepRow, ui lessons.Strings, lang string) *TempBarsView
 
 // funnel lists how many tokens were left after each stage of the step, on
 // a linear scale of the vocabulary.
-func funnel(row *trace.StepRow, vocab int, ui lessons.Strings, lang string) *StageFunnelView {
+func funnel(row *trace.StepRow, vocab int, ui lessons.Strings, lang string) *view.StageFunnelView {
 	if vocab <= 0 {
 		return nil
 	}
 	of := ui.Get(lessons.KeyNOfVocab, lang)
-	v := &StageFunnelView{Title: ui.Get(lessons.KeyFunnel, lang)}
+	v := &view.StageFunnelView{Title: ui.Get(lessons.KeyFunnel, lang)}
 	add := func(stage string, kept int) {
-		v.Rows = append(v.Rows, StageFunnelRowView{
+		v.Rows = append(v.Rows, view.StageFunnelRowView{
 			Stage: stage, Kept: kept, Width: width(float64(kept), float64(vocab)),
 			Text: lessons.Fill(of, "n", strconv.Itoa(kept), "total", strconv.Itoa(vocab)),
 		})
@@ -124,49 +125,23 @@ func width(x, top float64) string {
 // prob4 writes a probability with four decimals.
 func prob4(p float64) string { return strconv.FormatFloat(p, 'f', 4, 64) }
 
-// SideBySideView is two runs step by step in one table, with the step
-// where they part ways marked: the first that chose different tokens, or,
-// when they choose alike throughout, the first that fed the model
-// differently.
-type SideBySideView struct {
-	Runs    []string // the two runs' labels
-	Verdict string   // where they part ways, in words
-	First   int      // that step's number (from 1); 0 when they never do
-	Rows    []SideRowView
-}
-
-// SideRowView is one step of both runs.
-type SideRowView struct {
-	Number int
-	Cells  []SideCellView
-	First  bool // the step where the runs part ways
-}
-
-// SideCellView is one run at one step.
-type SideCellView struct {
-	Fed, Chosen   string
-	Draw          string // "u = 0.5941" where a sampled step's random number fell
-	FedDiffers    bool
-	ChosenDiffers bool
-}
-
 // sideBySide lines up two runs step by step.
-func sideBySide(ui lessons.Strings, lang string, cols []RunColumnView, traces []*trace.Trace) *SideBySideView {
+func sideBySide(ui lessons.Strings, lang string, cols []view.RunColumnView, traces []*trace.Trace) *view.SideBySideView {
 	a, b := traces[0], traces[1]
-	v := &SideBySideView{Runs: []string{cols[0].Label, cols[1].Label}}
+	v := &view.SideBySideView{Runs: []string{cols[0].Label, cols[1].Label}}
 	firstChosen, firstFed := 0, 0
 	for i := range max(len(a.Steps), len(b.Steps)) {
-		r := SideRowView{Number: i + 1}
+		r := view.SideRowView{Number: i + 1}
 		var ids, fed [2]int
 		var has [2]bool
 		for k, t := range []*trace.Trace{a, b} {
 			if i >= len(t.Steps) || len(t.Steps[i].Rows) == 0 {
-				r.Cells = append(r.Cells, SideCellView{})
+				r.Cells = append(r.Cells, view.SideCellView{})
 				continue
 			}
 			row := t.Steps[i].Rows[0]
 			has[k], ids[k], fed[k] = true, row.Chosen.ID, len(row.InputIDs)
-			cell := SideCellView{Fed: strconv.Itoa(fed[k]), Chosen: tokenText(row.Chosen.Token, row.Chosen.ID)}
+			cell := view.SideCellView{Fed: strconv.Itoa(fed[k]), Chosen: tokenText(row.Chosen.Token, row.Chosen.ID)}
 			if row.Draw != nil {
 				cell.Draw = "u = " + prob4(row.Draw.U)
 			}

@@ -12,6 +12,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -424,13 +425,13 @@ func nameTokens(w whatIfStep, stages []trace.Stage) {
 }
 
 // whatIfView renders an outcome with the step's own builders.
-func whatIfView(w whatIfStep, out whatIfOutcome, wd words.Words) WhatIfView {
+func whatIfView(w whatIfStep, out whatIfOutcome, wd words.Words) view.WhatIfView {
 	steps := slices.Clone(w.steps)
 	steps[w.pos].Rows = slices.Clone(steps[w.pos].Rows)
 	steps[w.pos].Rows[w.row] = out.row
 	sv := stepView(&w.t, steps, w.pos, w.row, nil, wd)
 	sv.Tokens, sv.Label = nil, ""
-	v := WhatIfView{
+	v := view.WhatIfView{
 		Step: sv, Funnel: funnelView(out.row, w.t.Model.VocabSize, wd), Draw: drawView(out.row),
 		ChosenID: out.row.Chosen.ID, Label: out.settings.label(),
 		Choice: wd.F(words.KeyDbgWhatIfChoice, "token", tokenText(out.row.Chosen.Token, out.row.Chosen.ID)),

@@ -8,21 +8,7 @@ import (
 
 	"tracer/engine"
 	"tracer/trace"
-	"tracer/web/view"
 )
-
-// WhatIfView is the what-if panel's outcome at a step: the candidates
-// with their probabilities after the new settings, the funnel and the
-// draw, and what the step would have chosen.
-type WhatIfView struct {
-	Step     view.StepView   // the candidates and the choice (no context)
-	Funnel   view.FunnelView // the stages of the new settings
-	Draw     *view.DrawView  // nil when the step recorded no draw
-	ChosenID int             // the token the settings choose, for the branch button
-	Choice   string          // "With these settings: " and the token
-	Label    string          // the settings, "T=0.7 top_k=5", for the branch's label
-	Notes    []string        // what is missing or assumed
-}
 
 // whatIfReply is the answer to a "whatif" message: the rendered outcome
 // and the settings it used (the run's own when the page sent none).
