@@ -17,17 +17,18 @@ import (
 
 // publishEvery spaces the views a running generation sends: steps that
 // arrive faster are merged into the next view. While several runs
-// generate, each run's page gets a view every publishEvery times their
-// number (at most maxPublishEvery): the runs share the server's cores, and
-// rendering views for all of them at the pace of one would take the time
-// their steps need (publishSpacing).
+// generate, each run's page gets a view about every 2·publishEvery per
+// run going (at most maxPublishEvery): the runs share the server's cores,
+// and rendering views for all of them at the pace of one would take the
+// time their steps need (publishSpacing).
 const (
 	publishEvery    = 40 * time.Millisecond
 	maxPublishEvery = 2 * time.Second
 )
 
 // publishSpacing is how long a running generation's publisher waits after
-// a view, with running runs generating.
+// a view, with running runs generating: publishEvery alone, 2·running−1
+// times that with others.
 func publishSpacing(running int) time.Duration {
 	return min(publishEvery*time.Duration(max(2*running-1, 1)), maxPublishEvery)
 }
