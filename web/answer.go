@@ -118,7 +118,7 @@ func (s *Server) apply(sess *session, m inbound) error {
 	case msgSelect:
 		return selectBranch(sess, *m.Branch)
 	case msgBranch:
-		p, err := planBranch(sess.doc, sess.cur, m)
+		p, err := planBranch(sess.doc, sess.cur, branchAsk{Step: m.Step, ID: m.ID, Token: m.Token, WhatIf: m.WhatIf})
 		if err != nil {
 			return err
 		}

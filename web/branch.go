@@ -61,12 +61,22 @@ type branchPlan struct {
 	text      string
 }
 
-// planBranch checks a branch message against the session's document and
-// prepares the request: at step "step" of the followed branch (default: the
+// branchAsk is what a page asks of a branch, as its message gave it: at
+// step Step of the followed branch (nil: the position shown) choose the
+// token ID or Token, or go on with the what-if panel's settings. It keeps
+// the runs' code apart from the protocol's message type.
+type branchAsk struct {
+	Step, ID *int
+	Token    *string
+	WhatIf   *whatIfForm
+}
+
+// planBranch checks a branch asked for against the session's document and
+// prepares the request: at step m.Step of the followed branch (default: the
 // current position) choose the token, then continue as the run did. The
 // parent's KV cache, cut to the shared prefix, is reused. The caller holds
 // the session's lock.
-func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
+func planBranch(d *document, cur cursor, m branchAsk) (*branchPlan, error) {
 	if d.compare {
 		return nil, errors.New("branching works on one run at a time: generate a single run first")
 	}
@@ -137,7 +147,7 @@ func planBranch(d *document, cur cursor, m inbound) (*branchPlan, error) {
 // planServerBranch is planBranch for a run on a server model: the token
 // is found among the step's candidates (or given by id), and the branch
 // records in step mode from the branch point on.
-func planServerBranch(r *run, cur cursor, m inbound, steps []trace.Step, at, vocab int) (*branchPlan, error) {
+func planServerBranch(r *run, cur cursor, m branchAsk, steps []trace.Step, at, vocab int) (*branchPlan, error) {
 	if m.WhatIf != nil {
 		return nil, errors.New("what-if needs the model's logits, and a server gives only its top log-probabilities: branch with a token instead")
 	}
