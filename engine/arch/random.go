@@ -147,15 +147,8 @@ func (s Shape) tensors(dt safetensors.DType) []safetensors.Info {
 // of the release's config (llama: 1 and 2; gpt2: 50256). Close frees the
 // memory.
 func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, error) {
-	var sdt safetensors.DType
-	switch dtype {
-	case tensor.F32:
-		sdt = safetensors.F32
-	case tensor.BF16:
-		sdt = safetensors.BF16
-	case tensor.F16:
-		sdt = safetensors.F16
-	default:
+	sdt, ok := randomDTypes[dtype]
+	if !ok {
 		return nil, fmt.Errorf("arch: random model: dtype %v, want f32, bf16 or f16", dtype)
 	}
 	where := "random " + name
@@ -182,7 +175,7 @@ func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, e
 	off := copy(file, header.Bytes())
 	for i, in := range infos {
 		n := elements(in.Shape) * dtype.Size()
-		fillTensor(file[off:off+n], in, dtype, seed+uint64(i)*0x9e3779b97f4a7c15)
+		fillTensor(file[off:off+n], in, dtype, tensorSeed(seed, i))
 		off += n
 	}
 	f, err := safetensors.Parse(where, file)
@@ -210,11 +203,15 @@ func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, e
 	return newModel(info, d, net, cost, closerFunc(free)), nil
 }
 
+// randomDTypes are the weight types NewRandom and WriteRandomHF build, as
+// safetensors stores them.
+var randomDTypes = map[tensor.DType]safetensors.DType{tensor.F32: safetensors.F32, tensor.BF16: safetensors.BF16, tensor.F16: safetensors.F16}
+
 // WriteRandomHF writes the model NewRandom builds as a Hugging Face folder
 // in dir: config.json and model.safetensors (no tokenizer: feed it token
 // ids). It is what tracer bench --class serves for a bf16 class.
 func WriteRandomHF(dir, name string, s Shape, dtype tensor.DType, seed uint64) error {
-	sdt, ok := map[tensor.DType]safetensors.DType{tensor.F32: safetensors.F32, tensor.BF16: safetensors.BF16, tensor.F16: safetensors.F16}[dtype]
+	sdt, ok := randomDTypes[dtype]
 	if !ok {
 		return fmt.Errorf("arch: random model %s: dtype %v, want f32, bf16 or f16", name, dtype)
 	}
@@ -246,7 +243,7 @@ func WriteRandomHF(dir, name string, s Shape, dtype tensor.DType, seed uint64) e
 		}
 		n := elements(in.Shape) * dtype.Size()
 		buf = slices.Grow(buf[:0], n)[:n]
-		fillTensor(buf, in, dtype, seed+uint64(i)*0x9e3779b97f4a7c15)
+		fillTensor(buf, in, dtype, tensorSeed(seed, i))
 		_, err = w.Write(buf)
 	}
 	if err == nil {
@@ -260,6 +257,9 @@ func WriteRandomHF(dir, name string, s Shape, dtype tensor.DType, seed uint64) e
 	}
 	return nil
 }
+
+// tensorSeed is the seed of the i-th tensor of a random model of seed.
+func tensorSeed(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f4a7c15 }
 
 func elements(shape []int) int {
 	n := 1

@@ -94,7 +94,7 @@ func randomGGUF(name string, s Shape, dtype tensor.DType, seed uint64) ([]gguf.K
 	meta = append(meta, randomVocab(s.VocabSize)...)
 	var tensors []gguf.TensorInfo
 	add := func(n string, t gguf.Type, dims ...int) {
-		seed := seed + uint64(len(tensors))*0x9e3779b97f4a7c15
+		seed := tensorSeed(seed, len(tensors))
 		ti := gguf.TensorInfo{Name: n, Type: t}
 		size := 1
 		for _, d := range dims {

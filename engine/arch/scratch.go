@@ -35,7 +35,17 @@ type scratch struct {
 // size makes every buffer big enough for rows·n tokens over kvLen cache
 // slots of a cache of capacity slots.
 func (s *scratch) size(d dims, rows, n, capacity int) {
-	T := rows * n
+	s.sizeBatch(d, rows*n, rows)
+	blocks, _ := attnBlocks(n)
+	grow(&s.scores, rows*d.kvHeads*blocks*attnUnitLen(d, capacity))
+	if cap(s.warmK) < d.kvHeads {
+		s.warmK, s.warmV = make([][]float32, 0, d.kvHeads), make([][]float32, 0, d.kvHeads)
+	}
+}
+
+// sizeBatch makes the buffers of T tokens in rows rows big enough: all a
+// batched pass uses (batch.go), whose attention runs on each call's own.
+func (s *scratch) sizeBatch(d dims, T, rows int) {
 	grow(&s.x, T*d.hidden)
 	grow(&s.xn, T*d.hidden)
 	grow(&s.proj, T*d.hidden)
@@ -47,29 +57,8 @@ func (s *scratch) size(d dims, rows, n, capacity int) {
 	grow(&s.up, T*d.ffn)
 	grow(&s.cos, T*d.headDim/2)
 	grow(&s.sin, T*d.headDim/2)
-	blocks, _ := attnBlocks(n)
-	grow(&s.scores, rows*d.kvHeads*blocks*attnUnitLen(d, capacity))
 	grow(&s.last, rows*d.hidden)
 	grow(&s.logits, rows*d.vocab)
-	if cap(s.warmK) < d.kvHeads {
-		s.warmK, s.warmV = make([][]float32, 0, d.kvHeads), make([][]float32, 0, d.kvHeads)
-	}
-}
-
-// sizeBatch makes the buffers a batched pass uses (batch.go) big enough
-// for T tokens in rows rows; attention uses each call's own.
-func (s *scratch) sizeBatch(d dims, T, rows int) {
-	for _, b := range []struct {
-		buf *[]float32
-		n   int
-	}{
-		{&s.x, T * d.hidden}, {&s.xn, T * d.hidden}, {&s.proj, T * d.hidden},
-		{&s.q, T * d.qDim()}, {&s.k, T * d.kvDim()}, {&s.v, T * d.kvDim()}, {&s.att, T * d.qDim()},
-		{&s.gate, T * d.ffn}, {&s.up, T * d.ffn}, {&s.cos, T * d.headDim / 2}, {&s.sin, T * d.headDim / 2},
-		{&s.last, rows * d.hidden}, {&s.logits, rows * d.vocab},
-	} {
-		grow(b.buf, b.n)
-	}
 }
 
 // grow makes *buf at least n long, reallocating when its capacity is short.
