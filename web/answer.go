@@ -205,7 +205,7 @@ func (s *Server) publishViews(sess *session) {
 func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
 	v, running, seq := s.stepperFor(sess)
 	var html bytes.Buffer
-	if err := Stepper(v).Render(context.Background(), &html); err != nil {
+	if err := view.Stepper(v).Render(context.Background(), &html); err != nil {
 		return errorMessage("could not render the view: " + err.Error()), seq
 	}
 	// The HTML travels as a JSON string; escaping its < and > for embedding

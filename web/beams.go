@@ -36,7 +36,7 @@ func beamTree(r *run, steps []trace.Step, pos int, w words.Words) *view.BeamTree
 		if name != nil {
 			tok = name(id)
 		}
-		return visibleToken(tokenText(tok, id))
+		return view.VisibleToken(tokenText(tok, id))
 	}
 	lp := t.Options.LengthPenalty
 	v := &view.BeamTreeView{Note: w.F(words.KeyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}

@@ -204,7 +204,7 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w w
 			break
 		}
 		cv := view.CandidateView{
-			ID: c.ID, Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Width: percent(c.Prob),
+			ID: c.ID, Token: view.VisibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Width: percent(c.Prob),
 			Chosen: c.ID == r.Chosen.ID, Logit: logitText(c.Logit),
 		}
 		if fl, ok := processed[c.ID]; ok && fl != c.Logit {
@@ -227,7 +227,7 @@ func stepView(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w w
 		}
 		v.Candidates = append(v.Candidates, cv)
 	}
-	v.Chosen = view.TokenView{Text: visibleToken(tokenText(r.Chosen.Token, r.Chosen.ID)), Special: isSpecial(t, r.Chosen.ID)}
+	v.Chosen = view.TokenView{Text: view.VisibleToken(tokenText(r.Chosen.Token, r.Chosen.ID)), Special: isSpecial(t, r.Chosen.ID)}
 	v.ChosenProb = probText(r.Chosen.Prob)
 	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
@@ -296,9 +296,9 @@ func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func
 		text := "#" + strconv.Itoa(id)
 		switch {
 		case named:
-			text = visibleToken(t.Prompt.Tokens[k])
+			text = view.VisibleToken(t.Prompt.Tokens[k])
 		case name != nil:
-			text = visibleToken(tokenText(name(id), id))
+			text = view.VisibleToken(tokenText(name(id), id))
 		}
 		pad := k < len(mask) && mask[k] == 0
 		if pad {
@@ -309,7 +309,7 @@ func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func
 	for _, s := range steps[:min(i, len(steps))] {
 		if row < len(s.Rows) {
 			c := s.Rows[row].Chosen
-			out = append(out, view.TokenView{Text: visibleToken(tokenText(c.Token, c.ID)), Special: isSpecial(t, c.ID)})
+			out = append(out, view.TokenView{Text: view.VisibleToken(tokenText(c.Token, c.ID)), Special: isSpecial(t, c.ID)})
 		}
 	}
 	if n := len(out) - maxContext; n > 0 {
@@ -411,12 +411,4 @@ func probText(p float64) string {
 // percent is a probability as a CSS width.
 func percent(p float64) string {
 	return strconv.FormatFloat(100*min(max(p, 0), 1), 'f', 1, 64) + "%"
-}
-
-// testID names an element for tests: "table-row" or "table-row-active".
-func testID(base string, active bool) string {
-	if active {
-		return base + "-active"
-	}
-	return base
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"tracer/web/live"
+	"tracer/web/view"
 )
 
 // A class is one document and many cursors. The students who follow the
@@ -119,7 +120,7 @@ func (s *Server) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error
 		renderCharts(s.charts, v.Charts, jobs)
 	}
 	var b bytes.Buffer
-	if err := Stepper(v).Render(context.Background(), &b); err != nil {
+	if err := view.Stepper(v).Render(context.Background(), &b); err != nil {
 		return nil, live.Cursor{}, fmt.Errorf("could not render the instructor's view: %w", err)
 	}
 	return b.Bytes(), live.Cursor{Index: v.Index, Count: v.Count, Running: running}, nil

@@ -183,7 +183,7 @@ func exportDocument(w io.Writer, d *document, words words.Words, charts bool) er
 		return err
 	}
 	pv.Tail = tail
-	if err := exportPage(pv).Render(context.Background(), w); err != nil {
+	if err := view.ExportPage(pv).Render(context.Background(), w); err != nil {
 		return fmt.Errorf("web: export: %w", err)
 	}
 	return nil
@@ -221,7 +221,7 @@ func renderPositions(d *document, ps []exportPosition, o buildOpts) (*renderedPo
 			r.first = v
 		}
 		buf.Reset()
-		if err := Stepper(v).Render(context.Background(), &buf); err != nil {
+		if err := view.Stepper(v).Render(context.Background(), &buf); err != nil {
 			return nil, fmt.Errorf("web: export: render position %d: %w", p.cur.pos, err)
 		}
 		r.pack.add(p.key, buf.Bytes())
@@ -286,7 +286,7 @@ func exportHead(pv view.ExportPageView, r *renderedPositions) (string, error) {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
 	var page strings.Builder
-	if err := exportPage(pv).Render(context.Background(), &page); err != nil {
+	if err := view.ExportPage(pv).Render(context.Background(), &page); err != nil {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
 	r.pack.frags.AddRunes(page.String())

@@ -24,6 +24,7 @@ import (
 	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // openExport writes an exported file into a temporary folder and opens it
@@ -190,7 +191,7 @@ func TestBrowserExportSampledRun(t *testing.T) {
 						t.Errorf("step %d: no %s", i+1, sel)
 					}
 				}
-				want := visibleToken(tokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID))
+				want := view.VisibleToken(tokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID))
 				if got := text(t, ctx, "[data-testid=chosen-token]"); got != strings.TrimSpace(want) {
 					t.Errorf("step %d: got chosen %q, want %q", i+1, got, want)
 				}

@@ -114,7 +114,7 @@ func TestExportPositionsAreThePagesViews(t *testing.T) {
 					v.Compare.Runs[k].Export = ""
 				}
 				var want bytes.Buffer
-				if err := Stepper(v).Render(context.Background(), &want); err != nil {
+				if err := view.Stepper(v).Render(context.Background(), &want); err != nil {
 					t.Fatal(err)
 				}
 				if got := position(frags, deltas); got != want.String() {

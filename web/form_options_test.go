@@ -39,7 +39,7 @@ func TestFormOptionsAreTheRegistry(t *testing.T) {
 	}
 
 	var html strings.Builder
-	if err := runFormPanel(view.FormView{MaxNew: "100"}, testWords(t, "en")).Render(context.Background(), &html); err != nil {
+	if err := view.RunFormPanel(view.FormView{MaxNew: "100"}, testWords(t, "en")).Render(context.Background(), &html); err != nil {
 		t.Fatal(err)
 	}
 	var rendered []string

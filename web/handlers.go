@@ -165,7 +165,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	if err := Page(pv).Render(r.Context(), w); err != nil {
+	if err := view.Page(pv).Render(r.Context(), w); err != nil {
 		s.log.Warn("render page", "err", err)
 	}
 }

@@ -3,18 +3,13 @@ package web
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/a-h/templ"
-
 	"tracer/trace"
-	"tracer/web/static"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -26,7 +21,6 @@ import (
 
 const (
 	lensShown = 5 // top tokens per layer the lens panel shows
-	attnLinks = 3 // strongest earlier keys the attention panel draws links to
 
 	// insideBudget decides whether a live run on the page records
 	// attention and the lens at every step: when the model's parameters ×
@@ -148,13 +142,13 @@ func attentionView(t *trace.Trace, steps []trace.Step, pos, row int, att [][]tra
 			for k, x := range ws {
 				sum[k] += x
 			}
-			d.Cells[l] = append(d.Cells[l], attnCell{W: attnWeights(ws), Top: strongest(ws, keys-1, attnLinks)})
+			d.Cells[l] = append(d.Cells[l], attnCell{W: attnWeights(ws), Top: strongest(ws, keys-1, view.AttnLinks)})
 			v.Grid[l] = append(v.Grid[l], view.AttnCellView{Layer: l, Head: h, Label: "L" + strconv.Itoa(l+1) + " H" + strconv.Itoa(h+1)})
 		}
 		for k := range sum {
 			sum[k] /= float32(heads)
 		}
-		d.Cells[l] = append(d.Cells[l], attnCell{W: sum, Top: strongest(sum, keys-1, attnLinks)})
+		d.Cells[l] = append(d.Cells[l], attnCell{W: sum, Top: strongest(sum, keys-1, view.AttnLinks)})
 		v.Grid[l] = append(v.Grid[l], view.AttnCellView{Layer: l, Head: heads, All: true, Label: "L" + strconv.Itoa(l+1) + " all", Selected: l == v.Layer})
 	}
 	b, err := json.Marshal(d)
@@ -290,28 +284,4 @@ func lensView(lens [][]trace.Candidate, chosen trace.Chosen, w words.Words) *vie
 		v.Settled = w.F(words.KeyDbgLensWavers, "token", token, "n", strconv.Itoa(v.First), "total", total, "later", strconv.Itoa(last+1))
 	}
 	return v
-}
-
-// tintStyle sets a tint's opacity, a number inside.go formats itself.
-func tintStyle(tint string) templ.SafeCSS {
-	if x, err := strconv.ParseFloat(tint, 64); err != nil || !(x >= 0 && x <= 1) {
-		tint = "0"
-	}
-	return templ.SafeCSS("--tint: " + tint + ";")
-}
-
-// gridColumns lays out the head grid: the layer numbers, then n cells.
-func gridColumns(n int) templ.SafeCSS {
-	return templ.SafeCSS("grid-template-columns: auto repeat(" + strconv.Itoa(n) + ", minmax(2rem, 1fr));")
-}
-
-// insideScript is the URL of static/inside.js, the attention panel's
-// script, with the content hash staticFiles.url gives it.
-func insideScript() string {
-	b, err := static.FS.ReadFile("inside.js")
-	if err != nil { // built in: cannot fail
-		return "/static/inside.js"
-	}
-	sum := sha256.Sum256(b)
-	return "/static/inside.js?v=" + hex.EncodeToString(sum[:6])
 }

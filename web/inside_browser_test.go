@@ -18,6 +18,7 @@ import (
 	"tracer/engine/refdata"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // The attention and logit-lens panels in a real browser, on stories260K.
@@ -116,7 +117,7 @@ func TestBrowserInsidePanels(t *testing.T) {
 			}
 			links := evalJS[[]string](t, ctx, `[...document.querySelectorAll("[data-testid=attn-link]")].filter(p => p.getAttribute("d")).map(p => p.dataset.k)`)
 			var wantLinks []string
-			for _, k := range topKeys(want, attnLinks) {
+			for _, k := range topKeys(want, view.AttnLinks) {
 				wantLinks = append(wantLinks, strconv.Itoa(k))
 			}
 			if !slices.Equal(links, wantLinks) {

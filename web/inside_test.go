@@ -11,6 +11,7 @@ import (
 	"tracer/engine/refdata"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -95,7 +96,7 @@ func TestStrongest(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := strongest(tc.w, tc.query, attnLinks); !slices.Equal(got, tc.want) {
+			if got := strongest(tc.w, tc.query, view.AttnLinks); !slices.Equal(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
@@ -492,7 +493,7 @@ func TestAttentionTint(t *testing.T) {
 			a := attentionView(tr, steps, 0, 0, [][]trace.Weights{{tc.w}})
 			var got []string
 			for _, k := range a.Keys {
-				got = append(got, string(tintStyle(k.Tint)))
+				got = append(got, string(view.TintStyle(k.Tint)))
 			}
 			for i, w := range tc.want {
 				if want := "--tint: " + w + ";"; got[i] != want {

@@ -77,7 +77,7 @@ func lessonLang(r *http.Request) string {
 func (s *Server) handleLessons(w http.ResponseWriter, r *http.Request) {
 	lang := lessonLang(r)
 	v := indexView(s.lessons.cat, lang, s.lessonHead(lang, "/lessons"))
-	s.renderLesson(w, r, LessonIndex(v))
+	s.renderLesson(w, r, view.LessonIndex(v))
 }
 
 // handleLessonStep serves one step of a lesson, generating its runs.
@@ -115,7 +115,7 @@ func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v.Figure = s.lessonFigure(r.Context(), l, &l.Steps[i], in, lang, want, choices)
-	s.renderLesson(w, r, LessonStep(v))
+	s.renderLesson(w, r, view.LessonStep(v))
 }
 
 // renderLesson writes a lesson page.
@@ -133,7 +133,7 @@ func (s *Server) lessonHead(lang, path string) view.LessonHeadView {
 	h := view.LessonHeadView{
 		Lang: lang, CSS: s.static.url("style.css"), JS: s.static.url("lessons.js"),
 		Icon: s.static.url("favicon.svg"), Lessons: ui.Get(lessons.KeyLessons, lang),
-		IndexURL: "/lessons" + langQuery(lang), Debugger: ui.Get(lessons.KeyDebugger, lang),
+		IndexURL: "/lessons" + view.LangQuery(lang), Debugger: ui.Get(lessons.KeyDebugger, lang),
 		LanguageLabel: ui.Get(lessons.KeyLanguage, lang),
 	}
 	for _, l := range lessons.Languages() {
@@ -142,14 +142,6 @@ func (s *Server) lessonHead(lang, path string) view.LessonHeadView {
 		})
 	}
 	return h
-}
-
-// langQuery is the query that keeps a language across links: "" for English.
-func langQuery(lang string) string {
-	if lang == lessons.English {
-		return ""
-	}
-	return "?lang=" + lang
 }
 
 // lessonInput is what the learner changed on a step's form: the batch's

@@ -182,12 +182,3 @@ func sideBySide(ui lessons.Strings, lang string, cols []view.RunColumnView, trac
 	}
 	return v
 }
-
-// sideRowTestID names a side-by-side row for tests: "part-ways" for the
-// step where the runs part ways.
-func sideRowTestID(first bool) string {
-	if first {
-		return "part-ways"
-	}
-	return "side-row"
-}

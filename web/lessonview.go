@@ -42,7 +42,7 @@ func indexView(cat *lessons.Catalog, lang string, head view.LessonHeadView) view
 
 // stepURL is the deep link of a step in a language.
 func stepURL(lesson, step, lang string) string {
-	return "/lessons/" + lesson + "/" + step + langQuery(lang)
+	return "/lessons/" + lesson + "/" + step + view.LangQuery(lang)
 }
 
 // stepPageView builds a step's page, all but its figure and form.
@@ -135,23 +135,6 @@ func batchRows(t *trace.Trace, ref *trace.Trace) []view.SeqRowView {
 		out = append(out, row)
 	}
 	return out
-}
-
-// lineTestID names a listing line for tests: active lines get activeID.
-func lineTestID(active bool, activeID string) string {
-	if active {
-		return activeID
-	}
-	return "code-line"
-}
-
-// rowTestID names a batch row for tests: "junk-row" when it differs from
-// the left-padded run.
-func rowTestID(junk bool) string {
-	if junk {
-		return "junk-row"
-	}
-	return "batch-row"
 }
 
 // usesRealModel reports whether a step runs a real model.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"tracer/engine/tokenizer"
@@ -11,46 +10,12 @@ import (
 	"tracer/web/view"
 )
 
-// Marks that make a token's whitespace visible. The page's shipped faces
-// hold all three (web/fonts.go): ␣ and ⏎ in the symbols face, → in the
-// mono face.
-const (
-	markSpace   = "␣" // U+2423 OPEN BOX: a space, or SentencePiece's ▁
-	markNewline = "⏎" // U+23CE RETURN SYMBOL: a newline or carriage return
-	markTab     = "→" // U+2192 RIGHTWARDS ARROW: a tab
-)
-
 // Sizes of the text so far.
 const (
 	maxOutputTokens = 400 // generated tokens the text shows, the latest ones
 	outputAlts      = 5   // candidates a token's tooltip lists
 	altTokens       = 64  // the latest tokens that carry their alternatives (a view of 400 would weigh ~100 kB)
 )
-
-// visibleToken returns a token's text with its whitespace made visible:
-// each space (and SentencePiece's ▁, which stands for one) reads ␣, a
-// newline or carriage return ⏎, a tab →. GPT-2's byte-level marks (Ġ, Ċ)
-// are visible already and stay as the vocabulary spells them. Chips,
-// candidates, the beam tree and the Branch box all show tokens through it.
-func visibleToken(tok string) string {
-	if !strings.ContainsAny(tok, " \n\r\t▁") {
-		return tok
-	}
-	var b strings.Builder
-	for _, r := range tok {
-		switch r {
-		case ' ', '▁':
-			b.WriteString(markSpace)
-		case '\n', '\r':
-			b.WriteString(markNewline)
-		case '\t':
-			b.WriteString(markTab)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
 
 // tintBand is the probability band a chosen token is tinted with.
 func tintBand(p float64) string {
@@ -74,7 +39,7 @@ func alts(r trace.StepRow) []view.AltView {
 		if k == outputAlts {
 			break
 		}
-		out = append(out, view.AltView{Token: visibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
+		out = append(out, view.AltView{Token: view.VisibleToken(tokenText(c.Token, c.ID)), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
 	}
 	return out
 }

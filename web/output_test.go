@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tracer/trace"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -19,26 +20,6 @@ func outputTextOf(h string) (string, bool) {
 		return "", false
 	}
 	return html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(m[1], "")), true
-}
-
-func TestVisibleToken(t *testing.T) {
-	for _, tc := range []struct{ name, in, want string }{
-		{"plain", "the", "the"},
-		{"leading space", " the", "␣the"},
-		{"sentencepiece space", "▁the", "␣the"},
-		{"only a space", " ", "␣"},
-		{"newline", "\n", "⏎"},
-		{"crlf", "\r\n", "⏎⏎"},
-		{"tab", "\tx", "→x"},
-		{"gpt-2 marks stay", "Ġthe", "Ġthe"},
-		{"empty", "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := visibleToken(tc.in); got != tc.want {
-				t.Errorf("visibleToken(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
 }
 
 func TestCompleteUTF8(t *testing.T) {
@@ -110,24 +91,6 @@ func TestRunOutputSoFar(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzVisibleToken: no panic, and no whitespace left unmarked: the result
-// holds no space, newline, carriage return, tab or ▁, and has as many
-// characters as the token.
-func FuzzVisibleToken(f *testing.F) {
-	for _, s := range []string{"", " the", "▁the", "\n", "\r\n\t", "Ġthe", "a b", "\xff\xfe", "日本 語"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, tok string) {
-		got := visibleToken(tok)
-		if strings.ContainsAny(got, " \n\r\t▁") {
-			t.Errorf("visibleToken(%q) = %q: whitespace left", tok, got)
-		}
-		if a, b := len([]rune(tok)), len([]rune(got)); a != b {
-			t.Errorf("visibleToken(%q) = %q: %d characters, want %d", tok, got, b, a)
-		}
-	})
 }
 
 // FuzzBeamTree builds beam steps from arbitrary numbers, as an imported
@@ -213,7 +176,7 @@ func TestTrafficShowsTheBatch(t *testing.T) {
 			t.Errorf("%s: the batch note %q names neither the 12 tokens nor the 11 other runs", lang, v.Batch)
 		}
 		var html strings.Builder
-		if err := trafficPanel(v, w).Render(context.Background(), &html); err != nil {
+		if err := view.TrafficPanel(v, w).Render(context.Background(), &html); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(html.String(), `data-testid="traffic-batch"`) {

@@ -8,6 +8,7 @@ import (
 
 	"tracer/engine"
 	"tracer/trace"
+	"tracer/web/view"
 )
 
 // whatIfReply is the answer to a "whatif" message: the rendered outcome
@@ -70,7 +71,7 @@ func (s *Server) whatIfAnswer(sess *session, f *whatIfForm) ([]byte, error) {
 	var here errWhatIfHere
 	if errors.As(err, &here) {
 		var b strings.Builder
-		if err := whatIfNote(words.T(here.key)).Render(context.Background(), &b); err != nil {
+		if err := view.WhatIfNote(words.T(here.key)).Render(context.Background(), &b); err != nil {
 			return nil, err
 		}
 		return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String()})
@@ -90,7 +91,7 @@ func (s *Server) whatIfAnswer(sess *session, f *whatIfForm) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	if err := whatIfResult(whatIfView(w, out, words), words).Render(context.Background(), &b); err != nil {
+	if err := view.WhatIfResult(whatIfView(w, out, words), words).Render(context.Background(), &b); err != nil {
 		return nil, err
 	}
 	return json.Marshal(whatIfReply{Type: msgWhatIf, HTML: b.String(), Settings: &set})

@@ -1,0 +1,120 @@
+// Helpers the templates call: test ids, styles and the visible form of a
+// token's whitespace.
+
+package view
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"tracer/lessons"
+	"tracer/web/static"
+)
+
+// Marks that make a token's whitespace visible. The page's shipped faces
+// hold all three (web/static): ␣ and ⏎ in the symbols face, → in the
+// mono face.
+const (
+	markSpace   = "␣" // U+2423 OPEN BOX: a space, or SentencePiece's ▁
+	markNewline = "⏎" // U+23CE RETURN SYMBOL: a newline or carriage return
+	markTab     = "→" // U+2192 RIGHTWARDS ARROW: a tab
+)
+
+// AttnLinks is how many of the strongest earlier keys the attention panel
+// draws links to.
+const AttnLinks = 3
+
+// testID names an element for tests: "table-row" or "table-row-active".
+func testID(base string, active bool) string {
+	if active {
+		return base + "-active"
+	}
+	return base
+}
+
+// lineTestID names a listing line for tests: active lines get activeID.
+func lineTestID(active bool, activeID string) string {
+	if active {
+		return activeID
+	}
+	return "code-line"
+}
+
+// rowTestID names a batch row for tests: "junk-row" when it differs from
+// the left-padded run.
+func rowTestID(junk bool) string {
+	if junk {
+		return "junk-row"
+	}
+	return "batch-row"
+}
+
+// sideRowTestID names a side-by-side row for tests: "part-ways" for the
+// step where the runs part ways.
+func sideRowTestID(first bool) string {
+	if first {
+		return "part-ways"
+	}
+	return "side-row"
+}
+
+// TintStyle sets a tint's opacity, a number inside.go formats itself.
+func TintStyle(tint string) templ.SafeCSS {
+	if x, err := strconv.ParseFloat(tint, 64); err != nil || !(x >= 0 && x <= 1) {
+		tint = "0"
+	}
+	return templ.SafeCSS("--tint: " + tint + ";")
+}
+
+// gridColumns lays out the head grid: the layer numbers, then n cells.
+func gridColumns(n int) templ.SafeCSS {
+	return templ.SafeCSS("grid-template-columns: auto repeat(" + strconv.Itoa(n) + ", minmax(2rem, 1fr));")
+}
+
+// insideScript is the URL of static/inside.js, the attention panel's
+// script, with the content hash staticFiles.url gives it.
+func insideScript() string {
+	b, err := static.FS.ReadFile("inside.js")
+	if err != nil { // built in: cannot fail
+		return "/static/inside.js"
+	}
+	sum := sha256.Sum256(b)
+	return "/static/inside.js?v=" + hex.EncodeToString(sum[:6])
+}
+
+// LangQuery is the query that keeps a language across links: "" for English.
+func LangQuery(lang string) string {
+	if lang == lessons.English {
+		return ""
+	}
+	return "?lang=" + lang
+}
+
+// VisibleToken returns a token's text with its whitespace made visible:
+// each space (and SentencePiece's ▁, which stands for one) reads ␣, a
+// newline or carriage return ⏎, a tab →. GPT-2's byte-level marks (Ġ, Ċ)
+// are visible already and stay as the vocabulary spells them. Chips,
+// candidates, the beam tree and the Branch box all show tokens through it.
+func VisibleToken(tok string) string {
+	if !strings.ContainsAny(tok, " \n\r\t▁") {
+		return tok
+	}
+	var b strings.Builder
+	for _, r := range tok {
+		switch r {
+		case ' ', '▁':
+			b.WriteString(markSpace)
+		case '\n', '\r':
+			b.WriteString(markNewline)
+		case '\t':
+			b.WriteString(markTab)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
