@@ -245,7 +245,7 @@ func (s *Server) stepperFor(sess *session) (view.StepperView, bool, uint64) {
 	seq := s.seq.Add(1)
 	src.mu.Unlock()
 	if v.Charts != nil {
-		renderCharts(s.charts, v.Charts, jobs)
+		view.RenderCharts(s.charts, v.Charts, jobs)
 	}
 	return v, running, seq
 }

@@ -32,9 +32,9 @@ type buildOpts struct {
 
 // stepperView translates a document at a cursor into the stepper's view,
 // and lists the charts the view shows (rendered outside the session lock).
-func stepperView(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob) {
+func stepperView(d *document, cur cursor, o buildOpts) (view.StepperView, []view.ChartJob) {
 	var v view.StepperView
-	var jobs []chartJob
+	var jobs []view.ChartJob
 	switch {
 	case d.walk != nil:
 		v = walkView(d, cur.pos, o.words)
@@ -45,7 +45,7 @@ func stepperView(d *document, cur cursor, o buildOpts) (view.StepperView, []char
 	}
 	v.Following = o.following
 	v.W = o.words
-	localizeCharts(v.Charts, o.words)
+	view.LocalizeCharts(v.Charts, o.words)
 	return v, jobs
 }
 
@@ -77,7 +77,7 @@ func walkView(d *document, pos int, w words.Words) view.StepperView {
 }
 
 // runView is a position of one run, along the cursor's branch.
-func runView(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob) {
+func runView(d *document, cur cursor, o buildOpts) (view.StepperView, []view.ChartJob) {
 	r := d.runs[0]
 	t := r.trace
 	steps := pathSteps(t, cur.branch)
@@ -124,7 +124,7 @@ func runView(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob
 	if o.lesson != nil && t.Model.Kind != "toy" {
 		v.Pair = pairView(o.lesson, pos, w)
 	}
-	var jobs []chartJob
+	var jobs []view.ChartJob
 	if o.charts && len(steps) > 0 {
 		v.Charts, jobs = chartsFor([]*run{r}, cur.branch, steps, pos, o)
 	}

@@ -117,7 +117,7 @@ func (s *Server) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error
 	running := l.doc.live()
 	l.mu.Unlock()
 	if v.Charts != nil {
-		renderCharts(s.charts, v.Charts, jobs)
+		view.RenderCharts(s.charts, v.Charts, jobs)
 	}
 	var b bytes.Buffer
 	if err := view.Stepper(v).Render(context.Background(), &b); err != nil {

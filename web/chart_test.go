@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"tracer/web/view"
 )
 
 func TestChartsInlineAndDownload(t *testing.T) {
@@ -23,7 +24,7 @@ func TestChartsInlineAndDownload(t *testing.T) {
 	if strings.Contains(o.HTML, `data-testid="chart-kv"`) || strings.Contains(o.HTML, `data-testid="chart-cost"`) {
 		t.Errorf("the toy's view has a KV or cost chart")
 	}
-	if n := s.charts.len(); n == 0 {
+	if n := s.charts.Len(); n == 0 {
 		t.Errorf("no chart cached after a view")
 	}
 
@@ -84,32 +85,6 @@ func TestChartsOff(t *testing.T) {
 	}
 }
 
-func TestChartCacheIsBounded(t *testing.T) {
-	c := newChartCache(3, 1<<20)
-	for i := range 5 {
-		c.put(chartKey{step: i}, []byte{byte(i)})
-	}
-	if c.len() != 3 {
-		t.Errorf("got %d charts cached, want 3", c.len())
-	}
-	if _, ok := c.get(chartKey{step: 0}); ok {
-		t.Error("the oldest chart is still cached")
-	}
-	c.get(chartKey{step: 2}) // most recently used now
-	c.put(chartKey{step: 9}, nil)
-	if _, ok := c.get(chartKey{step: 2}); !ok {
-		t.Error("a recently used chart was evicted")
-	}
-	// Bytes bound it too: three charts of 400 bytes in 1000.
-	c = newChartCache(100, 1000)
-	for i := range 3 {
-		c.put(chartKey{step: i}, make([]byte, 400))
-	}
-	if _, ok := c.get(chartKey{step: 0}); ok || c.len() != 2 {
-		t.Errorf("got %d charts of 400 bytes cached within 1000 bytes, the oldest still there %v; want 2 and not", c.len(), ok)
-	}
-}
-
 func TestChartsDark(t *testing.T) {
 	s, _, c := liveServer(t, Config{}, 0)
 	generate(t, s, c, form{})
@@ -121,13 +96,13 @@ func TestChartsDark(t *testing.T) {
 	}
 }
 
-// TestChartsAtPageWidth wants the inlined charts drawn pageChartWidth wide,
+// TestChartsAtPageWidth wants the inlined charts drawn view.PageChartWidth wide,
 // the width the stylesheet shows them at (so their text reads at 11 px or
 // more), and the PNG download at the plots default, a larger image.
 func TestChartsAtPageWidth(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 0)
 	o := generate(t, s, c, form{"do_sample": "true", "top_k": "3", "seed": "1"})
-	want := fmt.Sprintf(`<svg width="%gpt"`, pageChartWidth*0.75)
+	want := fmt.Sprintf(`<svg width="%gpt"`, view.PageChartWidth*0.75)
 	if n := strings.Count(o.HTML, "<svg"); n == 0 || strings.Count(o.HTML, want) != n {
 		t.Errorf("got %d charts inlined, %d of them starting %s, want all", n, strings.Count(o.HTML, want), want)
 	}

@@ -120,7 +120,7 @@ func sameVocabulary(a, b runSpec) error {
 // compareStepper is a position of a comparison: every run's step at the
 // same index, the table of their choices with the first divergence, and
 // the distance between their distributions.
-func compareStepper(d *document, cur cursor, o buildOpts) (view.StepperView, []chartJob) {
+func compareStepper(d *document, cur cursor, o buildOpts) (view.StepperView, []view.ChartJob) {
 	n := d.count(0)
 	pos := min(max(cur.pos, 0), n-1)
 	first := d.runs[0].trace
@@ -131,7 +131,7 @@ func compareStepper(d *document, cur cursor, o buildOpts) (view.StepperView, []c
 	}
 	v.Status = compareStatus(d, o.words)
 	v.Compare = compareView(d, pos, o.session, o.words)
-	var jobs []chartJob
+	var jobs []view.ChartJob
 	if o.charts {
 		v.Charts, jobs = chartsFor(d.runs, 0, nil, pos, o)
 	}

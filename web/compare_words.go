@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"tracer/trace"
-	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -68,25 +67,4 @@ func byWord(by string, w words.Words) string {
 		return w.T(words.KeyDbgByBeam)
 	}
 	return by
-}
-
-// chartTitleKeys are the wording keys of the charts' titles.
-var chartTitleKeys = map[string]string{
-	"candidates": words.KeyDbgChartCandidates,
-	"confidence": words.KeyDbgChartConfidence,
-	"kv":         words.KeyDbgChartKv,
-	"cost":       words.KeyDbgChartCost,
-}
-
-// localizeCharts words the charts' titles in w's language (the chart
-// images themselves are drawn by web/plots).
-func localizeCharts(c *view.ChartsView, w words.Words) {
-	if c == nil {
-		return
-	}
-	for i := range c.Charts {
-		if k, ok := chartTitleKeys[c.Charts[i].Name]; ok {
-			c.Charts[i].Title = w.T(k)
-		}
-	}
 }

@@ -200,14 +200,14 @@ type renderedPositions struct {
 // renderPositions renders every position with the page's Stepper and
 // packs them.
 func renderPositions(d *document, ps []exportPosition, o buildOpts) (*renderedPositions, error) {
-	cache := newChartCache(chartCacheSize, chartCacheBytes)
+	cache := view.NewChartCache(view.ChartCacheSize, view.ChartCacheBytes)
 	r := &renderedPositions{pack: newPositions()}
 	var buf bytes.Buffer
 	for i, p := range ps {
 		v, jobs := stepperView(d, p.cur, o)
 		if v.Charts != nil {
 			r.charted = r.charted || len(v.Charts.Charts) > 0
-			renderCharts(cache, v.Charts, jobs)
+			view.RenderCharts(cache, v.Charts, jobs)
 			for k := range v.Charts.Charts { // the page's download links need its server
 				v.Charts.Charts[k].SVGURL, v.Charts.Charts[k].PNGURL = "", ""
 			}

@@ -14,9 +14,10 @@ import (
 
 	"tracer/web/sfnt"
 
+	"tracer/web/static"
+
 	"codeberg.org/go-fonts/liberation/liberationmonoregular"
 	"codeberg.org/go-fonts/liberation/liberationsansregular"
-	"tracer/web/static"
 )
 
 // The page ships every font it uses, so English and Hindi look the same on

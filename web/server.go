@@ -36,6 +36,7 @@ import (
 	"tracer/engine/models"
 	"tracer/toy"
 	"tracer/web/catalog"
+	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -134,10 +135,10 @@ type Server struct {
 	// step ahead of the class) stops with it.
 	done   context.Context
 	stop   context.CancelFunc
-	charts *chartCache    // every page's rendered charts
-	jobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
-	closed bool           // shutting down: no new generations
-	jobs   sync.WaitGroup // generation goroutines and their publishers
+	charts *view.ChartCache // every page's rendered charts
+	jobMu  sync.Mutex       // guards closing, and orders jobs.Add before jobs.Wait
+	closed bool             // shutting down: no new generations
+	jobs   sync.WaitGroup   // generation goroutines and their publishers
 }
 
 // New makes a server. It opens the configured toy, which the page's first
@@ -197,7 +198,7 @@ func New(cfg Config) (*Server, error) {
 		slots:    make(chan struct{}, cfg.Generations),
 		renders:  make(chan struct{}, max(1, runtime.NumCPU()/2)),
 		looks:    make(chan struct{}, max(1, runtime.NumCPU()/2)),
-		charts:   newChartCache(chartCacheSize, chartCacheBytes),
+		charts:   view.NewChartCache(view.ChartCacheSize, view.ChartCacheBytes),
 	}
 	s.done, s.stop = context.WithCancel(context.Background())
 	if s.lessons, err = newLessonPages(); err != nil {

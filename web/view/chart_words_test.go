@@ -1,4 +1,4 @@
-package web
+package view
 
 import (
 	"reflect"
@@ -11,13 +11,13 @@ import (
 // TestChartWordsFillEveryField: the page gives the charts every word they
 // draw, in each language (a field left empty would read in English).
 func TestChartWordsFillEveryField(t *testing.T) {
-	s, err := New(Config{NoPull: true})
+	book, err := words.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, lang := range lessons.Languages() {
 		t.Run(lang, func(t *testing.T) {
-			w := reflect.ValueOf(chartWords(s.words(lang)))
+			w := reflect.ValueOf(chartWords(book.In(lang)))
 			for i := range w.NumField() {
 				if w.Field(i).String() == "" {
 					t.Errorf("chartWords(%s).%s is empty, want the page's word", lang, w.Type().Field(i).Name)
