@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -253,6 +254,19 @@ func lookupToken(tok tokenizer.Tokenizer, text string, vocab int) (int, error) {
 // session's job; the cursor follows it. The caller holds the session's
 // lock.
 func (s *Server) startBranch(sess *session, p *branchPlan) {
+	b := addBranch(p)
+	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
+		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source, origin: sess.doc.origin}
+	}
+	sess.cur = cursor{pos: p.at, branch: b.ID}
+	sess.tail, sess.until = true, nil
+	j := s.newSessionJob(sess)
+	s.launch(sess, j, s.branchWork(j.ctx, p, b, s.sessionSink(sess, j)))
+}
+
+// addBranch adds the planned branch to its run's tree, the run live on it.
+// The caller holds the lock of the page that shows the run.
+func addBranch(p *branchPlan) trace.Branch {
 	t := p.r.trace
 	label := fmt.Sprintf("step %d → #%d", p.at+1, p.id)
 	if p.r.model != nil && p.r.model.Tokenizer != nil {
@@ -265,23 +279,23 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 	}
 	b := trace.Branch{ID: len(t.Branches) + 1, Parent: p.parent, At: p.at, Label: label, Steps: []trace.Step{}}
 	t.Branches = append(t.Branches, b)
-	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
-		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source, origin: sess.doc.origin}
-	}
+	p.r.live, p.r.liveBranch = true, b.ID
+	return b
+}
+
+// branchWork is the work that generates branch b of plan p (added by
+// addBranch) until it ends or ctx does, its steps going to k: on the local
+// engine, or recorded from the run's server.
+func (s *Server) branchWork(ctx context.Context, p *branchPlan, b trace.Branch, k sink) func() error {
 	r := p.r
-	r.live, r.liveBranch = true, b.ID
-	sess.cur = cursor{pos: p.at, branch: b.ID}
-	sess.tail, sess.until = true, nil
-	j := s.newSessionJob(sess)
 	if r.server != nil {
-		s.runServerBranch(sess, j, p, b)
-		return
+		return s.serverBranchWork(ctx, p, b, k)
 	}
 	req := p.req
 	req.Record = true
 	req.KeepCache = func(c engine.Cache) {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
+		k.lock.Lock()
+		defer k.lock.Unlock()
 		r.keepCache(b.ID, c)
 	}
 	// Without a kept cache the run starts over, forced along the prefix:
@@ -290,12 +304,12 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 		if st.Index < b.At {
 			return
 		}
-		s.branchStep(sess, j, r, b.ID, st)
+		k.add(r, b.ID, st)
 	}
-	s.launch(sess, j, func() error {
-		out, err := s.generate(j.ctx, "the branch", req)
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
+	return func() error {
+		out, err := s.generate(ctx, "the branch", req)
+		k.lock.Lock()
+		defer k.lock.Unlock()
 		br := &r.trace.Branches[b.ID-1]
 		if err != nil {
 			br.Output = trace.Output{StopReason: trace.StopCancelled}
@@ -307,32 +321,18 @@ func (s *Server) startBranch(sess *session, p *branchPlan) {
 			br.Steps, br.Output = out.Steps[first:], out.Output
 		}
 		r.live = false
-		s.runEnded(sess, j, r, b.ID)
+		k.ended(r, b.ID)
 		if err != nil {
 			return fmt.Errorf("the branch failed: %w", err)
 		}
 		return nil
-	})
+	}
 }
 
-// branchStep adds a step that arrived to branch id of run r and wakes the
-// page's sender.
-func (s *Server) branchStep(sess *session, j *job, r *run, id int, st trace.Step) {
-	func() {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		br := &r.trace.Branches[id-1]
-		br.Steps = append(br.Steps, st)
-		s.stepArrived(sess, j, r, id)
-	}()
-	j.poke()
-}
-
-// runServerBranch records a planned branch of a server run in its own
-// job: steps arrive numbered from the branch point, and the branch's
-// output reads from the trunk's first new token, as a local branch's
-// does. The caller holds the session's lock.
-func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.Branch) {
+// serverBranchWork records a planned branch of a server run: steps arrive
+// numbered from the branch point, and the branch's output reads from the
+// trunk's first new token, as a local branch's does.
+func (s *Server) serverBranchWork(ctx context.Context, p *branchPlan, b trace.Branch, k sink) func() error {
 	r := p.r
 	var prefix strings.Builder
 	for _, st := range pathSteps(r.trace, p.parent)[:p.at] {
@@ -346,12 +346,12 @@ func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.B
 		if !p.fromStart {
 			st.Index += b.At
 		}
-		s.branchStep(sess, j, r, b.ID, st)
+		k.add(r, b.ID, st)
 	}
-	s.launch(sess, j, func() error {
-		out, err := s.record(j.ctx, "the branch", r.server, req)
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
+	return func() error {
+		out, err := s.record(ctx, "the branch", r.server, req)
+		k.lock.Lock()
+		defer k.lock.Unlock()
 		br := &r.trace.Branches[b.ID-1]
 		switch {
 		case out != nil && p.fromStart:
@@ -363,22 +363,22 @@ func (s *Server) runServerBranch(sess *session, j *job, p *branchPlan, b trace.B
 			// Its prompt ids are the rendered chat's, which the trunk
 			// (the server's chat endpoint) does not have.
 			br.Output.IDs = nil
-			if j.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				err = nil
 			}
 		case out != nil:
 			br.Steps, br.Output = shiftBranch(out, r.trace, b.At, p.before, prefix.String())
-			if j.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				err = nil // stopped from the page: the partial branch is kept
 			}
 		default:
 			br.Output = trace.Output{StopReason: trace.StopCancelled}
 		}
 		r.live = false
-		s.runEnded(sess, j, r, b.ID)
+		k.ended(r, b.ID)
 		if err != nil {
 			return fmt.Errorf("the branch failed: %w", err)
 		}
 		return nil
-	})
+	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,7 +203,7 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 		}
 		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
 		r.model, r.req, r.live = sp.model, sp.req, true
-		r.inside = s.newInsideStore(sess, sp.model, sp.req)
+		r.inside = s.newInsideStore(sp.model, sp.req, s.insideOpts(sess))
 		r.keptLogits = sp.req.Options.FullLogits // the form never asks for them: they serve the what-if panel
 		d.runs = append(d.runs, r)
 	}
@@ -212,10 +213,11 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 	sess.stopLocked()
 	sess.doc, sess.cur, sess.until, sess.tail = d, cursor{}, nil, true
 	j := s.newSessionJob(sess)
+	k := s.sessionSink(sess, j)
 	s.launch(sess, j, func() error {
 		var errs []error
 		for _, r := range d.runs {
-			if err := s.generateRun(sess, j, r); err != nil {
+			if err := s.generateRun(j.ctx, r, k); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", r.label, err))
 			}
 		}
@@ -223,58 +225,77 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 	})
 }
 
-// generateRun runs one run of a document to its end (or the job's): on
-// the local engine, or recorded from a server (as it streams).
-func (s *Server) generateRun(sess *session, j *job, r *run) error {
-	onStep := func(st trace.Step) {
-		func() {
-			sess.mu.Lock()
-			defer sess.mu.Unlock()
-			r.trace.Steps = append(r.trace.Steps, st)
-			s.stepArrived(sess, j, r, 0)
-		}()
-		j.poke()
+// sink is where a generation's steps go: the page that shows the run
+// (live, in web's terms its session). A step is appended to the run's
+// trace and step is called under lock; poke wakes the page's sender after
+// the lock is released; ended is called under lock once the run (or a
+// branch of it) has ended, its trace settled.
+type sink struct {
+	lock  sync.Locker
+	step  func(r *run, branch int)
+	poke  func()
+	ended func(r *run, branch int)
+}
+
+// add appends st to branch (0: the trunk) of r and tells the page.
+func (k sink) add(r *run, branch int, st trace.Step) {
+	k.lock.Lock()
+	if branch == 0 {
+		r.trace.Steps = append(r.trace.Steps, st)
+	} else {
+		br := &r.trace.Branches[branch-1]
+		br.Steps = append(br.Steps, st)
 	}
+	k.step(r, branch)
+	k.lock.Unlock()
+	k.poke()
+}
+
+// generateRun runs one run of a document to its end (or ctx's): on the
+// local engine, or recorded from a server (as it streams), its steps going
+// to k.
+func (s *Server) generateRun(ctx context.Context, r *run, k sink) error {
+	onStep := func(st trace.Step) { k.add(r, 0, st) }
 	var out *trace.Trace
-	err := j.ctx.Err()
+	err := ctx.Err()
 	switch {
 	case err != nil:
 	case r.server != nil:
 		req := r.sreq
 		req.OnStep = onStep
 		req.OnStart = func(head trace.Trace) {
-			sess.mu.Lock()
-			defer sess.mu.Unlock()
+			k.lock.Lock()
+			defer k.lock.Unlock()
 			head.Steps = r.trace.Steps
 			*r.trace = head
 		}
-		out, err = s.record(j.ctx, "the run", r.server, req)
+		out, err = s.record(ctx, "the run", r.server, req)
 	default:
 		req := r.req
 		req.OnStep = onStep
 		req.KeepCache = func(c engine.Cache) {
-			sess.mu.Lock()
-			defer sess.mu.Unlock()
+			k.lock.Lock()
+			defer k.lock.Unlock()
 			r.keepCache(0, c)
 		}
-		out, err = s.generate(j.ctx, "the run", req)
+		out, err = s.generate(ctx, "the run", req)
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
+	k.lock.Lock()
+	defer k.lock.Unlock()
 	switch {
 	case out != nil && r.server != nil && err != nil:
 		// A server's answer that broke off: the partial trace is kept,
 		// marked (source.incomplete), and says why, unless the page
 		// stopped it.
 		r.trace = out
-		if j.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			err = nil
 		} else {
 			r.err = s.catalog.Redact(err.Error())
 		}
 	case out != nil:
 		r.trace = out
-	case j.ctx.Err() != nil:
+	case ctx.Err() != nil:
 		r.trace.Output = cutOutput()
 		err = nil
 	default:
@@ -286,8 +307,28 @@ func (s *Server) generateRun(sess *session, j *job, r *run) error {
 		r.err = s.catalog.Redact(err.Error())
 	}
 	r.live = false
-	s.runEnded(sess, j, r, 0)
+	k.ended(r, 0)
 	return err
+}
+
+// insideOpts are the inside stores' options for a session's runs.
+func (s *Server) insideOpts(sess *session) insideOpts {
+	o := insideOpts{keep: insideKeep, changed: func() { s.publish(sess) }}
+	if sess.teach {
+		o.keep = classInsideKeep
+	}
+	return o
+}
+
+// sessionSink is the sink of a session's job j: its steps move the
+// session's cursor (stepArrived, runEnded) and wake j's publisher.
+func (s *Server) sessionSink(sess *session, j *job) sink {
+	return sink{
+		lock:  &sess.mu,
+		step:  func(r *run, branch int) { s.stepArrived(sess, j, r, branch) },
+		poke:  j.poke,
+		ended: func(r *run, branch int) { s.runEnded(sess, j, r, branch) },
+	}
 }
 
 // newSessionJob replaces the session's job with a new one. The caller

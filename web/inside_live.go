@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -193,18 +194,22 @@ func (st *insideStore) finish(key string, in *trace.Inside, why string) {
 	st.kept.put(key, in)
 }
 
+// insideOpts say how a run's inside store serves its page: how many
+// steps' insides it keeps (insideKeep, or classInsideKeep for a class's
+// instructor), and what to call once a computation ends (to show the page
+// again).
+type insideOpts struct {
+	keep    int
+	changed func()
+}
+
 // newInsideStore returns the store of a live run that does not record its
-// inside, or nil when it records it or its model has none. Once a
-// computation ends, the session's page is shown again.
-func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Request) *insideStore {
+// inside, or nil when it records it or its model has none.
+func (s *Server) newInsideStore(m *models.Loaded, req engine.Request, o insideOpts) *insideStore {
 	if _, ok := m.Model.(engine.InsideModel); !ok || req.Options.RecordAttention != "" || req.Options.RecordLens > 0 {
 		return nil
 	}
-	keep := insideKeep
-	if sess.teach {
-		keep = classInsideKeep
-	}
-	st := &insideStore{kept: newFIFOCache[*trace.Inside](keep), failed: map[string]string{}}
+	st := &insideStore{kept: newFIFOCache[*trace.Inside](cmp.Or(o.keep, insideKeep)), failed: map[string]string{}}
 
 	st.look = func(ids []int) (*trace.Inside, string) {
 		var in *trace.Inside
@@ -231,7 +236,9 @@ func (s *Server) newInsideStore(sess *session, m *models.Loaded, req engine.Requ
 			defer s.jobs.Done()
 			in, why := st.look(ids)
 			st.finish(key, in, why)
-			s.publish(sess)
+			if o.changed != nil {
+				o.changed()
+			}
 		}()
 	}
 	return st

@@ -339,7 +339,7 @@ func TestInsideOnDemand(t *testing.T) {
 	r.trace = bare
 	req := r.req
 	req.Options.RecordAttention, req.Options.RecordLens = "", 0
-	r.inside = s.newInsideStore(sess, r.model, req)
+	r.inside = s.newInsideStore(r.model, req, s.insideOpts(sess))
 	sess.mu.Unlock()
 	if r.inside == nil {
 		t.Fatal("no store for a run that records nothing inside")
