@@ -8,7 +8,9 @@ import (
 	"fmt"
 
 	"tracer/engine/tokenizer"
+	"tracer/trace"
 	"tracer/web/view"
+	"tracer/web/words"
 )
 
 // handleMessage answers one WebSocket message from a page. A message that
@@ -248,4 +250,37 @@ func (s *Server) stepperFor(sess *session) (view.StepperView, bool, uint64) {
 		view.RenderCharts(s.charts, v.Charts, jobs)
 	}
 	return v, running, seq
+}
+
+// chartRequest finds the chart named name at step of what the session
+// shows, worded in the session's language (words gives a language's).
+func chartRequest(sess *session, name string, step int, words func(lang string) words.Words) (view.ChartJob, error) {
+	sess.mu.Lock()
+	o := buildOpts{session: sess.id, dark: sess.dark, words: words(sess.lang)}
+	sess.mu.Unlock()
+	src := sess.source()
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	d, cur := src.doc, src.cur
+	runs, branch := d.runs[:1], cur.branch
+	var steps []trace.Step
+	if d.compare {
+		runs, branch = d.runs, 0
+	} else {
+		steps = pathSteps(d.runs[0].trace, branch)
+	}
+	n := d.count(branch)
+	if d.walk != nil {
+		n = len(d.runs[0].trace.Steps)
+	}
+	if step < 0 || step >= n {
+		return view.ChartJob{}, fmt.Errorf("step index %d is out of range: this run has steps 0 to %d", step, n-1)
+	}
+	v, jobs := chartsFor(runs, branch, steps, step, o)
+	for i, c := range v.Charts {
+		if c.Name == name {
+			return jobs[i], nil
+		}
+	}
+	return view.ChartJob{}, fmt.Errorf("no chart %q for this run", name)
 }

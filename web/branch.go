@@ -197,25 +197,6 @@ func existingBranch(t *trace.Trace, followed int, steps []trace.Step, at, id int
 	return -1
 }
 
-// goToExisting shows the path a branch message names when it exists
-// already: that branch, at the step that chose the token. The caller holds
-// the session's lock.
-func goToExisting(sess *session, p *branchPlan) {
-	d := sess.doc
-	pos := p.at
-	if d.walk != nil { // the walkthrough's moment of that step
-		pos = sess.cur.pos
-		for i, m := range d.walk.Moments {
-			if m.Step == p.at {
-				pos = i
-				break
-			}
-		}
-	}
-	sess.cur = cursor{pos: pos, branch: p.existing, row: sess.cur.row}
-	sess.tail, sess.until = false, nil
-}
-
 // lookupToken finds the id of a token typed by the user: a vocabulary
 // string ("Ġthe"), or text that encodes to exactly one token (" the").
 func lookupToken(tok tokenizer.Tokenizer, text string, vocab int) (int, error) {
@@ -248,20 +229,6 @@ func lookupToken(tok tokenizer.Tokenizer, text string, vocab int) (int, error) {
 		return 0, fmt.Errorf("%q is not one token of this vocabulary (it encodes to %d tokens %v): type a single token or its id (#123)", text, len(ids), ids)
 	}
 	return ids[0], nil
-}
-
-// startBranch adds the planned branch to the run's tree and runs it in the
-// session's job; the cursor follows it. The caller holds the session's
-// lock.
-func (s *Server) startBranch(sess *session, p *branchPlan) {
-	b := addBranch(p)
-	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
-		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source, origin: sess.doc.origin}
-	}
-	sess.cur = cursor{pos: p.at, branch: b.ID}
-	sess.tail, sess.until = true, nil
-	j := s.newSessionJob(sess)
-	s.launch(sess, j, s.branchWork(j.ctx, p, b, s.sessionSink(sess, j)))
 }
 
 // addBranch adds the planned branch to its run's tree, the run live on it.

@@ -132,25 +132,3 @@ func (b *breakpoints) rankIn(sr trace.StepRow) int {
 	}
 	return 0
 }
-
-// runUntil moves the cursor to the first step after it where a breakpoint
-// hits. When none does and the run is still generating, the breakpoints
-// wait for the steps to come. The caller holds the session's lock.
-func runUntil(sess *session, b *breakpoints) {
-	d := sess.doc
-	steps := pathSteps(d.runs[0].trace, sess.cur.branch)
-	for i := sess.cur.pos + 1; i < len(steps); i++ {
-		if hit := b.check(steps, i, sess.cur.row); hit != "" {
-			sess.cur.pos, sess.cur.hit, sess.cur.pending, sess.until, sess.tail = i, hit, false, nil, false
-			return
-		}
-	}
-	r := d.runs[0]
-	if r.live && r.liveBranch == sess.cur.branch {
-		sess.cur.pos = max(0, len(steps)-1)
-		sess.cur.hit, sess.cur.pending, sess.until, sess.tail = b.w.F(words.KeyDbgPlayingUntil, "what", b.describe()), true, b, false
-		return
-	}
-	sess.cur.pos = max(0, len(steps)-1)
-	sess.cur.hit, sess.cur.pending, sess.until = b.w.F(words.KeyDbgNoHit, "what", b.describe()), false, nil
-}

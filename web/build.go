@@ -412,3 +412,23 @@ func probText(p float64) string {
 func percent(p float64) string {
 	return strconv.FormatFloat(100*min(max(p, 0), 1), 'f', 1, 64) + "%"
 }
+
+// chartsFor lists the charts of a position: for one run (steps is its
+// path along branch) or for the runs of a comparison (steps nil: each
+// run's trunk), for o's session, palette and language. It snapshots the
+// traces; the caller holds the lock.
+func chartsFor(runs []*run, branch int, steps []trace.Step, pos int, o buildOpts) (*view.ChartsView, []view.ChartJob) {
+	var traces []*trace.Trace
+	var names []string
+	for _, r := range runs {
+		names = append(names, r.label)
+		t := *r.trace
+		t.Branches = nil
+		if steps != nil {
+			t.Steps = steps
+		}
+		t.Steps = slices.Clip(t.Steps)
+		traces = append(traces, &t)
+	}
+	return view.ChartsFor(traces, names, runs[0].id, branch, pos, view.ChartOpts{Session: o.session, Dark: o.dark, W: o.words})
+}

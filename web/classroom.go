@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -68,30 +69,6 @@ func (s *Server) rejoin(sess *session) error {
 	return nil
 }
 
-// forkDocument copies a document for another session: the runs are forked
-// (shared steps, separate trees); a run still generating is cut where it
-// stands. The caller holds the owner's lock.
-func forkDocument(d *document, s *Server) *document {
-	o := d.origin
-	o.copy = true
-	c := &document{walk: d.walk, compare: d.compare, source: d.source + " (your copy)", notice: d.notice, origin: o}
-	for _, r := range d.runs {
-		f := r.fork(s.runIDs.Add(1))
-		if r.live {
-			if f.trace.Output.StopReason == "" {
-				f.trace.Output = cutOutput()
-			}
-			for i := range f.trace.Branches {
-				if f.trace.Branches[i].Output.StopReason == "" {
-					f.trace.Branches[i].Output = cutOutput()
-				}
-			}
-		}
-		c.runs = append(c.runs, f)
-	}
-	return c
-}
-
 // teachCookie holds the instructor's secret once the instructor's page has
 // opened: the page drops ?teach= from the address bar, and no link on the
 // page carries the secret, so projecting the browser shows nothing a
@@ -116,4 +93,31 @@ func (s *Server) instructor(r *http.Request) bool {
 	}
 	t := r.URL.Query().Get("teach")
 	return t != "" && s.class.check(t)
+}
+
+// openClassroom makes the instructor's session and its secret.
+func (s *Server) openClassroom() error {
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	d, err := s.firstRun(context.Background())
+	if err != nil {
+		return err
+	}
+	leader, err := s.sessions.create(d, func(x *session) { x.teach = true })
+	if err != nil {
+		return err
+	}
+	s.sessions.pin(leader)
+	s.class = &classroom{token: token, leader: leader, cast: newCastState()}
+	return nil
+}
+
+// bandwidth is the machine's read bandwidth in GB/s, 0 when unknown.
+func (s *Server) bandwidth() float64 {
+	if s.cfg.Bandwidth == nil {
+		return 0
+	}
+	return s.cfg.Bandwidth()
 }

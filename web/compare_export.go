@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	"tracer/trace"
 )
@@ -102,53 +100,4 @@ func writeZip(b *bytes.Buffer, ts []*trace.Trace, names []string) error {
 		}
 	}
 	return z.Close()
-}
-
-// runFileName names run i of a comparison's file: "run-2-T=0.7.json".
-// The label keeps letters, digits and . = _ -, anything else becomes "-",
-// and it is cut to 40 bytes, so the name is safe in a header and on disk.
-func runFileName(i int, label string) string {
-	var sb strings.Builder
-	for _, c := range label {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '=', c == '_', c == '-':
-			sb.WriteRune(c)
-		default:
-			sb.WriteByte('-')
-		}
-		if sb.Len() >= 40 {
-			break
-		}
-	}
-	l := strings.Trim(sb.String(), "-.")
-	name := "run-" + strconv.Itoa(i+1)
-	if l != "" {
-		name += "-" + l
-	}
-	return name + ".json"
-}
-
-// withoutLogits returns a copy of t without the rows of raw logits a live
-// run kept for the what-if panel (see keepLogits): they are the page's
-// working data, not something the learner asked to record.
-func withoutLogits(t *trace.Trace) *trace.Trace {
-	c := *t
-	c.Options.FullLogits = false
-	strip := func(steps []trace.Step) []trace.Step {
-		out := make([]trace.Step, len(steps))
-		for i, st := range steps {
-			st.Rows = slices.Clone(st.Rows)
-			for k := range st.Rows {
-				st.Rows[k].Logits = nil
-			}
-			out[i] = st
-		}
-		return out
-	}
-	c.Steps = strip(t.Steps)
-	c.Branches = slices.Clone(t.Branches)
-	for i := range c.Branches {
-		c.Branches[i].Steps = strip(c.Branches[i].Steps)
-	}
-	return &c
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,28 +87,6 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 		narrate(d, toy.Lesson())
 	}
 	return exportDocument(w, d, book.In(lang), !o.NoCharts)
-}
-
-// narrate walks a lone toy trace of d through table when it fits, else
-// through the part of the table the trace itself records; a trace neither
-// fits is shown step by step with a notice saying why.
-func narrate(d *document, table *toy.Table) {
-	t := d.runs[0].trace
-	if t.Model.Kind != "toy" || len(t.Branches) > 0 {
-		return
-	}
-	w, err := lessons.Walk(t, table)
-	if err != nil {
-		owned, terr := lessons.TableFromTrace(t)
-		if terr == nil {
-			w, err = lessons.Walk(t, owned)
-		}
-	}
-	if err != nil {
-		d.notice = "This toy trace is shown step by step without the walkthrough: " + strings.TrimPrefix(err.Error(), "lessons: ")
-		return
-	}
-	d.walk = w
 }
 
 // exportPosition is one position of the exported document.
@@ -347,35 +324,4 @@ func (p *positions) encode() (string, error) {
 		return "", fmt.Errorf("web: export: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(z.Bytes()), nil
-}
-
-// handleExportHTML downloads what the session shows (a run with its
-// branches, a walkthrough or a comparison) as one self-contained HTML
-// file in the page's language.
-func (s *Server) handleExportHTML(w http.ResponseWriter, r *http.Request, sess *session) {
-	sess.mu.Lock()
-	lang := sess.lang
-	sess.mu.Unlock()
-	src := sess.source()
-	src.mu.Lock()
-	d := src.doc
-	live := d.live()
-	c := &document{walk: d.walk, compare: d.compare, source: d.source, notice: d.notice}
-	for _, x := range d.runs {
-		c.runs = append(c.runs, &run{id: x.id, label: x.label, trace: x.snapshot(), err: x.err})
-	}
-	src.mu.Unlock()
-	if live {
-		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
-		return
-	}
-	var b bytes.Buffer
-	if err := exportDocument(&b, c, s.words(cmp.Or(lang, lessons.English)), true); err != nil {
-		http.Error(w, "could not export the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="tracer-trace.html"`)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
 }

@@ -1,55 +1,18 @@
 package web
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"runtime/debug"
 	"slices"
 	"strings"
-
-	"tracer/engine"
-	"tracer/trace"
 )
 
 // The server runs in front of a whole class: a bug that panics while
 // answering one page must end that page's run, not the process. Every
 // goroutine the server starts for a page, and every message and request it
 // answers, runs behind one of these recovery boundaries.
-
-// errPanic marks an error that stands for a recovered panic.
-var errPanic = errors.New("tracer hit an internal error")
-
-// guard runs f and turns a panic into an error naming what failed. The
-// panic and its stack go to the server's log.
-func (s *Server) guard(what string, f func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("recovered from a panic", "in", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			err = fmt.Errorf("%w in %s (%v): the server goes on; please report this with the server's log", errPanic, what, p)
-		}
-	}()
-	return f()
-}
-
-// generate is engine.Generate behind a recovery boundary: a panic in the
-// model, a processor or a callback is the run's error.
-func (s *Server) generate(ctx context.Context, what string, req engine.Request) (*trace.Trace, error) {
-	return s.guardRun(what, func() (*trace.Trace, error) { return engine.Generate(ctx, req) })
-}
-
-// guardRun is guard for a run that returns its trace.
-func (s *Server) guardRun(what string, run func() (*trace.Trace, error)) (*trace.Trace, error) {
-	var out *trace.Trace
-	err := s.guard(what, func() error {
-		var err error
-		out, err = run()
-		return err
-	})
-	return out, err
-}
 
 // recoverHTTP answers a request whose handler panicked with 500 and a
 // clear text, instead of net/http's dropped connection.

@@ -1,8 +1,8 @@
 package web
 
 import (
+	"bytes"
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,47 +12,10 @@ import (
 	"strconv"
 	"strings"
 
-	"tracer/engine"
-	"tracer/engine/models"
 	"tracer/lessons"
-	"tracer/toy"
 	"tracer/trace"
 	"tracer/web/view"
 )
-
-// firstRun runs the server's toy greedily, as the page does on opening.
-// The run keeps its request and KV cache, so the learner may branch off
-// the lesson.
-func (s *Server) firstRun(ctx context.Context) (*document, error) {
-	req, err := s.toy.Request(models.Input{}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("web: %w", err)
-	}
-	req.Record = true
-	req.Options.FullLogits = true // the what-if panel's raw logits (8 per step)
-	var kept engine.Cache
-	req.KeepCache = func(c engine.Cache) { kept = c }
-	t, err := engine.Generate(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("web: run %s: %w", s.toy.Spec, err)
-	}
-	req.KeepCache = nil
-	d := s.newDocument(t, "run of "+s.toy.Spec+", greedy")
-	d.origin = origin{kind: originRun, model: s.toy.Spec}
-	r := d.runs[0]
-	r.model, r.req, r.caches[0] = s.toy, req, kept
-	r.keptLogits = true
-	return d, nil
-}
-
-// newDocument prepares a trace for showing. A single-prompt toy trace is
-// narrated against the server's table when it fits, else against the part
-// of the table the trace itself records.
-func (s *Server) newDocument(t *trace.Trace, source string) *document {
-	d := &document{runs: []*run{newRun(s.runIDs.Add(1), t, "")}, source: source}
-	narrate(d, toy.Of(s.toy).Table())
-	return d
-}
 
 // handlePage serves the page: a new session running the toy, or the session
 // named by ?session= (where a form import without JavaScript lands). In
@@ -303,13 +266,33 @@ func cleanName(name string) string {
 	return name
 }
 
-// sizeText writes a byte count in MiB or KiB.
-func sizeText(n int64) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
+// handleExportHTML downloads what the session shows (a run with its
+// branches, a walkthrough or a comparison) as one self-contained HTML
+// file in the page's language.
+func (s *Server) handleExportHTML(w http.ResponseWriter, r *http.Request, sess *session) {
+	sess.mu.Lock()
+	lang := sess.lang
+	sess.mu.Unlock()
+	src := sess.source()
+	src.mu.Lock()
+	d := src.doc
+	live := d.live()
+	c := &document{walk: d.walk, compare: d.compare, source: d.source, notice: d.notice}
+	for _, x := range d.runs {
+		c.runs = append(c.runs, &run{id: x.id, label: x.label, trace: x.snapshot(), err: x.err})
 	}
-	if n >= 1<<10 {
-		return fmt.Sprintf("%d KiB", n>>10)
+	src.mu.Unlock()
+	if live {
+		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
+		return
 	}
-	return fmt.Sprintf("%d bytes", n)
+	var b bytes.Buffer
+	if err := exportDocument(&b, c, s.words(cmp.Or(lang, lessons.English)), true); err != nil {
+		http.Error(w, "could not export the page: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="tracer-trace.html"`)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b.Bytes())
 }

@@ -1,12 +1,17 @@
 package web
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/engine/remote"
 	"tracer/lessons"
+	"tracer/toy"
 	"tracer/trace"
 )
 
@@ -192,4 +197,155 @@ func rowCount(t *trace.Trace) int {
 		n = max(n, len(t.Steps[0].Rows))
 	}
 	return n
+}
+
+// cursor is where a session stands in its document.
+type cursor struct {
+	pos    int    // stepper position
+	branch int    // the branch followed (0 = trunk)
+	row    int    // the batch row or beam shown
+	hit    string // the breakpoint that stopped the last run-until, shown until the next move
+	// pending: a run-until waits for steps still to come; hit says which
+	// breakpoints it waits for.
+	pending bool
+}
+
+// runFileName names run i of a comparison's file: "run-2-T=0.7.json".
+// The label keeps letters, digits and . = _ -, anything else becomes "-",
+// and it is cut to 40 bytes, so the name is safe in a header and on disk.
+func runFileName(i int, label string) string {
+	var sb strings.Builder
+	for _, c := range label {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '=', c == '_', c == '-':
+			sb.WriteRune(c)
+		default:
+			sb.WriteByte('-')
+		}
+		if sb.Len() >= 40 {
+			break
+		}
+	}
+	l := strings.Trim(sb.String(), "-.")
+	name := "run-" + strconv.Itoa(i+1)
+	if l != "" {
+		name += "-" + l
+	}
+	return name + ".json"
+}
+
+// withoutLogits returns a copy of t without the rows of raw logits a live
+// run kept for the what-if panel (see keepLogits): they are the page's
+// working data, not something the learner asked to record.
+func withoutLogits(t *trace.Trace) *trace.Trace {
+	c := *t
+	c.Options.FullLogits = false
+	strip := func(steps []trace.Step) []trace.Step {
+		out := make([]trace.Step, len(steps))
+		for i, st := range steps {
+			st.Rows = slices.Clone(st.Rows)
+			for k := range st.Rows {
+				st.Rows[k].Logits = nil
+			}
+			out[i] = st
+		}
+		return out
+	}
+	c.Steps = strip(t.Steps)
+	c.Branches = slices.Clone(t.Branches)
+	for i := range c.Branches {
+		c.Branches[i].Steps = strip(c.Branches[i].Steps)
+	}
+	return &c
+}
+
+// narrate walks a lone toy trace of d through table when it fits, else
+// through the part of the table the trace itself records; a trace neither
+// fits is shown step by step with a notice saying why.
+func narrate(d *document, table *toy.Table) {
+	t := d.runs[0].trace
+	if t.Model.Kind != "toy" || len(t.Branches) > 0 {
+		return
+	}
+	w, err := lessons.Walk(t, table)
+	if err != nil {
+		owned, terr := lessons.TableFromTrace(t)
+		if terr == nil {
+			w, err = lessons.Walk(t, owned)
+		}
+	}
+	if err != nil {
+		d.notice = "This toy trace is shown step by step without the walkthrough: " + strings.TrimPrefix(err.Error(), "lessons: ")
+		return
+	}
+	d.walk = w
+}
+
+// firstRun runs the server's toy greedily, as the page does on opening.
+// The run keeps its request and KV cache, so the learner may branch off
+// the lesson.
+func (s *Server) firstRun(ctx context.Context) (*document, error) {
+	req, err := s.toy.Request(models.Input{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	req.Record = true
+	req.Options.FullLogits = true // the what-if panel's raw logits (8 per step)
+	var kept engine.Cache
+	req.KeepCache = func(c engine.Cache) { kept = c }
+	t, err := engine.Generate(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("web: run %s: %w", s.toy.Spec, err)
+	}
+	req.KeepCache = nil
+	d := s.newDocument(t, "run of "+s.toy.Spec+", greedy")
+	d.origin = origin{kind: originRun, model: s.toy.Spec}
+	r := d.runs[0]
+	r.model, r.req, r.caches[0] = s.toy, req, kept
+	r.keptLogits = true
+	return d, nil
+}
+
+// newDocument prepares a trace for showing. A single-prompt toy trace is
+// narrated against the server's table when it fits, else against the part
+// of the table the trace itself records.
+func (s *Server) newDocument(t *trace.Trace, source string) *document {
+	d := &document{runs: []*run{newRun(s.runIDs.Add(1), t, "")}, source: source}
+	narrate(d, toy.Of(s.toy).Table())
+	return d
+}
+
+// sizeText writes a byte count in MiB or KiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// forkDocument copies a document for another session: the runs are forked
+// (shared steps, separate trees); a run still generating is cut where it
+// stands. The caller holds the owner's lock.
+func forkDocument(d *document, s *Server) *document {
+	o := d.origin
+	o.copy = true
+	c := &document{walk: d.walk, compare: d.compare, source: d.source + " (your copy)", notice: d.notice, origin: o}
+	for _, r := range d.runs {
+		f := r.fork(s.runIDs.Add(1))
+		if r.live {
+			if f.trace.Output.StopReason == "" {
+				f.trace.Output = cutOutput()
+			}
+			for i := range f.trace.Branches {
+				if f.trace.Branches[i].Output.StopReason == "" {
+					f.trace.Branches[i].Output = cutOutput()
+				}
+			}
+		}
+		c.runs = append(c.runs, f)
+	}
+	return c
 }

@@ -227,25 +227,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// openClassroom makes the instructor's session and its secret.
-func (s *Server) openClassroom() error {
-	token, err := newToken()
-	if err != nil {
-		return err
-	}
-	d, err := s.firstRun(context.Background())
-	if err != nil {
-		return err
-	}
-	leader, err := s.sessions.create(d, func(x *session) { x.teach = true })
-	if err != nil {
-		return err
-	}
-	s.sessions.pin(leader)
-	s.class = &classroom{token: token, leader: leader, cast: newCastState()}
-	return nil
-}
-
 // TeachToken returns the classroom's instructor token: the instructor's
 // page is /?teach=TOKEN, and students open /. It is "" outside classroom
 // mode.
@@ -324,36 +305,6 @@ func (s *Server) Close() {
 	s.pulls.cancelAll()
 }
 
-// addJob counts a generation's two goroutines, unless the server is
-// shutting down.
-func (s *Server) addJob() bool {
-	s.jobMu.Lock()
-	defer s.jobMu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.jobs.Add(2)
-	return true
-}
-
-// waitJobs waits until every generation has ended, or ctx ends.
-func (s *Server) waitJobs(ctx context.Context) error {
-	return waitOrGiveUp(ctx, &s.jobs, "web: generations did not stop in time")
-}
-
-// waitOrGiveUp waits until wg's goroutines have ended, or returns the
-// error late (which says what did not end) when ctx ends first.
-func waitOrGiveUp(ctx context.Context, wg *sync.WaitGroup, late string) error {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return errors.New(late)
-	}
-}
-
 // securityHeaders keeps the page to its own origin: no scripts from
 // elsewhere, no framing.
 func securityHeaders(h http.Handler) http.Handler {
@@ -364,12 +315,4 @@ func securityHeaders(h http.Handler) http.Handler {
 		hd.Set("Referrer-Policy", "no-referrer")
 		h.ServeHTTP(w, r)
 	})
-}
-
-// bandwidth is the machine's read bandwidth in GB/s, 0 when unknown.
-func (s *Server) bandwidth() float64 {
-	if s.cfg.Bandwidth == nil {
-		return 0
-	}
-	return s.cfg.Bandwidth()
 }

@@ -10,17 +10,6 @@ import (
 	"time"
 )
 
-// cursor is where a session stands in its document.
-type cursor struct {
-	pos    int    // stepper position
-	branch int    // the branch followed (0 = trunk)
-	row    int    // the batch row or beam shown
-	hit    string // the breakpoint that stopped the last run-until, shown until the next move
-	// pending: a run-until waits for steps still to come; hit says which
-	// breakpoints it waits for.
-	pending bool
-}
-
 // session is one open page: its document, its position and its running
 // generation. In classroom mode a student's session follows the
 // instructor's (leader) until it detaches.

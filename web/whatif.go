@@ -444,3 +444,23 @@ func whatIfView(w whatIfStep, out whatIfOutcome, wd words.Words) view.WhatIfView
 	}
 	return v
 }
+
+// keepLogits reports whether a run keeps every raw logit of its steps for
+// the what-if panel. A single prompt with the KV cache needs not: once it
+// ends, the panel recomputes a step's logits from the cache it kept
+// (run.stepLogits), exactly, so a class's runs do not each copy and hold
+// the whole vocabulary's logits at every step. Other runs keep them when
+// the run's memory estimate, the logits counted, stays within the
+// server's limit (Config.MaxRunBytes, --max-run-mib). A run with neither
+// shows only its recorded candidates, and the panel says the full
+// vocabulary is missing.
+func (s *Server) keepLogits(info engine.Info, o trace.Options, prompts [][]int) bool {
+	if o.FullLogits {
+		return true
+	}
+	if len(prompts) == 1 && o.UseCache && o.NumBeams <= 1 && !(o.DoSample && o.NumReturnSequences > 1) {
+		return false
+	}
+	o.FullLogits = true
+	return estimateRun(info, o, prompts).total() <= float64(s.cfg.MaxRunBytes)
+}
