@@ -253,7 +253,7 @@ func addBranch(p *branchPlan) trace.Branch {
 // branchWork is the work that generates branch b of plan p (added by
 // addBranch) until it ends or ctx does, its steps going to k: on the local
 // engine, or recorded from the run's server.
-func (s *Server) branchWork(ctx context.Context, p *branchPlan, b trace.Branch, k sink) func() error {
+func (s *runner) branchWork(ctx context.Context, p *branchPlan, b trace.Branch, k sink) func() error {
 	r := p.r
 	if r.server != nil {
 		return s.serverBranchWork(ctx, p, b, k)
@@ -299,7 +299,7 @@ func (s *Server) branchWork(ctx context.Context, p *branchPlan, b trace.Branch, 
 // serverBranchWork records a planned branch of a server run: steps arrive
 // numbered from the branch point, and the branch's output reads from the
 // trunk's first new token, as a local branch's does.
-func (s *Server) serverBranchWork(ctx context.Context, p *branchPlan, b trace.Branch, k sink) func() error {
+func (s *runner) serverBranchWork(ctx context.Context, p *branchPlan, b trace.Branch, k sink) func() error {
 	r := p.r
 	var prefix strings.Builder
 	for _, st := range pathSteps(r.trace, p.parent)[:p.at] {

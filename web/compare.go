@@ -23,7 +23,7 @@ import (
 // form's seed, so sampled runs draw from one random stream and differ
 // only where the weights changed the distribution. The runs are labelled
 // by file and weight type.
-func (s *Server) compareSpecs(f runForm) ([]runSpec, string, error) {
+func (s *runner) compareSpecs(f runForm) ([]runSpec, string, error) {
 	if f.CompareModel == "" {
 		vs, err := f.variants()
 		if err != nil {

@@ -28,7 +28,7 @@ type runSpec struct {
 // prepare turns a run form into a request, checking everything that can be
 // checked before generating: the model, the prompt and the options (the
 // engine's own validation, with its clear messages).
-func (s *Server) prepare(f runForm, label string) (runSpec, error) {
+func (s *runner) prepare(f runForm, label string) (runSpec, error) {
 	if c, ok, err := s.catalog.Server(f.Model); ok {
 		if err != nil {
 			return runSpec{}, err
@@ -76,7 +76,7 @@ func (s *Server) prepare(f runForm, label string) (runSpec, error) {
 // checkRunSize holds a run to the server's limits before it starts: rows ×
 // beams (Config.MaxRowsBeams), and the memory the run needs beyond the
 // shared weights by estimate (Config.MaxRunBytes).
-func (s *Server) checkRunSize(info engine.Info, o trace.Options, prompts [][]int) error {
+func (s *runner) checkRunSize(info engine.Info, o trace.Options, prompts [][]int) error {
 	seqs := len(prompts) * max(1, o.NumBeams)
 	if len(prompts) > s.cfg.MaxRowsBeams || max(1, o.NumBeams) > s.cfg.MaxRowsBeams || seqs > s.cfg.MaxRowsBeams {
 		return fmt.Errorf("%d prompts × %d beams = %d sequences is more than this server runs at once (%d): use fewer prompts or beams (the server's --max-rows-beams sets the limit)", len(prompts), max(1, o.NumBeams), seqs, s.cfg.MaxRowsBeams)
@@ -191,7 +191,7 @@ func (k sink) add(r *run, branch int, st trace.Step) {
 // generateRun runs one run of a document to its end (or ctx's): on the
 // local engine, or recorded from a server (as it streams), its steps going
 // to k.
-func (s *Server) generateRun(ctx context.Context, r *run, k sink) error {
+func (s *runner) generateRun(ctx context.Context, r *run, k sink) error {
 	onStep := func(st trace.Step) { k.add(r, 0, st) }
 	var out *trace.Trace
 	err := ctx.Err()

@@ -205,7 +205,7 @@ type insideOpts struct {
 
 // newInsideStore returns the store of a live run that does not record its
 // inside, or nil when it records it or its model has none.
-func (s *Server) newInsideStore(m *models.Loaded, req engine.Request, o insideOpts) *insideStore {
+func (s *runner) newInsideStore(m *models.Loaded, req engine.Request, o insideOpts) *insideStore {
 	if _, ok := m.Model.(engine.InsideModel); !ok || req.Options.RecordAttention != "" || req.Options.RecordLens > 0 {
 		return nil
 	}
@@ -253,7 +253,7 @@ const lookInsideTimeout = 2 * time.Minute
 // (Server.looks): a look runs its whole context alone through the model,
 // and many at once (a class's pages each showing their run's last step)
 // would take turns with the runs' shared passes kernel by kernel.
-func (s *Server) lookInside(m *models.Loaded, base engine.Request, ids []int) (*trace.Inside, error) {
+func (s *runner) lookInside(m *models.Loaded, base engine.Request, ids []int) (*trace.Inside, error) {
 	ctx, cancel := context.WithTimeout(s.done, lookInsideTimeout)
 	defer cancel()
 	select {

@@ -68,7 +68,7 @@ func linkForm(q url.Values) (runForm, int, error) {
 
 // linkedRun generates the run (or the comparison) a deep link asks for and
 // returns the document to show, with the stepper position it asks for.
-func (s *Server) linkedRun(ctx context.Context, q url.Values) (*document, int, error) {
+func (s *runner) linkedRun(ctx context.Context, q url.Values) (*document, int, error) {
 	f, step, err := linkForm(q)
 	if err != nil {
 		return nil, 0, err

@@ -284,7 +284,7 @@ func narrate(d *document, table *toy.Table) {
 // firstRun runs the server's toy greedily, as the page does on opening.
 // The run keeps its request and KV cache, so the learner may branch off
 // the lesson.
-func (s *Server) firstRun(ctx context.Context) (*document, error) {
+func (s *runner) firstRun(ctx context.Context) (*document, error) {
 	req, err := s.toy.Request(models.Input{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
@@ -309,7 +309,7 @@ func (s *Server) firstRun(ctx context.Context) (*document, error) {
 // newDocument prepares a trace for showing. A single-prompt toy trace is
 // narrated against the server's table when it fits, else against the part
 // of the table the trace itself records.
-func (s *Server) newDocument(t *trace.Trace, source string) *document {
+func (s *runner) newDocument(t *trace.Trace, source string) *document {
 	d := &document{runs: []*run{newRun(s.runIDs.Add(1), t, "")}, source: source}
 	narrate(d, toy.Of(s.toy).Table())
 	return d

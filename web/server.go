@@ -26,9 +26,9 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
+
 	modelhub "tracer/engine/hub"
 
 	"github.com/gorilla/websocket"
@@ -104,12 +104,10 @@ type Config struct {
 
 // Server serves the debugger.
 type Server struct {
+	*runner  // the generations, shared by every page
 	cfg      Config
-	toy      *models.Loaded
-	lesson   *document // the toy's lesson, never changed: shown beside real runs
-	catalog  *catalog.Catalog
+	lesson   *document  // the toy's lesson, never changed: shown beside real runs
 	class    *classroom // nil outside classroom mode
-	log      *slog.Logger
 	sessions *store
 	hub      *hub
 	upgrader *websocket.Upgrader
@@ -118,27 +116,16 @@ type Server struct {
 	book     *words.Book  // the page's words, every language
 	mux      *http.ServeMux
 
-	pulls  pulls        // downloads from the Hub in progress
 	listen atomic.Value // *net.TCPAddr the server listens on, once ServeListener has started
 
-	seq    atomic.Uint64 // numbers views, so pages keep the newest
-	runIDs atomic.Uint64 // names runs in chart caches
-	slots  chan struct{} // one token per generation running
+	seq atomic.Uint64 // numbers views, so pages keep the newest
 	// renders holds one token per running generation's view being
 	// rendered (publishGate): at most half the CPUs, so that the runs'
 	// forward passes keep the others.
 	renders chan struct{}
-	looks   chan struct{} // one token per look inside a step running (lookInside): at most half the CPUs
-	queue   runQueue      // the runs waiting for a slot
-	held    heldRuns      // what finished runs hold of full logits and KV caches (held.go)
-	// done ends with Close: work no page waits for (looking inside a
-	// step ahead of the class) stops with it.
-	done   context.Context
-	stop   context.CancelFunc
-	charts *view.ChartCache // every page's rendered charts
-	jobMu  sync.Mutex       // guards closing, and orders jobs.Add before jobs.Wait
-	closed bool             // shutting down: no new generations
-	jobs   sync.WaitGroup   // generation goroutines and their publishers
+	queue   runQueue         // the runs waiting for a slot
+	held    heldRuns         // what finished runs hold of full logits and KV caches (held.go)
+	charts  *view.ChartCache // every page's rendered charts
 }
 
 // New makes a server. It opens the configured toy, which the page's first
@@ -189,18 +176,18 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, toy: m, log: log,
-		catalog:  cat,
+		runner: newRunner(runConfig{
+			MaxNewTokens: cfg.MaxNewTokens, MaxRowsBeams: cfg.MaxRowsBeams, MaxRunBytes: cfg.MaxRunBytes, Generations: cfg.Generations,
+			Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
+		}, m, cat, log),
+		cfg:      cfg,
 		sessions: newStore(cfg.MaxSessions, cfg.SessionTTL),
 		hub:      newHub(),
 		upgrader: newUpgrader(),
 		static:   static,
-		slots:    make(chan struct{}, cfg.Generations),
 		renders:  make(chan struct{}, max(1, runtime.NumCPU()/2)),
-		looks:    make(chan struct{}, max(1, runtime.NumCPU()/2)),
 		charts:   view.NewChartCache(view.ChartCacheSize, view.ChartCacheBytes),
 	}
-	s.done, s.stop = context.WithCancel(context.Background())
 	if s.lessons, err = newLessonPages(); err != nil {
 		return nil, err
 	}

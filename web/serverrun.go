@@ -47,7 +47,7 @@ func serverLacks(set *engine.Settings, eng string) string {
 
 // prepareServer turns a run form for a server model into a recording
 // request, checking what can be checked before asking the server.
-func (s *Server) prepareServer(f runForm, label string, c *remote.Client) (runSpec, error) {
+func (s *runner) prepareServer(f runForm, label string, c *remote.Client) (runSpec, error) {
 	in, err := f.input()
 	if err != nil {
 		return runSpec{}, err
@@ -138,7 +138,7 @@ func serverPlaceholder(sp runSpec) *trace.Trace {
 }
 
 // record is Client.Record behind a recovery boundary, like generate.
-func (s *Server) record(ctx context.Context, what string, c *remote.Client, req remote.Request) (*trace.Trace, error) {
+func (s *runner) record(ctx context.Context, what string, c *remote.Client, req remote.Request) (*trace.Trace, error) {
 	return s.guardRun(what, func() (*trace.Trace, error) { return c.Record(ctx, req) })
 }
 

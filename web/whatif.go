@@ -454,7 +454,7 @@ func whatIfView(w whatIfStep, out whatIfOutcome, wd words.Words) view.WhatIfView
 // server's limit (Config.MaxRunBytes, --max-run-mib). A run with neither
 // shows only its recorded candidates, and the panel says the full
 // vocabulary is missing.
-func (s *Server) keepLogits(info engine.Info, o trace.Options, prompts [][]int) bool {
+func (s *runner) keepLogits(info engine.Info, o trace.Options, prompts [][]int) bool {
 	if o.FullLogits {
 		return true
 	}

@@ -353,7 +353,7 @@ func TestKeepLogitsWithinTheRunLimit(t *testing.T) {
 	m := randomModel(t, 49152)
 	info := m.Model.Info()
 	o := trace.Options{MaxNewTokens: 100, RecordTop: 20, UseCache: true}
-	if s := (&Server{cfg: Config{MaxRunBytes: 1 << 40}}); s.keepLogits(info, o, [][]int{{1, 2, 3}}) {
+	if s := (&runner{cfg: runConfig{MaxRunBytes: 1 << 40}}); s.keepLogits(info, o, [][]int{{1, 2, 3}}) {
 		t.Error("a single prompt keeps its logits; want them recomputed from the cache")
 	}
 	prompts := [][]int{{1, 2, 3}, {4, 5, 6}}
@@ -371,7 +371,7 @@ func TestKeepLogitsWithinTheRunLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &Server{cfg: Config{MaxRunBytes: int64(tc.limit)}}
+			s := &runner{cfg: runConfig{MaxRunBytes: int64(tc.limit)}}
 			if got := s.keepLogits(info, o, prompts); got != tc.want {
 				t.Errorf("limit %.0f (run %.0f, with logits %.0f): got %v, want %v", tc.limit, without, with, got, tc.want)
 			}
