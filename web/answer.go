@@ -19,7 +19,7 @@ import (
 //
 // It runs behind a recovery boundary: a panic while answering is this
 // page's error, and the server goes on.
-func (s *Server) handleMessage(c *client, data []byte) {
+func (s *protocol) handleMessage(c *client, data []byte) {
 	err := s.guard("answering the page's message", func() error {
 		m, err := parseInbound(data)
 		if err == nil {
@@ -55,7 +55,7 @@ func (s *Server) handleMessage(c *client, data []byte) {
 }
 
 // apply makes the change a message asks of a session.
-func (s *Server) apply(sess *session, m inbound) error {
+func (s *protocol) apply(sess *session, m inbound) error {
 	switch m.Type {
 	case msgView, msgWhatIf:
 		return nil
@@ -180,7 +180,7 @@ func selectBranch(sess *session, id int) error {
 // publish sends the session's view to every page showing it, and for the
 // classroom's instructor, to every student following. A panic while
 // building the views is logged and reported to the session's pages.
-func (s *Server) publish(sess *session) {
+func (s *protocol) publish(sess *session) {
 	err := s.guard("showing the view", func() error {
 		s.publishViews(sess)
 		return nil
@@ -190,7 +190,7 @@ func (s *Server) publish(sess *session) {
 	}
 }
 
-func (s *Server) publishViews(sess *session) {
+func (s *protocol) publishViews(sess *session) {
 	if sess.following() { // its pages take the classroom's stream
 		s.hub.wakeSession(sess.id)
 		return
@@ -204,7 +204,7 @@ func (s *Server) publishViews(sess *session) {
 
 // viewMessage renders what a session's page shows as a "view" message, and
 // returns it with its sequence number.
-func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
+func (s *protocol) viewMessage(sess *session) ([]byte, uint64) {
 	v, running, seq := s.stepperFor(sess)
 	var html bytes.Buffer
 	if err := view.Stepper(v).Render(context.Background(), &html); err != nil {
@@ -224,7 +224,7 @@ func (s *Server) viewMessage(sess *session) ([]byte, uint64) {
 // stepperFor builds a session's stepper view, charts included: what its
 // page shows (the instructor's document while following) with its own
 // preferences.
-func (s *Server) stepperFor(sess *session) (view.StepperView, bool, uint64) {
+func (s *protocol) stepperFor(sess *session) (view.StepperView, bool, uint64) {
 	sess.mu.Lock()
 	o := buildOpts{session: sess.id, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang), bandwidth: s.bandwidth()}
 	if sess.pair {

@@ -86,7 +86,7 @@ func (w *castWhatIf) get(stamp uint64, key string, compute func() ([]byte, error
 
 // castGroup names the group of followers a session's page belongs to and
 // returns the options its views are rendered with.
-func (s *Server) castGroup(sess *session) (string, buildOpts) {
+func (s *protocol) castGroup(sess *session) (string, buildOpts) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	o := buildOpts{session: castSession, charts: sess.charts, dark: sess.dark, words: s.words(sess.lang), bandwidth: s.bandwidth(), following: "instructor"}
@@ -103,7 +103,7 @@ func castKey(o buildOpts) string {
 
 // castRender renders the leader's document for a group of followers: at
 // the leader's cursor, or at at when it is not nil.
-func (s *Server) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error) {
+func (s *protocol) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error) {
 	l := s.class.leader
 	l.mu.Lock()
 	cur := l.cur
@@ -128,7 +128,7 @@ func (s *Server) castRender(o buildOpts, at *cursor) ([]byte, live.Cursor, error
 
 // castShow makes group g show the leader's current view, rendering it
 // unless the group shows it already.
-func (s *Server) castShow(g string, o buildOpts) error {
+func (s *protocol) castShow(g string, o buildOpts) error {
 	c := s.class.cast
 	fresh := func() bool {
 		st, ok := c.stream.Stamp(g)
@@ -153,7 +153,7 @@ func (s *Server) castShow(g string, o buildOpts) error {
 
 // castGroups returns the groups of the followers connected now, each with
 // the options that render it.
-func (s *Server) castGroups() map[string]buildOpts {
+func (s *protocol) castGroups() map[string]buildOpts {
 	out := map[string]buildOpts{}
 	for _, f := range s.hub.followers(s.class.leader) {
 		g, o := s.castGroup(f)
@@ -166,7 +166,7 @@ func (s *Server) castGroups() map[string]buildOpts {
 // group, then a wake for every follower's connection, whose write pump
 // takes what it lacks of the stream. It then renders ahead when the
 // document stands still.
-func (s *Server) publishCast() {
+func (s *protocol) publishCast() {
 	c := s.class.cast
 	c.stamp.Add(1)
 	groups := s.castGroups()
@@ -194,7 +194,7 @@ type aheadKey struct {
 // followers, unless it did so already for the document as it stands. A
 // running generation changes every position at each step: nothing is
 // rendered ahead then.
-func (s *Server) renderAhead() {
+func (s *protocol) renderAhead() {
 	c := s.class.cast
 	c.aheadMu.Lock()
 	defer c.aheadMu.Unlock()
@@ -213,7 +213,7 @@ func (s *Server) renderAhead() {
 // renderAheadOnce renders ahead for the document as it stands; it reports
 // whether the document changed meanwhile (render again) and otherwise
 // marks the goroutine done.
-func (s *Server) renderAheadOnce() bool {
+func (s *protocol) renderAheadOnce() bool {
 	c := s.class.cast
 	l := s.class.leader
 	l.mu.Lock()
@@ -293,7 +293,7 @@ func (s *Server) renderAheadOnce() bool {
 }
 
 // stopping reports whether the server is shutting down.
-func (s *Server) stopping() bool {
+func (s *protocol) stopping() bool {
 	s.jobMu.Lock()
 	defer s.jobMu.Unlock()
 	return s.closed
@@ -315,7 +315,7 @@ type classStatus struct {
 const msgClass = "class"
 
 // classMessage encodes the class as the instructor's page shows it.
-func (s *Server) classMessage() []byte {
+func (s *protocol) classMessage() []byte {
 	c := s.class.cast
 	st := s.hub.classStatus(s.class.leader, c.stamp.Load())
 	st.Type = msgClass

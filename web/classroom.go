@@ -38,7 +38,7 @@ var errFollowing = errors.New("You are following the instructor: press Detach (d
 
 // detach gives a following student a copy of what the instructor shows,
 // to step through and branch on their own.
-func (s *Server) detach(sess *session) error {
+func (s *protocol) detach(sess *session) error {
 	if sess.leader == nil {
 		return errors.New("detach: this page is not following a classroom")
 	}
@@ -47,7 +47,7 @@ func (s *Server) detach(sess *session) error {
 	}
 	l := sess.leader
 	l.mu.Lock()
-	d := forkDocument(l.doc, s)
+	d := s.forkDocument(l.doc)
 	cur := l.cur
 	cur.pending = false
 	l.mu.Unlock()
@@ -60,7 +60,7 @@ func (s *Server) detach(sess *session) error {
 }
 
 // rejoin makes a detached student follow the instructor again.
-func (s *Server) rejoin(sess *session) error {
+func (s *protocol) rejoin(sess *session) error {
 	if sess.leader == nil {
 		return errors.New("rejoin: this page is not part of a classroom")
 	}
@@ -84,7 +84,7 @@ func setTeachCookie(w http.ResponseWriter, token string) {
 
 // instructor reports whether a request comes from the instructor: it
 // carries the secret in its cookie, or (scripts, older pages) in ?teach=.
-func (s *Server) instructor(r *http.Request) bool {
+func (s *protocol) instructor(r *http.Request) bool {
 	if s.class == nil {
 		return false
 	}
@@ -96,7 +96,7 @@ func (s *Server) instructor(r *http.Request) bool {
 }
 
 // openClassroom makes the instructor's session and its secret.
-func (s *Server) openClassroom() error {
+func (s *protocol) openClassroom() error {
 	token, err := newToken()
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (s *Server) openClassroom() error {
 }
 
 // bandwidth is the machine's read bandwidth in GB/s, 0 when unknown.
-func (s *Server) bandwidth() float64 {
+func (s *protocol) bandwidth() float64 {
 	if s.cfg.Bandwidth == nil {
 		return 0
 	}

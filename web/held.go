@@ -74,7 +74,7 @@ func (r *run) shed() {
 // hold counts what the finished runs of sess's document hold (anew for a
 // run counted before: a branch grew it), then sheds the oldest runs'
 // until the server holds at most max bytes.
-func (s *Server) hold(sess *session) {
+func (s *protocol) hold(sess *session) {
 	sess.mu.Lock()
 	var add []heldEntry
 	for _, r := range sess.doc.runs {
@@ -129,7 +129,7 @@ func (h *heldRuns) forgetLocked(r weak.Pointer[run]) {
 }
 
 // heldTotal returns the bytes the server counts as held.
-func (s *Server) heldTotal() int64 {
+func (s *protocol) heldTotal() int64 {
 	s.held.mu.Lock()
 	defer s.held.mu.Unlock()
 	return s.held.total

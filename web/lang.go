@@ -9,11 +9,6 @@ import (
 	"tracer/web/words"
 )
 
-// words is the server's wording in lang.
-func (s *Server) words(lang string) words.Words {
-	return s.book.In(lang)
-}
-
 // pageLang returns the language a page asks for with ?lang=, or "" when it
 // names none of the lessons' languages.
 func pageLang(r *http.Request) string {

@@ -30,7 +30,7 @@ func publishSpacing(running int) time.Duration {
 
 // startRuns shows a new document of the specs' runs and generates them one
 // after the other in the session's job, streaming each step to the page.
-func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source string) {
+func (s *protocol) startRuns(sess *session, specs []runSpec, compare bool, source string) {
 	d := &document{compare: compare, source: source, origin: origin{kind: originRun, model: specs[0].name}}
 	if compare {
 		d.origin = origin{kind: originCompare, model: specs[0].name, n: len(specs)}
@@ -71,7 +71,7 @@ func (s *Server) startRuns(sess *session, specs []runSpec, compare bool, source 
 }
 
 // insideOpts are the inside stores' options for a session's runs.
-func (s *Server) insideOpts(sess *session) insideOpts {
+func (s *protocol) insideOpts(sess *session) insideOpts {
 	o := insideOpts{keep: insideKeep, changed: func() { s.publish(sess) }}
 	if sess.teach {
 		o.keep = classInsideKeep
@@ -81,7 +81,7 @@ func (s *Server) insideOpts(sess *session) insideOpts {
 
 // sessionSink is the sink of a session's job j: its steps move the
 // session's cursor (stepArrived, runEnded) and wake j's publisher.
-func (s *Server) sessionSink(sess *session, j *job) sink {
+func (s *protocol) sessionSink(sess *session, j *job) sink {
 	return sink{
 		lock:  &sess.mu,
 		step:  func(r *run, branch int) { s.stepArrived(sess, j, r, branch) },
@@ -92,7 +92,7 @@ func (s *Server) sessionSink(sess *session, j *job) sink {
 
 // newSessionJob replaces the session's job with a new one. The caller
 // holds the session's lock.
-func (s *Server) newSessionJob(sess *session) *job {
+func (s *protocol) newSessionJob(sess *session) *job {
 	sess.stopLocked()
 	j := newJob()
 	sess.job = j
@@ -109,7 +109,7 @@ type runQueue struct {
 }
 
 // join puts a run of sess at the end of the line and returns its entry.
-func (q *runQueue) join(s *Server, sess *session) *session {
+func (q *runQueue) join(s *protocol, sess *session) *session {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.waiting = append(q.waiting, sess)
@@ -120,7 +120,7 @@ func (q *runQueue) join(s *Server, sess *session) *session {
 // leave takes a run out of the line (its slot came, or it was stopped):
 // its page hears it waits no more ("ahead": -1), the runs behind it that
 // they moved up.
-func (q *runQueue) leave(s *Server, e *session) {
+func (q *runQueue) leave(s *protocol, e *session) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	i := slices.Index(q.waiting, e)
@@ -135,7 +135,7 @@ func (q *runQueue) leave(s *Server, e *session) {
 
 // tellLocked tells the runs from place i on how many runs are ahead of
 // theirs. The caller holds q.mu.
-func (q *runQueue) tellLocked(s *Server, i int) {
+func (q *runQueue) tellLocked(s *protocol, i int) {
 	for k := i; k < len(q.waiting); k++ {
 		b, _ := json.Marshal(queueMessage{Type: msgQueue, Ahead: k})
 		s.hub.broadcast(q.waiting[k].id, b)
@@ -155,7 +155,7 @@ type queueMessage struct {
 // work runs behind a recovery boundary: its panic is its error. The caller
 // has counted the run in sess.runs (see reserveRun); launch uncounts it when
 // work ends.
-func (s *Server) launch(sess *session, j *job, work func() error) {
+func (s *protocol) launch(sess *session, j *job, work func() error) {
 	if !s.addJob() {
 		sess.runs.Add(-1)
 		j.cancel()
@@ -215,7 +215,7 @@ func (s *Server) launch(sess *session, j *job, work func() error) {
 // waits for its slowest piece; waiting, a publisher renders the newest
 // state when its turn comes, so the pages see fewer, later views and the
 // runs keep their pace.
-func (s *Server) publishGated(sess *session) {
+func (s *protocol) publishGated(sess *session) {
 	select {
 	case s.renders <- struct{}{}:
 	case <-s.done.Done():
@@ -227,7 +227,7 @@ func (s *Server) publishGated(sess *session) {
 
 // settleAfterPanic marks the runs of a job that panicked as ended, so the
 // page does not show them running for ever.
-func (s *Server) settleAfterPanic(sess *session, j *job) {
+func (s *protocol) settleAfterPanic(sess *session, j *job) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.job != j || sess.doc == nil {
@@ -248,7 +248,7 @@ func (s *Server) settleAfterPanic(sess *session, j *job) {
 // reserveRun counts a new generation of the page against
 // Config.MaxPageRuns; a run stopped a moment ago still counts until its
 // goroutine has ended. launch uncounts it.
-func (s *Server) reserveRun(sess *session) error {
+func (s *protocol) reserveRun(sess *session) error {
 	if n := sess.runs.Add(1); int(n) > s.cfg.MaxPageRuns {
 		sess.runs.Add(-1)
 		return fmt.Errorf("this page already has %d runs still ending, its limit: wait a moment and try again (the server's --max-page-runs sets the limit)", s.cfg.MaxPageRuns)
@@ -259,7 +259,7 @@ func (s *Server) reserveRun(sess *session) error {
 // stepArrived moves the cursor of a session whose run (branch) has a new
 // step: to the newest step while it follows the tail, or to a pending
 // breakpoint that hits. The caller holds the session's lock.
-func (s *Server) stepArrived(sess *session, j *job, r *run, branch int) {
+func (s *protocol) stepArrived(sess *session, j *job, r *run, branch int) {
 	if sess.job != j || sess.doc == nil || !containsRun(sess.doc, r) || sess.cur.branch != branch {
 		return
 	}
@@ -283,7 +283,7 @@ func (s *Server) stepArrived(sess *session, j *job, r *run, branch int) {
 
 // runEnded settles the cursor when a run ends: a breakpoint still waiting
 // did not hit. The caller holds the session's lock.
-func (s *Server) runEnded(sess *session, j *job, r *run, branch int) {
+func (s *protocol) runEnded(sess *session, j *job, r *run, branch int) {
 	if sess.job != j || !containsRun(sess.doc, r) {
 		return
 	}
@@ -330,7 +330,7 @@ func goToExisting(sess *session, p *branchPlan) {
 // startBranch adds the planned branch to the run's tree and runs it in the
 // session's job; the cursor follows it. The caller holds the session's
 // lock.
-func (s *Server) startBranch(sess *session, p *branchPlan) {
+func (s *protocol) startBranch(sess *session, p *branchPlan) {
 	b := addBranch(p)
 	if sess.doc.walk != nil { // the lesson's walkthrough becomes a run to step through
 		sess.doc = &document{runs: sess.doc.runs, source: sess.doc.source, origin: sess.doc.origin}

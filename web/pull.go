@@ -37,20 +37,20 @@ func (p *pulls) cancelAll() {
 // mayPull says whether the session's page may download models: never with
 // Config.NoPull; in classroom mode, only the instructor; otherwise only
 // while the server listens on loopback, where the page is its user's own.
-func (s *Server) mayPull(sess *session) error {
+func (s *protocol) mayPull(sess *session) error {
 	switch {
 	case s.cfg.NoPull:
 		return errors.New("this server does not download models (it was started with --no-pull): run tracer pull ORG/NAME on its machine")
 	case s.class != nil && !sess.teach:
 		return errors.New("in a classroom only the instructor downloads models: ask the instructor")
-	case s.class == nil && !s.onLoopback():
+	case s.class == nil && !s.cfg.OnLoopback():
 		return errors.New("this server is open to other machines, so its pages do not download models: run tracer pull ORG/NAME on its machine, or serve in --classroom mode and download from the instructor's page")
 	}
 	return nil
 }
 
 // canPull reports whether the run form shows the download row to sess.
-func (s *Server) canPull(sess *session) bool {
+func (s *protocol) canPull(sess *session) bool {
 	return s.cfg.Hub != nil && s.cfg.HFCache != "" && (sess == nil || s.mayPull(sess) == nil)
 }
 
@@ -76,7 +76,7 @@ func (b *pullBudget) add(file string, done, total int64) bool {
 // startPull downloads repo into the Hugging Face cache in the background,
 // streaming progress to the session's pages; when it is done the model
 // joins the menu.
-func (s *Server) startPull(sess *session, repo string) error {
+func (s *protocol) startPull(sess *session, repo string) error {
 	if s.cfg.Hub == nil || s.cfg.HFCache == "" {
 		return errors.New("this server does not download models: start it without HF_HUB_OFFLINE, or run tracer pull ORG/NAME")
 	}

@@ -329,7 +329,7 @@ func sizeText(n int64) string {
 // forkDocument copies a document for another session: the runs are forked
 // (shared steps, separate trees); a run still generating is cut where it
 // stands. The caller holds the owner's lock.
-func forkDocument(d *document, s *Server) *document {
+func (s *runner) forkDocument(d *document) *document {
 	o := d.origin
 	o.copy = true
 	c := &document{walk: d.walk, compare: d.compare, source: d.source + " (your copy)", notice: d.notice, origin: o}

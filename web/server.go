@@ -25,18 +25,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime"
 	"sync/atomic"
 	"time"
 
 	modelhub "tracer/engine/hub"
 
-	"github.com/gorilla/websocket"
-
 	"tracer/engine/models"
 	"tracer/toy"
 	"tracer/web/catalog"
-	"tracer/web/view"
 	"tracer/web/words"
 )
 
@@ -104,28 +100,13 @@ type Config struct {
 
 // Server serves the debugger.
 type Server struct {
-	*runner  // the generations, shared by every page
-	cfg      Config
-	lesson   *document  // the toy's lesson, never changed: shown beside real runs
-	class    *classroom // nil outside classroom mode
-	sessions *store
-	hub      *hub
-	upgrader *websocket.Upgrader
-	static   *staticFiles
-	lessons  *lessonPages // the /lessons pages and their runs
-	book     *words.Book  // the page's words, every language
-	mux      *http.ServeMux
+	*protocol // the pages' sessions and what they say
+	cfg       Config
+	static    *staticFiles
+	lessons   *lessonPages // the /lessons pages and their runs
+	mux       *http.ServeMux
 
 	listen atomic.Value // *net.TCPAddr the server listens on, once ServeListener has started
-
-	seq atomic.Uint64 // numbers views, so pages keep the newest
-	// renders holds one token per running generation's view being
-	// rendered (publishGate): at most half the CPUs, so that the runs'
-	// forward passes keep the others.
-	renders chan struct{}
-	queue   runQueue         // the runs waiting for a slot
-	held    heldRuns         // what finished runs hold of full logits and KV caches (held.go)
-	charts  *view.ChartCache // every page's rendered charts
 }
 
 // New makes a server. It opens the configured toy, which the page's first
@@ -175,19 +156,16 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
-		runner: newRunner(runConfig{
-			MaxNewTokens: cfg.MaxNewTokens, MaxRowsBeams: cfg.MaxRowsBeams, MaxRunBytes: cfg.MaxRunBytes, Generations: cfg.Generations,
-			Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
-		}, m, cat, log),
-		cfg:      cfg,
-		sessions: newStore(cfg.MaxSessions, cfg.SessionTTL),
-		hub:      newHub(),
-		upgrader: newUpgrader(),
-		static:   static,
-		renders:  make(chan struct{}, max(1, runtime.NumCPU()/2)),
-		charts:   view.NewChartCache(view.ChartCacheSize, view.ChartCacheBytes),
-	}
+	rn := newRunner(runConfig{
+		MaxNewTokens: cfg.MaxNewTokens, MaxRowsBeams: cfg.MaxRowsBeams, MaxRunBytes: cfg.MaxRunBytes, Generations: cfg.Generations,
+		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
+	}, m, cat, log)
+	s := &Server{cfg: cfg, static: static}
+	s.protocol = newProtocol(liveConfig{
+		MaxSessions: cfg.MaxSessions, SessionTTL: cfg.SessionTTL, MaxPageRuns: cfg.MaxPageRuns, MaxHeld: cfg.MaxHeld,
+		NoPull: cfg.NoPull, Bandwidth: cfg.Bandwidth, OnLoopback: s.onLoopback,
+		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
+	}, rn)
 	if s.lessons, err = newLessonPages(); err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ type whatIfReply struct {
 // the form's settings. It changes nothing in the session. A follower's
 // answer is the class's: computed once per change of the instructor's,
 // language and settings (castWhatIf).
-func (s *Server) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
+func (s *protocol) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
 	if !sess.following() {
 		return s.whatIfAnswer(sess, f)
 	}
@@ -38,7 +38,7 @@ func (s *Server) whatIfMessage(sess *session, f *whatIfForm) ([]byte, error) {
 }
 
 // whatIfAnswer computes the answer to a "whatif" message.
-func (s *Server) whatIfAnswer(sess *session, f *whatIfForm) ([]byte, error) {
+func (s *protocol) whatIfAnswer(sess *session, f *whatIfForm) ([]byte, error) {
 	src := sess.source()
 	src.mu.Lock()
 	w, err := whatIfAt(src.doc, src.cur)

@@ -225,7 +225,7 @@ func (h *hub) count() int {
 
 // client is one WebSocket connection of a page.
 type client struct {
-	srv  *Server
+	srv  *protocol
 	sess *session
 	conn *websocket.Conn
 	send chan []byte   // error replies for the write pump; closed by the hub
@@ -240,7 +240,7 @@ type client struct {
 	castAgain atomic.Bool   // the page asked for the stream from its start
 }
 
-func newClient(s *Server, sess *session, conn *websocket.Conn) *client {
+func newClient(s *protocol, sess *session, conn *websocket.Conn) *client {
 	return &client{srv: s, sess: sess, conn: conn, send: make(chan []byte, sendBuffer), wake: make(chan struct{}, 1)}
 }
 
@@ -323,7 +323,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has answered the request
 	}
-	c := newClient(s, sess, conn)
+	c := newClient(s.protocol, sess, conn)
 	if !s.hub.add(c) {
 		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(writeWait))
 		conn.Close()
@@ -336,7 +336,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // expiredWS answers a connection for a session the server no longer holds:
 // one "expired" message, then a close with 1008 (policy), which the page
 // does not retry. A request that is not a WebSocket handshake gets 404.
-func (s *Server) expiredWS(w http.ResponseWriter, r *http.Request) {
+func (s *protocol) expiredWS(w http.ResponseWriter, r *http.Request) {
 	if !websocket.IsWebSocketUpgrade(r) {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
 		return
