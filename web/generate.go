@@ -162,6 +162,33 @@ func placeholder(sp runSpec) *trace.Trace {
 	return t
 }
 
+// newRuns is a new document of the specs' runs (a comparison when compare),
+// live before their first step; o serves their inside stores.
+func (s *runner) newRuns(specs []runSpec, compare bool, source string, o insideOpts) *document {
+	d := &document{compare: compare, source: source, origin: origin{kind: originRun, model: specs[0].name}}
+	if compare {
+		d.origin = origin{kind: originCompare, model: specs[0].name, n: len(specs)}
+	}
+	for _, sp := range specs {
+		if sp.server != nil {
+			// A comparison of server runs asks one token per request, so
+			// that every run's steps are the model's own distributions
+			// and the runs share the seed stream step by step.
+			sp.sreq.Step = compare
+			r := newRun(s.runIDs.Add(1), serverPlaceholder(sp), sp.label)
+			r.server, r.sreq, r.live = sp.server, sp.sreq, true
+			d.runs = append(d.runs, r)
+			continue
+		}
+		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
+		r.model, r.req, r.live = sp.model, sp.req, true
+		r.inside = s.newInsideStore(sp.model, sp.req, o)
+		r.keptLogits = sp.req.Options.FullLogits // the form never asks for them: they serve the what-if panel
+		d.runs = append(d.runs, r)
+	}
+	return d
+}
+
 // sink is where a generation's steps go: the page that shows the run
 // (live, in web's terms its session). A step is appended to the run's
 // trace and step is called under lock; poke wakes the page's sender after

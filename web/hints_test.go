@@ -32,7 +32,7 @@ func TestNoTokenizerHints(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = m.Request(models.Input{Texts: []string{"hello"}}, nil)
-		got := s.pageError(err)
+		got := s.lessons.pageError(err)
 		want := engineWords + " (pick a model with a tokenizer)"
 		if !strings.Contains(got, want) || strings.Contains(got, "--prompt-ids") || strings.Contains(got, dir) {
 			t.Errorf("got %q, want %q without a flag or the server's folder", got, want)

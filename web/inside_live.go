@@ -11,8 +11,6 @@ import (
 
 	"tracer/engine"
 	"tracer/engine/models"
-	"tracer/lessons"
-	"tracer/toy"
 	"tracer/trace"
 	"tracer/web/view"
 	"tracer/web/words"
@@ -58,49 +56,6 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 		n += float64(info.Layers) * float64(o.RecordLens) * float64(entryBytes)
 	}
 	return n
-}
-
-// lessonInside shows the inside of a lesson step's first run for a step
-// that highlights "attention" or "lens": the run again, recording the
-// attention and lens (lesson runs name only generation options; a
-// lesson's run is short and cached, so it records whatever the model's
-// size), cached like the step's own traces. nil for other steps, a model
-// without inside (the toy) or a failed run.
-func (s *Server) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *view.LessonInsideView {
-	if m == nil || toy.Of(m) != nil || !st.Highlights("attention") && !st.Highlights("lens") {
-		return nil
-	}
-	key += "\x01inside"
-	t, ok := s.lessons.get(key)
-	if !ok {
-		req, err := run.Request(m)
-		if _, ok := m.Model.(engine.InsideModel); err != nil || !ok {
-			return nil
-		}
-		// A lesson's run is short and cached: it records whatever the model's size.
-		req.Options.RecordAttention, req.Options.RecordLens = trace.RecordAttentionStep, lensShown
-		select {
-		case s.slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
-		t, err = engine.Generate(ctx, req)
-		<-s.slots
-		if err != nil {
-			return nil
-		}
-		s.lessons.put(key, t)
-	}
-	at := len(t.Steps) - 1
-	if st.At.Kind == lessons.AtStep {
-		at = min(st.At.Index, at)
-	}
-	w := s.words(lang)
-	v := insideView(t, t.Steps, at, 0, w)
-	if v == nil {
-		return nil
-	}
-	return &view.LessonInsideView{View: *v, W: w}
 }
 
 // insideKeep bounds the steps whose inside a run keeps once it looked

@@ -10,14 +10,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/a-h/templ"
-
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/lessons"
 	"tracer/toy"
 	"tracer/trace"
 	"tracer/web/view"
+	"tracer/web/words"
 )
 
 // Limits on the lesson pages' generations.
@@ -31,19 +30,23 @@ const (
 // lessonPages serves /lessons: the lessons' text beside the runs they drive,
 // generated on demand and kept in a small cache.
 type lessonPages struct {
-	cat *lessons.Catalog
-	toy func() (*models.Loaded, error) // models.Open("toy"), once
+	*runner                     // the pages' generations share the debugger's slots
+	book    *words.Book         // the debugger's words (the lessons carry their own)
+	asset   func(string) string // a static file's URL
+	cat     *lessons.Catalog
+	toy     func() (*models.Loaded, error) // models.Open("toy"), once
 
 	mu    sync.Mutex
 	cache *fifoCache[*trace.Trace] // by lessonKey, the newest lessonCacheSize
 }
 
-func newLessonPages() (*lessonPages, error) {
+func newLessonPages(rn *runner, book *words.Book, asset func(string) string) (*lessonPages, error) {
 	cat, err := lessons.Load()
 	if err != nil {
 		return nil, err
 	}
 	return &lessonPages{
+		runner: rn, book: book, asset: asset,
 		cat:   cat,
 		toy:   sync.OnceValues(func() (*models.Loaded, error) { return models.Open("toy") }),
 		cache: newFIFOCache[*trace.Trace](lessonCacheSize),
@@ -73,34 +76,34 @@ func lessonLang(r *http.Request) string {
 	return lessons.English
 }
 
-// handleLessons serves the list of lessons.
-func (s *Server) handleLessons(w http.ResponseWriter, r *http.Request) {
-	lang := lessonLang(r)
-	v := indexView(s.lessons.cat, lang, s.lessonHead(lang, "/lessons"))
-	s.renderLesson(w, r, view.LessonIndex(v))
+// errNotFound: no such lesson or step.
+var errNotFound = errors.New("no such lesson or step")
+
+// index is the list of lessons in lang.
+func (s *lessonPages) index(lang string) view.LessonIndexView {
+	return indexView(s.cat, lang, s.lessonHead(lang, "/lessons"))
 }
 
-// handleLessonStep serves one step of a lesson, generating its runs.
-func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
+// stepPage is one step of a lesson, its runs generated: the page at r's
+// path /lessons/{lesson}/{step}, with r's form and model choice. It is
+// errNotFound for no such lesson or step, another error for a bad form.
+func (s *lessonPages) stepPage(r *http.Request) (view.LessonStepView, error) {
 	lang := lessonLang(r)
-	l := s.lessons.cat.Lesson(r.PathValue("lesson"))
+	l := s.cat.Lesson(r.PathValue("lesson"))
 	if l == nil {
-		http.NotFound(w, r)
-		return
+		return view.LessonStepView{}, errNotFound
 	}
 	i := l.Index(r.PathValue("step"))
 	if i < 0 {
-		http.NotFound(w, r)
-		return
+		return view.LessonStepView{}, errNotFound
 	}
 	in, err := readLessonInput(r, l, &l.Steps[i])
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return view.LessonStepView{}, err
 	}
-	v := stepPageView(s.lessons.cat, l, i, lang, s.lessonHead(lang, r.URL.Path))
+	v := stepPageView(s.cat, l, i, lang, s.lessonHead(lang, r.URL.Path))
 	if in.form != nil {
-		formLabels(in.form, s.lessons.cat.UI, lang)
+		formLabels(in.form, s.cat.UI, lang)
 		v.Form = in.form
 	}
 	want := r.URL.Query().Get("model")
@@ -108,31 +111,22 @@ func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
 	if usesRealModel(&l.Steps[i]) {
 		choices = s.lessonChoices(lang)
 		if len(choices) > 0 {
-			v.Picker = pickerView(s.lessons.cat.UI, choices, want, lang)
+			v.Picker = pickerView(s.cat.UI, choices, want, lang)
 			if in.form != nil {
 				in.form.Model = v.Picker.Chosen
 			}
 		}
 	}
 	v.Figure = s.lessonFigure(r.Context(), l, &l.Steps[i], in, lang, want, choices)
-	s.renderLesson(w, r, view.LessonStep(v))
-}
-
-// renderLesson writes a lesson page.
-func (s *Server) renderLesson(w http.ResponseWriter, r *http.Request, c templ.Component) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	if err := c.Render(r.Context(), w); err != nil {
-		s.log.Warn("render lesson", "err", err)
-	}
+	return v, nil
 }
 
 // lessonHead is what every lesson page's head and top bar need.
-func (s *Server) lessonHead(lang, path string) view.LessonHeadView {
-	ui := s.lessons.cat.UI
+func (s *lessonPages) lessonHead(lang, path string) view.LessonHeadView {
+	ui := s.cat.UI
 	h := view.LessonHeadView{
-		Lang: lang, CSS: s.static.url("style.css"), JS: s.static.url("lessons.js"),
-		Icon: s.static.url("favicon.svg"), Lessons: ui.Get(lessons.KeyLessons, lang),
+		Lang: lang, CSS: s.asset("style.css"), JS: s.asset("lessons.js"),
+		Icon: s.asset("favicon.svg"), Lessons: ui.Get(lessons.KeyLessons, lang),
 		IndexURL: "/lessons" + view.LangQuery(lang), Debugger: ui.Get(lessons.KeyDebugger, lang),
 		LanguageLabel: ui.Get(lessons.KeyLanguage, lang),
 	}
@@ -219,8 +213,8 @@ type lessonChoice struct {
 // lessonChoices lists the real models of the catalog, each with whether it
 // can run the lessons: it must open, and have a tokenizer, since every
 // lesson's prompt is text.
-func (s *Server) lessonChoices(lang string) []lessonChoice {
-	ui := s.lessons.cat.UI
+func (s *lessonPages) lessonChoices(lang string) []lessonChoice {
+	ui := s.cat.UI
 	var out []lessonChoice
 	for _, e := range s.catalog.List() {
 		if e.Name == "toy" {
@@ -247,9 +241,9 @@ func (s *Server) lessonChoices(lang string) []lessonChoice {
 // the learner chose (want, a catalog name) when it can run the lessons,
 // else the first that can. It returns the model's catalog name, and nil
 // when no model can run the lesson.
-func (s *Server) lessonModel(kind lessons.ModelKind, want string, choices []lessonChoice) (string, *models.Loaded, error) {
+func (s *lessonPages) lessonModel(kind lessons.ModelKind, want string, choices []lessonChoice) (string, *models.Loaded, error) {
 	if kind == lessons.ModelToy {
-		m, err := s.lessons.toy()
+		m, err := s.toy()
 		return "toy", m, err
 	}
 	first := slices.IndexFunc(choices, func(c lessonChoice) bool { return c.model != nil })
@@ -263,8 +257,8 @@ func (s *Server) lessonModel(kind lessons.ModelKind, want string, choices []less
 }
 
 // lessonTrace generates a run of a step, or returns it from the cache.
-func (s *Server) lessonTrace(ctx context.Context, key string, run lessons.Run, m *models.Loaded) (*trace.Trace, error) {
-	if t, ok := s.lessons.get(key); ok {
+func (s *lessonPages) lessonTrace(ctx context.Context, key string, run lessons.Run, m *models.Loaded) (*trace.Trace, error) {
+	if t, ok := s.get(key); ok {
 		return t, nil
 	}
 	req, err := run.Request(m)
@@ -281,17 +275,17 @@ func (s *Server) lessonTrace(ctx context.Context, key string, run lessons.Run, m
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.ID, err)
 	}
-	s.lessons.put(key, t)
+	s.put(key, t)
 	return t, nil
 }
 
 // lessonFigure generates the step's runs and shows what the step points at;
 // nil for a step of text only. want is the real model the learner chose.
-func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang, want string, choices []lessonChoice) *view.FigureView {
+func (s *lessonPages) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons.Step, in lessonInput, lang, want string, choices []lessonChoice) *view.FigureView {
 	if len(st.Runs) == 0 {
 		return nil
 	}
-	ui := s.lessons.cat.UI
+	ui := s.cat.UI
 	name, m, err := s.lessonModel(st.Runs[0].Model, want, choices)
 	if err != nil {
 		return &view.FigureView{Error: s.pageError(err)}
@@ -318,7 +312,7 @@ func (s *Server) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lesson
 	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && toy.Of(m) != nil {
 		f = s.momentFigure(traces[0], m, st, mi, ok, lang)
 	} else {
-		f = runsFigure(s.words(lang), ui, st, runs, name, traces, lang)
+		f = runsFigure(s.book.In(lang), ui, st, runs, name, traces, lang)
 		f.Inside = s.lessonInside(ctx, strings.Join([]string{l.ID, st.ID, runs[0].ID, name, strings.Join(runs[0].Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01"), st, runs[0], m, lang)
 	}
 	f.Open = ui.Get(lessons.KeyOpenInDebugger, lang)
@@ -350,7 +344,7 @@ func figureStep(st *lessons.Step) int {
 // pageError is an error as a page may show it: the server's paths become
 // the catalog's names, and a model without a tokenizer says what the
 // lesson page can do about it.
-func (s *Server) pageError(err error) string {
+func (s *lessonPages) pageError(err error) string {
 	msg := s.catalog.Redact(err.Error())
 	if errors.Is(err, models.ErrNoTokenizer) {
 		msg += " (pick a model with a tokenizer)"
@@ -360,12 +354,12 @@ func (s *Server) pageError(err error) string {
 
 // momentFigure is the toy's walkthrough at a moment (or before the first,
 // for At "before"): table, listing and token list.
-func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step, i int, isMoment bool, lang string) *view.FigureView {
+func (s *lessonPages) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step, i int, isMoment bool, lang string) *view.FigureView {
 	w, err := lessons.Walk(t, toy.Of(m).Table())
 	if err != nil {
 		return &view.FigureView{Error: err.Error()}
 	}
-	ui := s.lessons.cat.UI
+	ui := s.cat.UI
 	f := &view.FigureView{Moment: &view.MomentView{
 		TableTitle: ui.Get(lessons.KeyBigramTable, lang), ListingTitle: ui.Get(lessons.KeyPythonLoop, lang),
 		TokensTitle: ui.Get(lessons.KeyTokenList, lang),
@@ -388,4 +382,47 @@ func (s *Server) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step
 		mv.Lines = append(mv.Lines, view.CodeLineView{Number: ln.Number, Text: ln.Text, Active: active})
 	}
 	return f
+}
+
+// lessonInside shows the inside of a lesson step's first run for a step
+// that highlights "attention" or "lens": the run again, recording the
+// attention and lens (lesson runs name only generation options; a
+// lesson's run is short and cached, so it records whatever the model's
+// size), cached like the step's own traces. nil for other steps, a model
+// without inside (the toy) or a failed run.
+func (s *lessonPages) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *view.LessonInsideView {
+	if m == nil || toy.Of(m) != nil || !st.Highlights("attention") && !st.Highlights("lens") {
+		return nil
+	}
+	key += "\x01inside"
+	t, ok := s.get(key)
+	if !ok {
+		req, err := run.Request(m)
+		if _, ok := m.Model.(engine.InsideModel); err != nil || !ok {
+			return nil
+		}
+		// A lesson's run is short and cached: it records whatever the model's size.
+		req.Options.RecordAttention, req.Options.RecordLens = trace.RecordAttentionStep, lensShown
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		t, err = engine.Generate(ctx, req)
+		<-s.slots
+		if err != nil {
+			return nil
+		}
+		s.put(key, t)
+	}
+	at := len(t.Steps) - 1
+	if st.At.Kind == lessons.AtStep {
+		at = min(st.At.Index, at)
+	}
+	w := s.book.In(lang)
+	v := insideView(t, t.Steps, at, 0, w)
+	if v == nil {
+		return nil
+	}
+	return &view.LessonInsideView{View: *v, W: w}
 }

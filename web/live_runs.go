@@ -31,27 +31,7 @@ func publishSpacing(running int) time.Duration {
 // startRuns shows a new document of the specs' runs and generates them one
 // after the other in the session's job, streaming each step to the page.
 func (s *protocol) startRuns(sess *session, specs []runSpec, compare bool, source string) {
-	d := &document{compare: compare, source: source, origin: origin{kind: originRun, model: specs[0].name}}
-	if compare {
-		d.origin = origin{kind: originCompare, model: specs[0].name, n: len(specs)}
-	}
-	for _, sp := range specs {
-		if sp.server != nil {
-			// A comparison of server runs asks one token per request, so
-			// that every run's steps are the model's own distributions
-			// and the runs share the seed stream step by step.
-			sp.sreq.Step = compare
-			r := newRun(s.runIDs.Add(1), serverPlaceholder(sp), sp.label)
-			r.server, r.sreq, r.live = sp.server, sp.sreq, true
-			d.runs = append(d.runs, r)
-			continue
-		}
-		r := newRun(s.runIDs.Add(1), placeholder(sp), sp.label)
-		r.model, r.req, r.live = sp.model, sp.req, true
-		r.inside = s.newInsideStore(sp.model, sp.req, s.insideOpts(sess))
-		r.keptLogits = sp.req.Options.FullLogits // the form never asks for them: they serve the what-if panel
-		d.runs = append(d.runs, r)
-	}
+	d := s.newRuns(specs, compare, source, s.insideOpts(sess))
 	s.sessions.holdImport(sess, 0, 0) // an imported trace the page showed is gone
 	sess.mu.Lock()
 	defer sess.mu.Unlock()

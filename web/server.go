@@ -166,10 +166,10 @@ func New(cfg Config) (*Server, error) {
 		NoPull: cfg.NoPull, Bandwidth: cfg.Bandwidth, OnLoopback: s.onLoopback,
 		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
 	}, rn)
-	if s.lessons, err = newLessonPages(); err != nil {
+	if s.book, err = words.Load(); err != nil {
 		return nil, err
 	}
-	if s.book, err = words.Load(); err != nil {
+	if s.lessons, err = newLessonPages(rn, s.book, s.static.url); err != nil {
 		return nil, err
 	}
 	if s.lesson, err = s.firstRun(context.Background()); err != nil {
