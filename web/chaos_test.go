@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
 	"tracer/engine/bench"
 
 	"github.com/gorilla/websocket"

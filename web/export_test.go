@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
 	"tracer/toy"
 
 	"tracer/engine"
@@ -206,11 +207,11 @@ func exportedFaces(t *testing.T, html []byte) (faces []exportedFace) {
 	dataURL := regexp.MustCompile(`url\(data:font/woff;base64,([A-Za-z0-9+/=]*)\)`)
 	format := regexp.MustCompile(`format\("[a-z0-9]*"\)`)
 	key := func(rule string) string { // the rule without its source
-		return format.ReplaceAllString(cssURL.ReplaceAllString(dataURL.ReplaceAllString(rule, ""), ""), "")
+		return format.ReplaceAllString(static.CSSURL.ReplaceAllString(dataURL.ReplaceAllString(rule, ""), ""), "")
 	}
 	names := map[string]string{}
 	for _, rule := range fontFace.FindAll(css, -1) {
-		names[key(string(rule))] = string(cssURL.FindSubmatch(rule)[1])
+		names[key(string(rule))] = string(static.CSSURL.FindSubmatch(rule)[1])
 	}
 	for _, rule := range fontFace.FindAll(html, -1) {
 		m := dataURL.FindSubmatch(rule)
@@ -241,11 +242,11 @@ type exportedFace struct {
 // fonts cut smaller than the whole faces the page serves, the charts'
 // Liberation fonts when the file has charts, Devanagari in Hindi only.
 func TestExportFontsAreCut(t *testing.T) {
-	whole, err := pageFonts()
+	whole, err := static.PageFonts()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, ttf := range chartFonts {
+	for name, ttf := range static.ChartFonts {
 		if whole[name], err = sfnt.WOFF(ttf); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+
 	"tracer/web/words"
 )
 

@@ -30,7 +30,7 @@ func loadStatic() (*staticFiles, error) {
 		s.files[name] = b
 		s.hash[name] = hex.EncodeToString(sum[:6])
 	}
-	fonts, err := pageFonts()
+	fonts, err := static.PageFonts()
 	if err != nil {
 		return nil, err
 	}
@@ -47,13 +47,13 @@ func loadStatic() (*staticFiles, error) {
 		}
 		add(e.Name(), b)
 	}
-	for name, b := range chartFonts {
+	for name, b := range static.ChartFonts {
 		add(name, b)
 	}
 	// Stylesheets last: their url(...)s name the other assets' versions.
 	for name, b := range s.files {
 		if path.Ext(name) == ".css" {
-			add(name, versionCSSURLs(b, func(n string) (string, bool) {
+			add(name, static.VersionCSSURLs(b, func(n string) (string, bool) {
 				_, ok := s.files[n]
 				return s.url(n), ok
 			}))
