@@ -4,87 +4,44 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"tracer/trace"
 )
 
-// handleExport downloads what the session shows as JSON, branches
-// included. ?run=K picks one run of a comparison; without it a single run
-// downloads as tracer-trace.json and a comparison as a zip archive of every
+// exportJSON is the JSON download of run k of d (a snapshot), or of every
+// run (k < 0): a single run as tracer-trace.json (a comparison's as
+// tracer-run-K-label.json), a whole comparison as a zip archive of every
 // run (run-1-greedy.json, run-2-T=0.7.json, ...), so that none is lost.
-func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
-	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
-	if !ok {
-		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
-		return
-	}
-	if r.URL.Query().Get("format") == "html" { // the whole document as one file
-		s.handleExportHTML(w, r, sess)
-		return
-	}
-	k := -1 // every run
-	if q := r.URL.Query().Get("run"); q != "" {
-		var err error
-		if k, err = strconv.Atoi(q); err != nil || k < 0 {
-			http.Error(w, fmt.Sprintf("run=%.20q: want a run index, 0 or more", q), http.StatusBadRequest)
-			return
-		}
-	}
-	src := sess.source()
-	src.mu.Lock()
-	runs := src.doc.runs
-	compare := src.doc.compare
+// Full logits a run kept for the what-if panel are left out.
+func exportJSON(d *document, k int) (name, contentType string, body []byte, err error) {
 	var ts []*trace.Trace
 	var names []string
-	var kept []bool
-	live := false
-	for i, x := range runs {
+	for i, x := range d.runs {
 		if k >= 0 && i != k {
 			continue
 		}
-		ts = append(ts, x.snapshot())
-		names = append(names, runFileName(i, x.label))
-		kept = append(kept, x.keptLogits)
-		live = live || x.live
-	}
-	src.mu.Unlock()
-	switch {
-	case len(ts) == 0:
-		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(runs)-1), http.StatusBadRequest)
-		return
-	case live:
-		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
-		return
-	}
-	for i, t := range ts {
-		if kept[i] {
-			ts[i] = withoutLogits(t)
+		t := x.trace
+		if x.keptLogits {
+			t = withoutLogits(t)
 		}
+		ts = append(ts, t)
+		names = append(names, runFileName(i, x.label))
 	}
 	var b bytes.Buffer
-	name, kind := "tracer-trace.json", "application/json"
-	switch {
-	case k < 0 && compare:
-		name, kind = "tracer-compare.zip", "application/zip"
+	if k < 0 && d.compare {
 		if err := writeZip(&b, ts, names); err != nil {
-			http.Error(w, "could not write the traces: "+err.Error(), http.StatusInternalServerError)
-			return
+			return "", "", nil, fmt.Errorf("could not write the traces: %w", err)
 		}
-	default:
-		if compare {
-			name = "tracer-" + names[0]
-		}
-		if err := trace.Write(&b, ts[0]); err != nil {
-			http.Error(w, "could not write the trace: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
+		return "tracer-compare.zip", "application/zip", b.Bytes(), nil
 	}
-	w.Header().Set("Content-Type", kind)
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
+	name = "tracer-trace.json"
+	if d.compare {
+		name = "tracer-" + names[0]
+	}
+	if err := trace.Write(&b, ts[0]); err != nil {
+		return "", "", nil, fmt.Errorf("could not write the trace: %w", err)
+	}
+	return name, "application/json", b.Bytes(), nil
 }
 
 // writeZip writes the traces into one zip archive under their names.

@@ -266,33 +266,55 @@ func cleanName(name string) string {
 	return name
 }
 
-// handleExportHTML downloads what the session shows (a run with its
-// branches, a walkthrough or a comparison) as one self-contained HTML
-// file in the page's language.
-func (s *Server) handleExportHTML(w http.ResponseWriter, r *http.Request, sess *session) {
-	sess.mu.Lock()
-	lang := sess.lang
-	sess.mu.Unlock()
-	src := sess.source()
-	src.mu.Lock()
-	d := src.doc
-	live := d.live()
-	c := &document{walk: d.walk, compare: d.compare, source: d.source, notice: d.notice}
-	for _, x := range d.runs {
-		c.runs = append(c.runs, &run{id: x.id, label: x.label, trace: x.snapshot(), err: x.err})
+// handleExport downloads what the session shows: ?format=html as one
+// HTML file (exportDocument), else as JSON, branches included (exportJSON;
+// ?run=K picks one run of a comparison).
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	sess, ok := s.sessions.get(q.Get("session"))
+	if !ok {
+		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
+		return
 	}
-	src.mu.Unlock()
-	if live {
+	k := -1 // every run
+	if q.Get("format") != "html" && q.Get("run") != "" {
+		var err error
+		if k, err = strconv.Atoi(q.Get("run")); err != nil || k < 0 {
+			http.Error(w, fmt.Sprintf("run=%.20q: want a run index, 0 or more", q.Get("run")), http.StatusBadRequest)
+			return
+		}
+	}
+	d, lang := s.shown(sess)
+	if k >= len(d.runs) {
+		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(d.runs)-1), http.StatusBadRequest)
+		return
+	}
+	running := d.live()
+	if k >= 0 {
+		running = d.runs[k].live
+	}
+	if running {
 		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
 		return
 	}
-	var b bytes.Buffer
-	if err := exportDocument(&b, c, s.words(cmp.Or(lang, lessons.English)), true); err != nil {
-		http.Error(w, "could not export the page: "+err.Error(), http.StatusInternalServerError)
+	name, kind := "tracer-trace.html", "text/html; charset=utf-8"
+	var body []byte
+	var err error
+	if q.Get("format") == "html" { // the whole document as one file
+		var b bytes.Buffer
+		if err = exportDocument(&b, d, s.words(cmp.Or(lang, lessons.English)), true); err != nil {
+			err = fmt.Errorf("could not export the page: %w", err)
+		}
+		body = b.Bytes()
+	} else {
+		name, kind, body, err = exportJSON(d, k)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="tracer-trace.html"`)
+	w.Header().Set("Content-Type", kind)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
+	w.Write(body)
 }

@@ -70,3 +70,15 @@ func newProtocol(cfg liveConfig, rn *runner) *protocol {
 func (s *protocol) words(lang string) words.Words {
 	return s.book.In(lang)
 }
+
+// shown is a snapshot of what sess's page shows (the instructor's
+// document while it follows), and the page's language.
+func (s *protocol) shown(sess *session) (*document, string) {
+	sess.mu.Lock()
+	lang := sess.lang
+	sess.mu.Unlock()
+	src := sess.source()
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	return src.doc.snapshot(), lang
+}

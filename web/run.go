@@ -130,6 +130,17 @@ func (r *run) snapshot() *trace.Trace {
 	return &t
 }
 
+// snapshot copies d for a reader outside its page's lock (an export):
+// each run's trace as run.snapshot gives it, its label and error, whether
+// it was still generating and whether it kept full logits.
+func (d *document) snapshot() *document {
+	c := &document{walk: d.walk, compare: d.compare, source: d.source, notice: d.notice, origin: d.origin}
+	for _, x := range d.runs {
+		c.runs = append(c.runs, &run{id: x.id, label: x.label, trace: x.snapshot(), err: x.err, live: x.live, keptLogits: x.keptLogits})
+	}
+	return c
+}
+
 // fork returns a copy of the run, under a new id, for another session (a
 // student detaching from the instructor): it shares the steps and caches,
 // which are never changed, and branches separately.
