@@ -2,14 +2,12 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	modelhub "tracer/engine/hub"
-	"tracer/web/words"
 )
 
 // progressEvery is how often a download's progress reaches the page.
@@ -34,26 +32,6 @@ func (p *pulls) cancelAll() {
 	}
 }
 
-// mayPull says whether the session's page may download models: never with
-// Config.NoPull; in classroom mode, only the instructor; otherwise only
-// while the server listens on loopback, where the page is its user's own.
-func (s *protocol) mayPull(sess *session) error {
-	switch {
-	case s.cfg.NoPull:
-		return errors.New("this server does not download models (it was started with --no-pull): run tracer pull ORG/NAME on its machine")
-	case s.class != nil && !sess.teach:
-		return errors.New("in a classroom only the instructor downloads models: ask the instructor")
-	case s.class == nil && !s.cfg.OnLoopback():
-		return errors.New("this server is open to other machines, so its pages do not download models: run tracer pull ORG/NAME on its machine, or serve in --classroom mode and download from the instructor's page")
-	}
-	return nil
-}
-
-// canPull reports whether the run form shows the download row to sess.
-func (s *protocol) canPull(sess *session) bool {
-	return s.cfg.Hub != nil && s.cfg.HFCache != "" && (sess == nil || s.mayPull(sess) == nil)
-}
-
 // pullBudget stops a download once its files pass the size limit. The
 // Hub's progress reports each file's total as soon as it is known, so a
 // repository too large is usually stopped before its big files start.
@@ -73,10 +51,11 @@ func (b *pullBudget) add(file string, done, total int64) bool {
 	return sum <= b.limit
 }
 
-// startPull downloads repo into the Hugging Face cache in the background,
-// streaming progress to the session's pages; when it is done the model
-// joins the menu.
-func (s *protocol) startPull(sess *session, repo string) error {
+// pull downloads repo into the Hugging Face cache in the background:
+// started hears the repository's spec once it starts, progress a line
+// per file (at most every progressEvery), ended its end: nil once the model
+// joined the menu, else why not (redacted).
+func (s *runner) pull(repo string, started func(spec string), progress func(text string), ended func(spec string, err error)) error {
 	if s.cfg.Hub == nil || s.cfg.HFCache == "" {
 		return errors.New("this server does not download models: start it without HF_HUB_OFFLINE, or run tracer pull ORG/NAME")
 	}
@@ -103,9 +82,6 @@ func (s *protocol) startPull(sess *session, repo string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.running[spec] = cancel
 	p.wg.Add(1)
-	sess.mu.Lock()
-	w := s.words(sess.lang)
-	sess.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
 		defer func() {
@@ -128,9 +104,9 @@ func (s *protocol) startPull(sess *session, repo string) error {
 				return
 			}
 			last = time.Now()
-			s.hub.broadcast(sess.id, pageMessage(msgProgress, fmt.Sprintf("%s: %s %s / %s", spec, file, bytesText(done), totalText(total))))
+			progress(fmt.Sprintf("%s: %s %s / %s", spec, file, bytesText(done), totalText(total)))
 		}
-		s.hub.broadcast(sess.id, pageMessage(msgProgress, w.F(words.KeyDbgPullStarted, "repo", spec)))
+		started(spec)
 		err := s.guard("the download of "+spec, func() error {
 			_, err := modelhub.Pull(ctx, spec, opts)
 			return err
@@ -139,11 +115,11 @@ func (s *protocol) startPull(sess *session, repo string) error {
 			err = fmt.Errorf("%s is larger than this server's download limit of %s, so the download stopped: run tracer pull %s on the server's machine, or start the server with a larger --max-pull-mib", spec, sizeText(s.cfg.MaxPullBytes), spec)
 		}
 		if err != nil {
-			s.hub.broadcast(sess.id, errorMessage(s.catalog.Redact(err.Error())))
+			ended(spec, errors.New(s.catalog.Redact(err.Error())))
 			return
 		}
 		s.catalog.Rescan()
-		s.hub.broadcast(sess.id, pageMessage(msgPulled, w.F(words.KeyDbgPullDone, "repo", spec)))
+		ended(spec, nil)
 	}()
 	return nil
 }
@@ -153,10 +129,4 @@ func totalText(n int64) string {
 		return "?"
 	}
 	return bytesText(n)
-}
-
-// pageMessage encodes a short message of type typ.
-func pageMessage(typ, text string) []byte {
-	b, _ := json.Marshal(outbound{Type: typ, Message: text})
-	return b
 }
