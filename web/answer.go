@@ -262,10 +262,10 @@ func chartRequest(sess *session, name string, step int, words func(lang string) 
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	d, cur := src.doc, src.cur
-	runs, branch := d.runs[:1], cur.branch
+	shown, branch := d.runs[:1], cur.branch
 	var steps []trace.Step
 	if d.compare {
-		runs, branch = d.runs, 0
+		shown, branch = d.runs, 0
 	} else {
 		steps = pathSteps(d.runs[0].trace, branch)
 	}
@@ -276,7 +276,7 @@ func chartRequest(sess *session, name string, step int, words func(lang string) 
 	if step < 0 || step >= n {
 		return view.ChartJob{}, fmt.Errorf("step index %d is out of range: this run has steps 0 to %d", step, n-1)
 	}
-	v, jobs := chartsFor(runs, branch, steps, step, o)
+	v, jobs := chartsFor(shown, branch, steps, step, o)
 	for i, c := range v.Charts {
 		if c.Name == name {
 			return jobs[i], nil

@@ -183,19 +183,3 @@ func TestBranchWithoutAKeptCache(t *testing.T) {
 		t.Errorf("got branch steps %d from %d, output %q; want one step at 2 ending \"I love\"", len(b.Steps), b.Steps[0].Index, b.Output.NewText)
 	}
 }
-
-func TestKeepCacheIsBounded(t *testing.T) {
-	r := newRun(1, &trace.Trace{}, "")
-	for id := range maxCaches + 3 {
-		r.keepCache(id, nil)
-	}
-	if len(r.caches) != maxCaches {
-		t.Errorf("got %d caches, want %d", len(r.caches), maxCaches)
-	}
-	if _, ok := r.caches[0]; !ok {
-		t.Error("the trunk's cache was dropped")
-	}
-	if _, ok := r.caches[maxCaches+2]; !ok {
-		t.Error("the newest branch's cache was dropped")
-	}
-}

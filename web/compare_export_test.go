@@ -14,28 +14,6 @@ import (
 	"tracer/trace"
 )
 
-func TestRunFileName(t *testing.T) {
-	cases := []struct {
-		label string
-		i     int
-		want  string
-	}{
-		{"greedy", 0, "run-1-greedy.json"},
-		{"T=0.7 top_k=5", 1, "run-2-T=0.7-top_k=5.json"},
-		{`"quoted"/..\path`, 2, "run-3-quoted--..-path.json"},
-		{"", 3, "run-4.json"},
-		{"नमस्ते", 4, "run-5.json"},
-		{strings.Repeat("x", 100), 5, "run-6-" + strings.Repeat("x", 40) + ".json"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.want, func(t *testing.T) {
-			if got := runFileName(tc.i, tc.label); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 // A comparison's Export holds every run; each run's own link downloads
 // under its own name; the raw logits kept for the what-if stay out.
 func TestCompareExportsEveryRun(t *testing.T) {

@@ -100,26 +100,3 @@ func TestCompareErrors(t *testing.T) {
 		waitFor(t, c, "an error saying "+tc.says, errorSaying(tc.says))
 	}
 }
-
-func TestTotalVariation(t *testing.T) {
-	row := func(ids []int, probs []float64) trace.StepRow {
-		return trace.StepRow{Final: &trace.Final{KeptCount: len(ids), IDs: ids, Probs: probs}}
-	}
-	cases := []struct {
-		name string
-		a, b trace.StepRow
-		want float64
-	}{
-		{"same", row([]int{1, 2}, []float64{0.7, 0.3}), row([]int{1, 2}, []float64{0.7, 0.3}), 0},
-		{"disjoint", row([]int{1}, []float64{1}), row([]int{2}, []float64{1}), 1},
-		{"shifted", row([]int{1, 2}, []float64{0.9, 0.1}), row([]int{1, 2}, []float64{0.6, 0.4}), 0.3},
-		{"raw candidates", trace.StepRow{Candidates: []trace.Candidate{{ID: 1, Prob: 0.5}}}, row([]int{1}, []float64{1}), 0.25},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := totalVariation(tc.a, tc.b); got < tc.want-1e-9 || got > tc.want+1e-9 {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-}

@@ -62,8 +62,8 @@ type ExportRun struct {
 // them as the page does, offline: no request leaves it (its
 // Content-Security-Policy forbids every fetch). A lone toy trace is
 // narrated as the page narrates it.
-func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
-	if len(runs) == 0 {
+func ExportHTML(w io.Writer, rs []ExportRun, o ExportOptions) error {
+	if len(rs) == 0 {
 		return errors.New("web: export: no trace to export")
 	}
 	lang := cmp.Or(o.Lang, lessons.English)
@@ -75,13 +75,13 @@ func ExportHTML(w io.Writer, runs []ExportRun, o ExportOptions) error {
 		return fmt.Errorf("web: export: %w", err)
 	}
 	d := &document{source: cmp.Or(o.Source, "exported trace")}
-	for i, r := range runs {
+	for i, r := range rs {
 		if r.Trace == nil {
 			return fmt.Errorf("web: export: run %d has no trace", i)
 		}
 		d.runs = append(d.runs, newRun(uint64(i+1), r.Trace, r.Label))
 	}
-	if len(runs) > 1 {
+	if len(rs) > 1 {
 		d.compare = true
 	} else {
 		narrate(d, toy.Lesson())

@@ -90,16 +90,6 @@ func exportOf(t *testing.T, runs []ExportRun, o ExportOptions) []byte {
 	return b.Bytes()
 }
 
-// toyTrace is the lesson's greedy run of the toy.
-func toyTrace(t *testing.T) *trace.Trace {
-	t.Helper()
-	tr, err := trace.Decode(toyJSON(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 // press sends a key and waits for the position it leads to.
 func press(t *testing.T, ctx context.Context, key string, want int) {
 	t.Helper()

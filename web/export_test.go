@@ -9,44 +9,18 @@ import (
 	"fmt"
 	stdhtml "html"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
 	"tracer/toy"
 
-	"tracer/engine"
-	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/trace"
 	"tracer/web/sfnt"
 	"tracer/web/static"
 	"tracer/web/view"
 )
-
-// sampledTrace generates n steps from the model, sampled at top-20.
-func sampledTrace(tb testing.TB, model string, n int) *trace.Trace {
-	tb.Helper()
-	m, err := models.Open(model)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sample, temp, seed, minNew := true, 0.9, uint64(7), n
-	req, err := m.Request(models.Input{Texts: []string{"Once upon a time"}}, &engine.Settings{
-		DoSample: &sample, Temperature: &temp, Seed: &seed, MaxNewTokens: &n, MinNewTokens: &minNew,
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Record = true
-	tr, err := engine.Generate(context.Background(), req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return tr
-}
 
 // unpack decodes an exported file's positions as export.js does.
 func unpack(t *testing.T, html []byte) (frags []string, seqs map[string][][]int) {
@@ -96,7 +70,7 @@ func TestExportPositionsAreThePagesViews(t *testing.T) {
 		{"compare", []ExportRun{{Trace: toyTrace(t), Label: "a"}, {Trace: toyTrace(t), Label: "b"}}, "0.0", 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			html := exportOf(t, tc.runs, ExportOptions{NoCharts: true})
+			html := htmlOf(t, tc.runs, ExportOptions{NoCharts: true})
 			frags, seqs := unpack(t, html)
 			if got := len(seqs[tc.key]); got != tc.n {
 				t.Fatalf("got %d positions, want %d", got, tc.n)
@@ -137,7 +111,7 @@ func runsOrNil(c *view.CompareView) []view.CompareRunView {
 func TestExportFileCarriesTheTrace(t *testing.T) {
 	tr := toyTrace(t)
 	tr.Prompt.Text = `</script><script>alert(1)</script> & <!--`
-	html := exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
+	html := htmlOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
 	back, err := trace.Decode(html)
 	if err != nil {
 		t.Fatalf("the file's trace does not read back: %v", err)
@@ -153,7 +127,7 @@ func TestExportFileCarriesTheTrace(t *testing.T) {
 func TestExportIsSelfContained(t *testing.T) {
 	for _, lang := range []string{"en", "hi"} {
 		t.Run(lang, func(t *testing.T) {
-			html := string(exportOf(t, []ExportRun{{Trace: toyTrace(t)}}, ExportOptions{Lang: lang}))
+			html := string(htmlOf(t, []ExportRun{{Trace: toyTrace(t)}}, ExportOptions{Lang: lang}))
 			csp := regexp.MustCompile(`http-equiv="Content-Security-Policy" content="([^"]*)"`).FindStringSubmatch(html)
 			if csp == nil || !strings.Contains(stdhtml.UnescapeString(csp[1]), "default-src 'none'") || !strings.Contains(stdhtml.UnescapeString(csp[1]), "connect-src 'none'") {
 				t.Errorf("got CSP %q, want one that forbids every fetch", csp)
@@ -265,7 +239,7 @@ func TestExportFontsAreCut(t *testing.T) {
 		{"english without charts", "en", true, []string{"font-sans-regular.woff", "font-sans-bold.woff", "font-mono-regular.woff"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			faces := exportedFaces(t, exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Lang: tc.lang, NoCharts: tc.noCharts}))
+			faces := exportedFaces(t, htmlOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Lang: tc.lang, NoCharts: tc.noCharts}))
 			got := map[string]bool{}
 			for _, f := range faces {
 				got[f.name] = true
@@ -345,37 +319,6 @@ func TestExportErrors(t *testing.T) {
 	}
 }
 
-func TestExportHTMLFromThePage(t *testing.T) {
-	s, sess, c := liveServer(t, Config{}, 0)
-	generate(t, s, c, form{"do_sample": "false"})
-	ts := httptest.NewServer(s.Handler())
-	defer ts.Close()
-	for _, tc := range []struct {
-		name, query string
-		status      int
-	}{
-		{"ok", "?format=html&session=" + sess.id, http.StatusOK},
-		{"unknown session", "?format=html&session=nope", http.StatusNotFound},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := http.Get(ts.URL + "/export" + tc.query)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			if res.StatusCode != tc.status {
-				t.Fatalf("got %s, want %d: %.200s", res.Status, tc.status, body)
-			}
-			if tc.status == http.StatusOK {
-				if _, err := trace.Decode(body); err != nil {
-					t.Errorf("the page's HTML export does not read back: %v", err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkExportSize reports the file's size against the budget: for a
 // 256-step run at top-20, at most 1.5 times its JSON trace plus 400 KB.
 // The issue's SmolLM2-shaped run is stood in for by stories260K (its
@@ -431,30 +374,6 @@ func FuzzExport(f *testing.F) {
 	})
 }
 
-// toyJSON runs the toy greedily (the lesson's run) and returns the trace
-// as JSON.
-func toyJSON(f testing.TB) []byte {
-	f.Helper()
-	m, err := models.Open("toy")
-	if err != nil {
-		f.Fatal(err)
-	}
-	req, err := m.Request(models.Input{}, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	req.Record = true
-	tr, err := engine.Generate(context.Background(), req)
-	if err != nil {
-		f.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := trace.Write(&b, tr); err != nil {
-		f.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 func TestExportChartsOnlyForShorterTraces(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -469,7 +388,7 @@ func TestExportChartsOnlyForShorterTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			html := exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
+			html := htmlOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
 			frags, seqs := unpack(t, html)
 			last := position(frags, seqs["0.0"][len(seqs["0.0"])-1])
 			if got := strings.Contains(last, `data-testid="charts"`); got != tc.charts {
@@ -480,4 +399,14 @@ func TestExportChartsOnlyForShorterTraces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// htmlOf is the export of runs with o.
+func htmlOf(t *testing.T, runs []ExportRun, o ExportOptions) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := ExportHTML(&b, runs, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"sync"
 	"weak"
-
-	"tracer/trace"
 )
 
 // What a finished run holds beyond its recorded steps is large and only
@@ -34,41 +32,6 @@ type heldEntry struct {
 	sess  weak.Pointer[session]
 	run   weak.Pointer[run]
 	bytes int64
-}
-
-// heldBytes is what r holds of full logits and KV caches. The caller
-// holds the session's lock.
-func (r *run) heldBytes() int64 {
-	var n int64
-	steps := func(ss []trace.Step) {
-		for _, s := range ss {
-			for _, row := range s.Rows {
-				n += 4 * int64(len(row.Logits))
-			}
-		}
-	}
-	steps(r.trace.Steps)
-	for _, b := range r.trace.Branches {
-		steps(b.Steps)
-	}
-	for _, c := range r.caches {
-		if c == nil {
-			continue
-		}
-		for _, b := range c.LayerBytes() {
-			n += b
-		}
-	}
-	return n
-}
-
-// shed drops r's full logits and KV caches. The steps are never changed
-// in place (a snapshot may be reading them): the trace is copied without
-// the logits (withoutLogits). The caller holds the session's lock.
-func (r *run) shed() {
-	r.trace = withoutLogits(r.trace)
-	r.keptLogits = false
-	clear(r.caches)
 }
 
 // hold counts what the finished runs of sess's document hold (anew for a

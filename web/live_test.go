@@ -5,54 +5,14 @@ import (
 	"encoding/json"
 	"net"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
-	"tracer/engine"
-	"tracer/engine/models"
-	"tracer/toy"
 	"tracer/trace"
 )
-
-// loopTable is a toy table that never ends: a learner's stand-in for a
-// model that writes on and on.
-const loopTable = `{"name": "loop", "max_length": 1000, "table": {
-  "<s>": {"a": 1},
-  "a": {"b": 0.6, "c": 0.4},
-  "b": {"a": 0.7, "c": 0.3},
-  "c": {"a": 0.5, "b": 0.5}}}`
-
-// slowModel is a model whose every forward pass takes a while, so a test
-// can step and stop while it generates.
-type slowModel struct {
-	engine.Model
-	delay time.Duration
-}
-
-func (m slowModel) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) error {
-	time.Sleep(m.delay)
-	return m.Model.Forward(c, b, logits)
-}
-
-// loopModel opens loopTable, slowed down by delay per step.
-func loopModel(t *testing.T, delay time.Duration) *models.Loaded {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "loop.json")
-	if err := os.WriteFile(path, []byte(loopTable), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tab, err := toy.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := toy.New(tab)
-	return &models.Loaded{Spec: "loop", Model: slowModel{m, delay}, Tokenizer: m, Config: m.GenerationConfig()}
-}
 
 // liveServer starts a server with the loop model added (slowed by delay)
 // and one page's session, and connects to it.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -19,39 +18,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
-	"tracer/engine"
-	"tracer/engine/models"
-	"tracer/trace"
 )
-
-// loopTrace is a greedy run of the loop toy, steps long, as trace JSON. It
-// is labelled a llama2.c run so the page shows it step by step, as it would
-// a real model's, rather than narrating it as a toy.
-func loopTrace(t *testing.T, steps int) []byte {
-	t.Helper()
-	m := loopModel(t, 0)
-	n := steps
-	no := false
-	req, err := m.Request(models.Input{}, &engine.Settings{MaxNewTokens: &n, DoSample: &no})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Record = true
-	tr, err := engine.Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tr.Steps) != steps {
-		t.Fatalf("got %d steps, want %d", len(tr.Steps), steps)
-	}
-	tr.Model.Kind = "llama2c"
-	var b bytes.Buffer
-	if err := trace.Write(&b, tr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
 
 // importPage opens a page and imports data into its session, as a
 // browser does; it returns the session id.

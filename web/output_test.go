@@ -2,8 +2,6 @@ package web
 
 import (
 	"context"
-	"html"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -11,16 +9,6 @@ import (
 	"tracer/web/view"
 	"tracer/web/words"
 )
-
-// outputTextOf returns the text of a view's data-testid="output-text"
-// element, tags stripped, and whether the element is there.
-func outputTextOf(h string) (string, bool) {
-	m := regexp.MustCompile(`(?s)data-testid="output-text">(.*?)</span></p>`).FindStringSubmatch(h)
-	if m == nil {
-		return "", false
-	}
-	return html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(m[1], "")), true
-}
 
 func TestCompleteUTF8(t *testing.T) {
 	for _, tc := range []struct {

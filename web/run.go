@@ -360,3 +360,38 @@ func (s *runner) forkDocument(d *document) *document {
 	}
 	return c
 }
+
+// heldBytes is what r holds of full logits and KV caches. The caller
+// holds the session's lock.
+func (r *run) heldBytes() int64 {
+	var n int64
+	steps := func(ss []trace.Step) {
+		for _, s := range ss {
+			for _, row := range s.Rows {
+				n += 4 * int64(len(row.Logits))
+			}
+		}
+	}
+	steps(r.trace.Steps)
+	for _, b := range r.trace.Branches {
+		steps(b.Steps)
+	}
+	for _, c := range r.caches {
+		if c == nil {
+			continue
+		}
+		for _, b := range c.LayerBytes() {
+			n += b
+		}
+	}
+	return n
+}
+
+// shed drops r's full logits and KV caches. The steps are never changed
+// in place (a snapshot may be reading them): the trace is copied without
+// the logits (withoutLogits). The caller holds the session's lock.
+func (r *run) shed() {
+	r.trace = withoutLogits(r.trace)
+	r.keptLogits = false
+	clear(r.caches)
+}

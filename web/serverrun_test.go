@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"tracer/engine"
-	"tracer/engine/remote"
 	"tracer/trace"
 	"tracer/web/catalog"
 )
@@ -294,32 +292,6 @@ func TestServerRunErrors(t *testing.T) {
 	})
 }
 
-func TestServerLacks(t *testing.T) {
-	k, p, yes, no := 5, 0.1, true, false
-	two := 2
-	for _, tc := range []struct {
-		name   string
-		set    engine.Settings
-		engine string
-		says   string
-	}{
-		{"nothing set", engine.Settings{}, remote.EngineOpenAI, ""},
-		{"top_k on vLLM", engine.Settings{TopK: &k}, remote.EngineVLLM, ""},
-		{"top_k on plain OpenAI", engine.Settings{TopK: &k}, remote.EngineOpenAI, "top_k: this server (openai) speaks the plain OpenAI API"},
-		{"min_p on Ollama", engine.Settings{MinP: &p}, remote.EngineOllama, "min_p: this server (ollama)"},
-		{"beams", engine.Settings{NumBeams: &two}, remote.EngineLlamaCpp, "no beam search"},
-		{"cache on", engine.Settings{UseCache: &yes}, remote.EngineLlamaCpp, ""},
-		{"cache off", engine.Settings{UseCache: &no}, remote.EngineLlamaCpp, "cannot turn it off"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := serverLacks(&tc.set, tc.engine)
-			if (tc.says == "") != (got == "") || !strings.Contains(got, tc.says) {
-				t.Errorf("got %q, want %q", got, tc.says)
-			}
-		})
-	}
-}
-
 func TestServerModelInALink(t *testing.T) {
 	// A lesson's deep link runs local models only: one naming a server's
 	// model gets the toy's page with a clear message, not an internal
@@ -431,28 +403,4 @@ func TestServerCompareChatWithoutTemplate(t *testing.T) {
 	_, _, c := liveServer(t, Config{Servers: []ServerConfig{{Name: "gpu", URL: srv.URL}}}, 0)
 	sendJSON(t, c, map[string]any{"type": "compare", "form": form{"model": "server:gpu/big", "input": "chat", "prompt": "hi", "max_new_tokens": "2", "variants": "greedy\nT=0.7"}})
 	waitFor(t, c, "the comparison's error", errorSaying("generate the chat as a single run instead"))
-}
-
-func TestCheckID(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		id, vocab int
-		says      string // "" for no error
-	}{
-		{"inside", 7, 8, ""},
-		{"past the end", 8, 8, "token id 8 is outside the vocabulary (0..7)"},
-		{"negative", -1, 8, "token id -1 is negative: ids count from 0"},
-		{"unknown vocabulary: the server checks", 5_000_000, unknownVocab, ""},
-		{"unknown vocabulary, negative", -3, unknownVocab, "token id -3 is negative"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := checkID(tc.id, tc.vocab)
-			switch {
-			case tc.says == "" && err != nil:
-				t.Errorf("got %v, want no error", err)
-			case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
-				t.Errorf("got %v, want an error saying %q", err, tc.says)
-			}
-		})
-	}
 }

@@ -309,7 +309,7 @@ func sameOrigin(r *http.Request) bool {
 // classroom's instructor session takes the instructor's token. A page
 // whose session has expired (it reconnects after a network blip, say) is
 // told so in an "expired" message and reloads into a fresh session.
-func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+func (s *protocol) handleWS(w http.ResponseWriter, r *http.Request) {
 	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
 	if !ok {
 		s.expiredWS(w, r)
@@ -323,7 +323,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Upgrade has answered the request
 	}
-	c := newClient(s.protocol, sess, conn)
+	c := newClient(s, sess, conn)
 	if !s.hub.add(c) {
 		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(writeWait))
 		conn.Close()
