@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tracer/trace"
+	"tracer/web/live"
 )
 
 func TestBranchReusesTheSharedPrefix(t *testing.T) {
@@ -18,7 +19,7 @@ func TestBranchReusesTheSharedPrefix(t *testing.T) {
 
 	// At step 2 (index 2: after "I love") choose </s> instead of chai.
 	sendJSON(t, c, map[string]any{"type": "branch", "step": 2, "token": "</s>"})
-	o := waitFor(t, c, "the branch's end", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
+	o := waitFor(t, c, "the branch's end", func(o live.Outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
 	if !strings.Contains(o.HTML, `data-testid="branch-active"`) || !strings.Contains(o.HTML, "step 3 → &lt;/s&gt;") {
 		t.Errorf("no selected branch in the tree: %.600s", o.HTML)
 	}
@@ -39,11 +40,11 @@ func TestBranchReusesTheSharedPrefix(t *testing.T) {
 
 	// A branch of the branch, by id, at step 1 (eat instead of love).
 	sendJSON(t, c, map[string]any{"type": "select", "branch": 0})
-	waitFor(t, c, "the trunk", func(o outbound) bool {
-		return o.Type == msgView && strings.Contains(o.HTML, `data-branch="0" data-testid="branch-active"`)
+	waitFor(t, c, "the trunk", func(o live.Outbound) bool {
+		return o.Type == live.MsgView && strings.Contains(o.HTML, `data-branch="0" data-testid="branch-active"`)
 	})
 	sendJSON(t, c, map[string]any{"type": "branch", "step": 1, "id": 5})
-	waitFor(t, c, "the second branch", func(o outbound) bool {
+	waitFor(t, c, "the second branch", func(o live.Outbound) bool {
 		return finished(o) && strings.Contains(o.HTML, `data-branch="2" data-testid="branch-active"`)
 	})
 	tr = sessionTrace(sess)
@@ -54,7 +55,7 @@ func TestBranchReusesTheSharedPrefix(t *testing.T) {
 	// The whole tree exports and imports again.
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
-	res, err := http.Get(ts.URL + "/export?session=" + sess.id)
+	res, err := http.Get(ts.URL + "/export?session=" + sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +89,14 @@ func TestBranchErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o := roundTrip(t, c, tc.msg)
-			if o.Type != msgError || !strings.Contains(o.Message, tc.says) {
+			if o.Type != live.MsgError || !strings.Contains(o.Message, tc.says) {
 				t.Errorf("got %+v, want an error saying %q", o, tc.says)
 			}
 		})
 	}
 	t.Run("while generating", func(t *testing.T) {
 		sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "50"}})
-		waitFor(t, c, "a running view", func(o outbound) bool { return o.Type == msgView && o.Running })
+		waitFor(t, c, "a running view", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Running })
 		sendJSON(t, c, map[string]any{"type": "branch", "step": 0, "id": 2})
 		waitFor(t, c, "an error", errorSaying("still generating"))
 	})
@@ -121,7 +122,7 @@ func TestUntilEachBreakpoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			roundTrip(t, c, `{"type": "first"}`)
 			sendJSON(t, c, map[string]any{"type": "until", "until": tc.until})
-			o := waitFor(t, c, "the breakpoint", func(o outbound) bool { return o.Type == msgView })
+			o := waitFor(t, c, "the breakpoint", func(o live.Outbound) bool { return o.Type == live.MsgView })
 			if o.Index != tc.index || !strings.Contains(o.HTML, tc.says) {
 				t.Errorf("got index %d, want %d saying %q; html %.300s", o.Index, tc.index, tc.says, o.HTML)
 			}
@@ -130,7 +131,7 @@ func TestUntilEachBreakpoint(t *testing.T) {
 	t.Run("rank", func(t *testing.T) {
 		// Force eat (rank 2) at step 1 on a branch; the rank breakpoint finds it.
 		sendJSON(t, c, map[string]any{"type": "branch", "step": 1, "token": "eat"})
-		waitFor(t, c, "the branch", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
+		waitFor(t, c, "the branch", func(o live.Outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
 		settle(t, s, c)
 		roundTrip(t, c, `{"type": "first"}`)
 		o := roundTrip(t, c, `{"type": "until", "until": {"rank_above": "1"}}`)
@@ -145,7 +146,7 @@ func TestUntilEachBreakpoint(t *testing.T) {
 			{`{"type": "until", "until": {"token": "tea"}}`, "not a token"},
 			{`{"type": "until", "until": {"token_top_k": "0", "token": "I"}}`, "at least 1"},
 		} {
-			if o := roundTrip(t, c, tc.msg); o.Type != msgError || !strings.Contains(o.Message, tc.says) {
+			if o := roundTrip(t, c, tc.msg); o.Type != live.MsgError || !strings.Contains(o.Message, tc.says) {
 				t.Errorf("%s: got %+v, want an error saying %q", tc.msg, o, tc.says)
 			}
 		}
@@ -157,10 +158,10 @@ func TestUntilWaitsForLiveSteps(t *testing.T) {
 	// "b" leads after "a" and trails after "b" or "c": it enters the top 1
 	// again and again. The breakpoint must wait for steps still to come.
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "200"}})
-	waitFor(t, c, "a running view", func(o outbound) bool { return o.Type == msgView && o.Running })
+	waitFor(t, c, "a running view", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Running })
 	sendJSON(t, c, map[string]any{"type": "until", "until": map[string]string{"token": "b", "token_top_k": "1"}})
-	o := waitFor(t, c, "the hit", func(o outbound) bool {
-		return o.Type == msgView && strings.Contains(o.HTML, "entered the top 1")
+	o := waitFor(t, c, "the hit", func(o live.Outbound) bool {
+		return o.Type == live.MsgView && strings.Contains(o.HTML, "entered the top 1")
 	})
 	if o.Index < 1 || !strings.Contains(o.HTML, `data-id="3" data-testid="candidate-active"`) {
 		t.Errorf("got the hit at index %d, want a later step choosing b", o.Index)
@@ -172,11 +173,11 @@ func TestUntilWaitsForLiveSteps(t *testing.T) {
 func TestBranchWithoutAKeptCache(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 0)
 	generate(t, s, c, form{"do_sample": "false"})
-	sess.mu.Lock()
-	clear(sess.doc.runs[0].caches) // as when the cache was evicted
-	sess.mu.Unlock()
+	sess.Mu.Lock()
+	clear(sess.Doc.Runs[0].Caches) // as when the cache was evicted
+	sess.Mu.Unlock()
 	sendJSON(t, c, map[string]any{"type": "branch", "step": 2, "token": "</s>"})
-	waitFor(t, c, "the branch", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
+	waitFor(t, c, "the branch", func(o live.Outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
 	settle(t, s, c)
 	b := sessionTrace(sess).Branches[0]
 	if len(b.Steps) != 1 || b.Steps[0].Index != 2 || b.Output.NewText != "I love" {

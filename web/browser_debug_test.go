@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"tracer/trace"
+	"tracer/web/internal/testsupport"
 )
 
 // The debugger in a real browser: live generation, the step's panels,
@@ -161,7 +162,9 @@ func skipShort(t *testing.T) {
 
 func TestBrowserLiveGeneration(t *testing.T) {
 	skipShort(t)
-	url, _ := serve(t, Config{}, func(s *Server) { s.catalog.Add("loop", "loop (slow toy)", loopModel(t, 15*time.Millisecond)) })
+	url, _ := serve(t, Config{}, func(s *Server) {
+		s.Catalog.Add("loop", "loop (slow toy)", testsupport.LoopModel(t, 15*time.Millisecond))
+	})
 	ctx := browser(t)
 	consoleErrors := collectConsole(ctx)
 	open(t, ctx, url)

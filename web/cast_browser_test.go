@@ -98,14 +98,14 @@ func TestBrowserClassFollowers(t *testing.T) {
 	// A follower that loses its connection reconnects and shows the
 	// instructor's step, moved meanwhile.
 	session := evalJS[string](t, students[0], `document.body.dataset.session`)
-	srv.hub.mu.Lock()
-	for c := range srv.hub.bySession[session] {
-		srv.hub.drop(c)
+	srv.Hub.Mu.Lock()
+	for c := range srv.Hub.BySession[session] {
+		srv.Hub.Drop(c)
 	}
-	srv.hub.mu.Unlock()
+	srv.Hub.Mu.Unlock()
 	do(t, teacher, "move", chromedp.Evaluate[chromedp.Void](`window.tracer.send({type: "step", index: 3})`))
 	waitJS(t, students[0], "the reconnected follower at 3", `document.querySelector("[data-testid=step-index]").dataset.index === "3"`)
-	if c := srv.hub.count(); c != 4 {
+	if c := srv.Hub.Count(); c != 4 {
 		t.Errorf("got %d connections after the reconnect, want 4", c)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"tracer/engine/bench"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
 
 	"github.com/gorilla/websocket"
 
@@ -76,7 +78,7 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	addPanicModels(t, s)
-	s.catalog.Add("loop", "loop", loopModel(t, time.Millisecond))
+	s.Catalog.Add("loop", "loop", testsupport.LoopModel(t, time.Millisecond))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	defer s.Close()
@@ -113,17 +115,17 @@ func TestChaos(t *testing.T) {
 	// Every run ends, every connection closes, nothing is left running.
 	wait, cancelWait := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancelWait()
-	if err := s.waitJobs(wait); err != nil {
+	if err := s.WaitJobs(wait); err != nil {
 		t.Fatal(err)
 	}
-	s.pulls.wg.Wait()
+	s.Pulls.Wg.Wait()
 	hc.Transport.(*http.Transport).CloseIdleConnections()
 	hubTransport.CloseIdleConnections()
 	deadline := time.Now().Add(10 * time.Second)
-	for s.hub.count() > 0 || runtime.NumGoroutine() > baseline {
+	for s.Hub.Count() > 0 || runtime.NumGoroutine() > baseline {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
-			t.Fatalf("after the chaos: %d connections, %d goroutines, want 0 and at most %d\n%s", s.hub.count(), runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
+			t.Fatalf("after the chaos: %d connections, %d goroutines, want 0 and at most %d\n%s", s.Hub.Count(), runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -150,10 +152,10 @@ func TestChaos(t *testing.T) {
 	// A fresh page still generates and steps.
 	_, c := pageAt(t, ts)
 	generate(t, s, c, form{"model": "toy", "do_sample": "false"})
-	if o := roundTrip(t, c, `{"type": "first"}`); o.Type != msgView || o.Index != 0 {
+	if o := roundTrip(t, c, `{"type": "first"}`); o.Type != live.MsgView || o.Index != 0 {
 		t.Errorf("a fresh page after the chaos: got %+v, want the view at 0", o)
 	}
-	if o := roundTrip(t, c, `{"type": "next"}`); o.Type != msgView || o.Index != 1 {
+	if o := roundTrip(t, c, `{"type": "next"}`); o.Type != live.MsgView || o.Index != 1 {
 		t.Errorf("a fresh page after the chaos: got %+v, want the view at 1", o)
 	}
 }

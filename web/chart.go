@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"tracer/web/live"
 	"tracer/web/plots"
 	"tracer/web/view"
 )
@@ -14,7 +15,7 @@ import (
 // PNG: /chart?session=&chart=&step=&format=svg|png.
 func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	sess, ok := s.sessions.get(q.Get("session"))
+	sess, ok := s.Sessions.Get(q.Get("session"))
 	if !ok {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
 		return
@@ -33,12 +34,12 @@ func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := q.Get("chart")
-	job, err := chartRequest(sess, name, step, s.words)
+	job, err := live.ChartRequest(sess, name, step, s.Words)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	b, err := view.Chart(s.charts, job.As(format))
+	b, err := view.Chart(s.Charts, job.As(format))
 	switch {
 	case errors.Is(err, plots.ErrNoData):
 		http.Error(w, err.Error(), http.StatusNotFound)

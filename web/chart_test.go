@@ -25,7 +25,7 @@ func TestChartsInlineAndDownload(t *testing.T) {
 	if strings.Contains(o.HTML, `data-testid="chart-kv"`) || strings.Contains(o.HTML, `data-testid="chart-cost"`) {
 		t.Errorf("the toy's view has a KV or cost chart")
 	}
-	if n := s.charts.Len(); n == 0 {
+	if n := s.Charts.Len(); n == 0 {
 		t.Errorf("no chart cached after a view")
 	}
 
@@ -48,7 +48,7 @@ func TestChartsInlineAndDownload(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := http.Get(ts.URL + "/chart?session=" + sess.id + "&" + tc.query)
+			res, err := http.Get(ts.URL + "/chart?session=" + sess.ID + "&" + tc.query)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestChartsAtPageWidth(t *testing.T) {
 	}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
-	res, err := http.Get(ts.URL + "/chart?session=" + sess.id + "&chart=candidates&step=1&format=png")
+	res, err := http.Get(ts.URL + "/chart?session=" + sess.ID + "&chart=candidates&step=1&format=png")
 	if err != nil {
 		t.Fatal(err)
 	}

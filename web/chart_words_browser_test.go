@@ -155,7 +155,7 @@ func TestBrowserChartWhitespace(t *testing.T) {
 func TestBrowserChartWordsHindi(t *testing.T) {
 	skipShort(t)
 	url, s := serve(t, Config{}, nil)
-	ui := s.book
+	ui := s.Book
 	ctx := browser(t)
 	open(t, ctx, url+"?lang=hi")
 	importAt(t, ctx, whitespaceTrace(t, ctx))

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"tracer/web/live"
 
 	"github.com/gorilla/websocket"
 )
@@ -42,7 +43,7 @@ func TestClassroomSecretStaysOffThePage(t *testing.T) {
 	}
 	var cookie *http.Cookie
 	for _, c := range res.Cookies() {
-		if c.Name == teachCookie {
+		if c.Name == live.TeachCookie {
 			cookie = c
 		}
 	}
@@ -50,7 +51,7 @@ func TestClassroomSecretStaysOffThePage(t *testing.T) {
 		t.Fatalf("cookie: got %+v, want the secret, HttpOnly, SameSite=Strict", cookie)
 	}
 	cases := []struct{ name, path string }{
-		{"the language link", "/?session=" + s.class.leader.id + "&lang=hi"},
+		{"the language link", "/?session=" + s.Class.Leader.ID + "&lang=hi"},
 		{"a plain reload", "/"},
 	}
 	for _, tc := range cases {
@@ -61,14 +62,14 @@ func TestClassroomSecretStaysOffThePage(t *testing.T) {
 			}
 		})
 	}
-	wsURL := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws?session=" + s.class.leader.id
-	h := http.Header{"Cookie": {teachCookie + "=" + token}}
+	wsURL := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws?session=" + s.Class.Leader.ID
+	h := http.Header{"Cookie": {live.TeachCookie + "=" + token}}
 	c, _, err := websocket.DefaultDialer.Dial(wsURL, h)
 	if err != nil {
 		t.Fatalf("the instructor's socket with the cookie: %v", err)
 	}
 	c.Close()
-	bad := http.Header{"Cookie": {teachCookie + "=" + strings.Repeat("0", 64)}}
+	bad := http.Header{"Cookie": {live.TeachCookie + "=" + strings.Repeat("0", 64)}}
 	if _, res, err := websocket.DefaultDialer.Dial(wsURL, bad); err == nil || res.StatusCode != http.StatusForbidden {
 		t.Errorf("a wrong cookie: got %v, want 403", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"tracer/web/live"
 
 	"github.com/gorilla/websocket"
 )
@@ -42,7 +43,7 @@ func TestClassroom(t *testing.T) {
 	}
 
 	status, page, leaderID := getPage(t, ts.URL+"/?teach="+token)
-	if status != http.StatusOK || !strings.Contains(page, `data-role="instructor"`) || leaderID != s.class.leader.id {
+	if status != http.StatusOK || !strings.Contains(page, `data-role="instructor"`) || leaderID != s.Class.Leader.ID {
 		t.Fatalf("instructor page: got %d, role instructor %v", status, strings.Contains(page, `data-role="instructor"`))
 	}
 	if status, _, _ := getPage(t, ts.URL+"/?teach="+strings.Repeat("0", 64)); status != http.StatusForbidden {
@@ -67,13 +68,13 @@ func TestClassroom(t *testing.T) {
 	roundTrip(t, student, `{"type": "view"}`)
 
 	// The student cannot drive; the instructor can, and the student follows.
-	if o := roundTrip(t, student, `{"type": "next"}`); o.Type != msgError || !strings.Contains(o.Message, "following the instructor") {
+	if o := roundTrip(t, student, `{"type": "next"}`); o.Type != live.MsgError || !strings.Contains(o.Message, "following the instructor") {
 		t.Errorf("a following student's next: got %+v, want an error", o)
 	}
 	if o := roundTrip(t, teacher, `{"type": "step", "index": 3}`); o.Index != 3 {
 		t.Fatalf("instructor: got index %d, want 3", o.Index)
 	}
-	if o := read(t, student); o.Type != msgView || o.Index != 3 || !strings.Contains(o.HTML, `data-following="true"`) {
+	if o := read(t, student); o.Type != live.MsgView || o.Index != 3 || !strings.Contains(o.HTML, `data-following="true"`) {
 		t.Errorf("student: got %s at %d, want the instructor's view at 3", o.Type, o.Index)
 	}
 
@@ -94,7 +95,7 @@ func TestClassroom(t *testing.T) {
 	if o := roundTrip(t, student, `{"type": "rejoin"}`); o.Index != 0 || !strings.Contains(o.HTML, `data-following="true"`) {
 		t.Errorf("rejoin: got index %d, want the instructor's 0", o.Index)
 	}
-	if o := roundTrip(t, teacher, `{"type": "detach"}`); o.Type != msgError {
+	if o := roundTrip(t, teacher, `{"type": "detach"}`); o.Type != live.MsgError {
 		t.Errorf("the instructor's detach: got %+v, want an error", o)
 	}
 }

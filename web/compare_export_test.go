@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tracer/trace"
+	"tracer/web/live"
 )
 
 // A comparison's Export holds every run; each run's own link downloads
@@ -30,7 +31,7 @@ func TestCompareExportsEveryRun(t *testing.T) {
 	defer ts.Close()
 	get := func(t *testing.T, q string) (*http.Response, []byte) {
 		t.Helper()
-		res, err := http.Get(ts.URL + "/export?session=" + sess.id + q)
+		res, err := http.Get(ts.URL + "/export?session=" + sess.ID + q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,15 +102,15 @@ func TestBranchToAChosenTokenGoesThere(t *testing.T) {
 			waitFor(t, c, "the marker's error", errorSaying("out of range"))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if err := s.waitJobs(ctx); err != nil {
+			if err := s.WaitJobs(ctx); err != nil {
 				t.Fatal(err)
 			}
 			tr := sessionTrace(sess)
-			sess.mu.Lock()
-			cur := sess.cur
-			sess.mu.Unlock()
-			if len(tr.Branches) != tc.branches || cur.branch != tc.branch || cur.pos != tc.pos {
-				t.Errorf("got %d branches, at branch %d step %d; want %d, %d, %d", len(tr.Branches), cur.branch, cur.pos, tc.branches, tc.branch, tc.pos)
+			sess.Mu.Lock()
+			cur := sess.Cur
+			sess.Mu.Unlock()
+			if len(tr.Branches) != tc.branches || cur.Branch != tc.branch || cur.Pos != tc.pos {
+				t.Errorf("got %d branches, at branch %d step %d; want %d, %d, %d", len(tr.Branches), cur.Branch, cur.Pos, tc.branches, tc.branch, tc.pos)
 			}
 		})
 	}
@@ -118,7 +119,7 @@ func TestBranchToAChosenTokenGoesThere(t *testing.T) {
 	sendJSON(t, c, map[string]any{"type": "select", "branch": 0})
 	settle(t, s, c)
 	sendJSON(t, c, map[string]any{"type": "branch", "step": 1, "id": 4, "whatif": map[string]any{"temperature": 0.5, "top_k": 3}})
-	waitFor(t, c, "the what-if branch's end", func(o outbound) bool {
+	waitFor(t, c, "the what-if branch's end", func(o live.Outbound) bool {
 		return finished(o) && strings.Contains(o.HTML, `data-branch="2" data-testid="branch-active"`)
 	})
 	tr := sessionTrace(sess)

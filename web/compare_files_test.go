@@ -42,19 +42,19 @@ func TestCompareTwoFiles(t *testing.T) {
 			t.Errorf("the comparison has no %s", want)
 		}
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	runs := sess.doc.runs
+	sess.Mu.Lock()
+	defer sess.Mu.Unlock()
+	runs := sess.Doc.Runs
 	if len(runs) != 2 {
 		t.Fatalf("got %d runs, want 2", len(runs))
 	}
 	for k, want := range []struct{ label, dtype string }{{"model-f32.gguf (f32)", "f32"}, {"model-q4_0.gguf (q4_0)", "q4_0"}} {
 		r := runs[k]
-		if r.label != want.label || r.trace.Model.DType != want.dtype {
-			t.Errorf("run %d: got label %q, model dtype %q; want %q, %q", k, r.label, r.trace.Model.DType, want.label, want.dtype)
+		if r.Label != want.label || r.Trace.Model.DType != want.dtype {
+			t.Errorf("run %d: got label %q, model dtype %q; want %q, %q", k, r.Label, r.Trace.Model.DType, want.label, want.dtype)
 		}
 	}
-	if a, b := runs[0].trace.Options.Seed, runs[1].trace.Options.Seed; a != b {
+	if a, b := runs[0].Trace.Options.Seed, runs[1].Trace.Options.Seed; a != b {
 		t.Errorf("got seeds %d and %d, want one random stream", a, b)
 	}
 }

@@ -58,11 +58,11 @@ func TestCompareDivergence(t *testing.T) {
 			t.Errorf("the comparison has no %s", want)
 		}
 	}
-	sess.mu.Lock()
-	runs := sess.doc.runs
-	labels := []string{runs[0].label, runs[1].label, runs[2].label}
-	opts := runs[2].trace.Options
-	sess.mu.Unlock()
+	sess.Mu.Lock()
+	runs := sess.Doc.Runs
+	labels := []string{runs[0].Label, runs[1].Label, runs[2].Label}
+	opts := runs[2].Trace.Options
+	sess.Mu.Unlock()
 	if labels[0] != "greedy" || labels[2] != "T=1.2" || !opts.DoSample || opts.Temperature != 1.2 || opts.Seed != seed {
 		t.Errorf("got runs %q with options %+v, want greedy, T=0.7, T=1.2 sampling on seed %d", labels, opts, seed)
 	}
@@ -70,7 +70,7 @@ func TestCompareDivergence(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	for k, status := range map[string]int{"2": http.StatusOK, "3": http.StatusBadRequest, "x": http.StatusBadRequest} {
-		res, err := http.Get(ts.URL + "/export?session=" + sess.id + "&run=" + k)
+		res, err := http.Get(ts.URL + "/export?session=" + sess.ID + "&run=" + k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,10 @@ import (
 	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/trace"
+	"tracer/web/export"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
+	"tracer/web/runs"
 	"tracer/web/view"
 )
 
@@ -81,10 +85,10 @@ func openExport(t *testing.T, html []byte) (context.Context, func() []string) {
 }
 
 // exportOf writes runs as an exported file.
-func exportOf(t *testing.T, runs []ExportRun, o ExportOptions) []byte {
+func exportOf(t *testing.T, runs []export.Run, o export.Options) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := ExportHTML(&b, runs, o); err != nil {
+	if err := export.HTML(&b, runs, o); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -125,7 +129,7 @@ func TestBrowserExportToyWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: skipped in -short mode")
 	}
-	tr := toyTrace(t)
+	tr := testsupport.ToyTrace(t)
 	for _, tc := range []struct {
 		lang, position string
 	}{
@@ -133,7 +137,7 @@ func TestBrowserExportToyWalkthrough(t *testing.T) {
 		{"hi", "10"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
-			ctx, left := openExport(t, exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Lang: tc.lang, Source: "toy.json"}))
+			ctx, left := openExport(t, exportOf(t, []export.Run{{Trace: tr}}, export.Options{Lang: tc.lang, Source: "toy.json"}))
 			if got := text(t, ctx, "[data-testid=step-index]"); !strings.Contains(got, tc.position) {
 				t.Errorf("got position %q, want it to contain %q", got, tc.position)
 			}
@@ -161,10 +165,10 @@ func TestBrowserExportSampledRun(t *testing.T) {
 		t.Skip("browser test: skipped in -short mode")
 	}
 	model := refdata.Need(t, "models/stories260K/stories260K.bin")
-	tr := sampledTrace(t, model, 12)
+	tr := testsupport.SampledTrace(t, model, 12)
 	for _, lang := range []string{"en", "hi"} {
 		t.Run(lang, func(t *testing.T) {
-			ctx, left := openExport(t, exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Lang: lang, Source: "stories.json"}))
+			ctx, left := openExport(t, exportOf(t, []export.Run{{Trace: tr}}, export.Options{Lang: lang, Source: "stories.json"}))
 			for i := range len(tr.Steps) {
 				if i > 0 {
 					if i%2 == 0 {
@@ -181,7 +185,7 @@ func TestBrowserExportSampledRun(t *testing.T) {
 						t.Errorf("step %d: no %s", i+1, sel)
 					}
 				}
-				want := view.VisibleToken(tokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID))
+				want := view.VisibleToken(runs.TokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID))
 				if got := text(t, ctx, "[data-testid=chosen-token]"); got != strings.TrimSpace(want) {
 					t.Errorf("step %d: got chosen %q, want %q", i+1, got, want)
 				}
@@ -197,13 +201,13 @@ func TestBrowserExportCompare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: skipped in -short mode")
 	}
-	greedy := toyTrace(t)
-	sampled := toyTrace(t)
+	greedy := testsupport.ToyTrace(t)
+	sampled := testsupport.ToyTrace(t)
 	sampled.Options.DoSample = true // a label's worth of difference: the runs are shown side by side
-	runs := []ExportRun{{Trace: greedy, Label: "greedy"}, {Trace: sampled, Label: "again"}}
+	runs := []export.Run{{Trace: greedy, Label: "greedy"}, {Trace: sampled, Label: "again"}}
 	for _, lang := range []string{"en", "hi"} {
 		t.Run(lang, func(t *testing.T) {
-			ctx, left := openExport(t, exportOf(t, runs, ExportOptions{Lang: lang}))
+			ctx, left := openExport(t, exportOf(t, runs, export.Options{Lang: lang}))
 			if n := count(t, ctx, "[data-testid=compare-run]"); n != 2 {
 				t.Fatalf("got %d runs side by side, want 2", n)
 			}
@@ -229,16 +233,16 @@ func TestBrowserExportBranchTree(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 0)
 	generate(t, s, c, form{"do_sample": "false"})
 	sendJSON(t, c, map[string]any{"type": "branch", "step": 1, "id": 5})
-	waitFor(t, c, "the branch's end", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
+	waitFor(t, c, "the branch's end", func(o live.Outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
 	settle(t, s, c)
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	for _, lang := range []string{"en", "hi"} {
 		t.Run(lang, func(t *testing.T) {
-			sess.mu.Lock()
-			sess.lang = lang
-			sess.mu.Unlock()
-			res, err := http.Get(ts.URL + "/export?format=html&session=" + sess.id)
+			sess.Mu.Lock()
+			sess.Lang = lang
+			sess.Mu.Unlock()
+			res, err := http.Get(ts.URL + "/export?format=html&session=" + sess.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,20 +264,20 @@ func TestBrowserExportBranchTree(t *testing.T) {
 			); err != nil {
 				t.Fatalf("select the branch: %v", err)
 			}
-			steps := pathSteps(tr, 1)
+			steps := runs.PathSteps(tr, 1)
 			press(t, ctx, kb.End, len(steps)-1)
 			press(t, ctx, kb.Home, 0)
 			press(t, ctx, kb.End, len(steps)-1)
 			c := steps[len(steps)-1].Rows[0].Chosen
-			if got := text(t, ctx, "[data-testid=chosen-token]"); got != tokenText(c.Token, c.ID) {
-				t.Errorf("the branch's last step: got chosen %q, want %q (the trunk's was %q)", got, tokenText(c.Token, c.ID), trunk)
+			if got := text(t, ctx, "[data-testid=chosen-token]"); got != runs.TokenText(c.Token, c.ID) {
+				t.Errorf("the branch's last step: got chosen %q, want %q (the trunk's was %q)", got, runs.TokenText(c.Token, c.ID), trunk)
 			}
 			if l := left(); len(l) > 0 {
 				t.Errorf("requests left the page: %q", l)
 			}
 
 			// Import takes the file back, branches and all.
-			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/import?session="+sess.id, bytes.NewReader(html))
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/import?session="+sess.ID, bytes.NewReader(html))
 			req.Header.Set("Accept", "application/json")
 			res, err = http.DefaultClient.Do(req)
 			if err != nil {
@@ -318,12 +322,12 @@ func TestBrowserExportSpeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: skipped in -short mode")
 	}
-	tr, err := trace.Decode(loopTrace(t, 1000))
+	tr, err := trace.Decode(testsupport.LoopTrace(t, 1000))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	html := exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{})
+	html := exportOf(t, []export.Run{{Trace: tr}}, export.Options{})
 	t.Logf("exported 1000 steps in %v", time.Since(start))
 	ctx, left := openExport(t, html)
 	times, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](stepTimes+"(100)", chromedp.EvalAwaitPromise))
@@ -443,7 +447,7 @@ func TestBrowserExportAttention(t *testing.T) {
 		t.Skip("browser test: skipped in -short mode")
 	}
 	tr := recordedInside(t, refdata.Need(t, "models/stories260K/stories260K.bin"), 4)
-	ctx, left := openExport(t, exportOf(t, []ExportRun{{Trace: tr}}, ExportOptions{Source: "inside.json"}))
+	ctx, left := openExport(t, exportOf(t, []export.Run{{Trace: tr}}, export.Options{Source: "inside.json"}))
 	view := func(what string) attnView {
 		t.Helper()
 		waitJS(t, ctx, what, attnDrawn+" !== null")

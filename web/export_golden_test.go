@@ -12,6 +12,7 @@ import (
 
 	"tracer/engine/refdata"
 	"tracer/trace"
+	"tracer/web/export"
 )
 
 // exportGoldens are the one-file exports TestExportIsByteIdentical checks,
@@ -20,13 +21,13 @@ import (
 var exportGoldens = []struct {
 	name   string
 	traces []string // testdata/export/ files, each a run
-	opts   ExportOptions
+	opts   export.Options
 }{
-	{"sampled-en", []string{"sampled.json"}, ExportOptions{Lang: "en", Source: "sampled.json"}},
-	{"sampled-hi", []string{"sampled.json"}, ExportOptions{Lang: "hi", Source: "sampled.json"}},
-	{"sampled-en-nocharts", []string{"sampled.json"}, ExportOptions{Lang: "en", NoCharts: true}},
-	{"toy-en", []string{"toy.json"}, ExportOptions{Lang: "en"}},
-	{"compare-hi", []string{"sampled.json", "toy.json"}, ExportOptions{Lang: "hi"}},
+	{"sampled-en", []string{"sampled.json"}, export.Options{Lang: "en", Source: "sampled.json"}},
+	{"sampled-hi", []string{"sampled.json"}, export.Options{Lang: "hi", Source: "sampled.json"}},
+	{"sampled-en-nocharts", []string{"sampled.json"}, export.Options{Lang: "en", NoCharts: true}},
+	{"toy-en", []string{"toy.json"}, export.Options{Lang: "en"}},
+	{"compare-hi", []string{"sampled.json", "toy.json"}, export.Options{Lang: "hi"}},
 }
 
 // TestExportIsByteIdentical exports fixed traces and requires the very
@@ -49,7 +50,7 @@ func TestExportIsByteIdentical(t *testing.T) {
 	}
 	var got strings.Builder
 	for _, g := range exportGoldens {
-		var runs []ExportRun
+		var runs []export.Run
 		for i, name := range g.traces {
 			f, err := os.Open(refdata.Need(t, "export/"+name))
 			if err != nil {
@@ -60,10 +61,10 @@ func TestExportIsByteIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runs = append(runs, ExportRun{Trace: tr, Label: fmt.Sprintf("run %d", i+1)})
+			runs = append(runs, export.Run{Trace: tr, Label: fmt.Sprintf("run %d", i+1)})
 		}
 		var b bytes.Buffer
-		if err := ExportHTML(&b, runs, g.opts); err != nil {
+		if err := export.HTML(&b, runs, g.opts); err != nil {
 			t.Fatalf("%s: %v", g.name, err)
 		}
 		sum := sha256.Sum256(b.Bytes())

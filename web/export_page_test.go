@@ -18,7 +18,7 @@ func TestExportHTMLFromThePage(t *testing.T) {
 		name, query string
 		status      int
 	}{
-		{"ok", "?format=html&session=" + sess.id, http.StatusOK},
+		{"ok", "?format=html&session=" + sess.ID, http.StatusOK},
 		{"unknown session", "?format=html&session=nope", http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 
 	"tracer/engine/refdata"
 	"tracer/trace"
+	"tracer/web/export"
+	"tracer/web/internal/testsupport"
 )
 
 // fallbacks returns, for every rendered element of the page with text of
@@ -125,8 +127,8 @@ func TestBrowserExportFonts(t *testing.T) {
 		t.Skip("browser test: skipped in -short mode")
 	}
 	model := refdata.Need(t, "models/stories260K/stories260K.bin")
-	sampled := sampledTrace(t, model, 3)
-	toy := toyTrace(t)
+	sampled := testsupport.SampledTrace(t, model, 3)
+	toy := testsupport.ToyTrace(t)
 	const loadAll = `Promise.all([...document.fonts].map((f) => f.load().then(() => f.family + ": " + f.status, (e) => f.family + " " + f.unicodeRange + ": " + e)))`
 	for _, lang := range []string{"en", "hi"} {
 		for _, tc := range []struct {
@@ -138,7 +140,7 @@ func TestBrowserExportFonts(t *testing.T) {
 			{"stories260K", sampled, map[string]string{"tracer": "Once", "Liberation Sans": "0.5", "Liberation Mono": "1"}},
 		} {
 			t.Run(lang+"/"+tc.name, func(t *testing.T) {
-				ctx, left := openExport(t, exportOf(t, []ExportRun{{Trace: tc.tr}}, ExportOptions{Lang: lang, Source: tc.name + ".json"}))
+				ctx, left := openExport(t, exportOf(t, []export.Run{{Trace: tc.tr}}, export.Options{Lang: lang, Source: tc.name + ".json"}))
 				loaded, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](loadAll, chromedp.EvalAwaitPromise))
 				if err != nil {
 					t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"tracer/web/live"
 )
 
 // FuzzMessage feeds arbitrary bytes to what answers a page's WebSocket
@@ -36,47 +37,47 @@ func FuzzMessage(f *testing.F) {
 	}
 	f.Cleanup(s.Close)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := parseInbound(data)
+		m, err := live.ParseInbound(data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "bad message") {
 				t.Errorf("a refused message's error %q does not start with \"bad message\"", err)
 			}
 			return
 		}
-		spec, ok := messageFields(m.Type)
+		spec, ok := live.MessageFields(m.Type)
 		if !ok {
 			t.Fatalf("accepted unknown type %q", m.Type)
 		}
-		for _, name := range m.fields() {
-			if !slices.Contains(spec.takes, name) {
+		for _, name := range m.Fields() {
+			if !slices.Contains(spec.Takes, name) {
 				t.Errorf("accepted %q with field %q it does not take", m.Type, name)
 			}
 		}
-		d, err := s.firstRun(context.Background())
+		d, err := s.FirstRun(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess, err := s.sessions.create(d, nil)
+		sess, err := s.Sessions.Create(d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		logged := len(log.String())
-		err = s.apply(sess, m)
+		err = s.Apply(sess, m)
 		if err != nil && err.Error() == "" {
 			t.Errorf("%s: an empty error", data)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if err := s.waitJobs(ctx); err != nil {
+		if err := s.WaitJobs(ctx); err != nil {
 			t.Fatalf("%s: %v", data, err)
 		}
-		sess.mu.Lock()
-		n, pos := sess.doc.count(sess.cur.branch), sess.cur.pos
-		sess.mu.Unlock()
+		sess.Mu.Lock()
+		n, pos := sess.Doc.Count(sess.Cur.Branch), sess.Cur.Pos
+		sess.Mu.Unlock()
 		if pos < 0 || pos >= n {
 			t.Errorf("%s: the page stands at %d of %d positions", data, pos, n)
 		}
-		if msg, _ := s.viewMessage(sess); !strings.HasPrefix(string(msg), `{"type":"view"`) {
+		if msg, _ := s.ViewMessage(sess); !strings.HasPrefix(string(msg), `{"type":"view"`) {
 			t.Errorf("%s: the view does not render: %.200s", data, msg)
 		}
 		if l := log.String()[logged:]; strings.Contains(l, "recovered from a panic") {

@@ -10,6 +10,8 @@ import (
 	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/web/catalog"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
 )
 
 // realModels makes a models folder that links to tiny-gpt2 and the
@@ -39,7 +41,7 @@ func realModels(t *testing.T) string {
 func TestModelsFolderScan(t *testing.T) {
 	dir := realModels(t)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a model"), 0o644)
-	os.WriteFile(filepath.Join(dir, "loop.json"), []byte(loopTable), 0o644)
+	os.WriteFile(filepath.Join(dir, "loop.json"), []byte(testsupport.LoopTable), 0o644)
 	toyModel, err := models.Open("toy")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func TestGenerateRealModels(t *testing.T) {
 	t.Run("branch reuses the cache", func(t *testing.T) {
 		generate(t, s, c, form{"model": "tiny-gpt2", "input": "ids", "prompt": "15496 11 616", "max_new_tokens": "5"})
 		sendJSON(t, c, map[string]any{"type": "branch", "step": 3, "id": 42})
-		waitFor(t, c, "the branch", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
+		waitFor(t, c, "the branch", func(o live.Outbound) bool { return finished(o) && strings.Contains(o.HTML, "branch-tree") })
 		settle(t, s, c)
 		b := sessionTrace(sess).Branches[0]
 		if len(b.Steps) != 2 || len(b.Steps[0].Rows[0].InputIDs) != 1 || b.Steps[0].Phase != "decode" {

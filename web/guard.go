@@ -26,7 +26,7 @@ func (s *Server) recoverHTTP(h http.Handler) http.Handler {
 			if p == http.ErrAbortHandler { // net/http's own way to abort a response
 				panic(p)
 			}
-			s.log.Error("recovered from a panic", "in", r.Method+" "+r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.Log.Error("recovered from a panic", "in", r.Method+" "+r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			http.Error(w, "tracer hit an internal error answering this request; the server goes on. Please report this with the server's log.", http.StatusInternalServerError)
 		}()
 		h.ServeHTTP(w, r)

@@ -14,6 +14,9 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/export"
+	"tracer/web/live"
+	"tracer/web/runs"
 	"tracer/web/view"
 )
 
@@ -24,39 +27,39 @@ import (
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	teach := q.Get("teach")
-	if s.class != nil && teach != "" {
-		if !s.class.check(teach) {
+	if s.Class != nil && teach != "" {
+		if !s.Class.Check(teach) {
 			http.Error(w, "wrong instructor token: students open the page without one", http.StatusForbidden)
 			return
 		}
-		setTeachCookie(w, teach) // the page then drops ?teach= from the address bar
-		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
+		live.SetTeachCookie(w, teach) // the page then drops ?teach= from the address bar
+		s.renderPage(w, r, http.StatusOK, s.Class.Leader, "")
 		return
 	}
-	if id := q.Get("session"); s.instructor(r) && (id == "" || id == s.class.leader.id) {
-		s.renderPage(w, r, http.StatusOK, s.class.leader, "")
+	if id := q.Get("session"); s.Instructor(r) && (id == "" || id == s.Class.Leader.ID) {
+		s.renderPage(w, r, http.StatusOK, s.Class.Leader, "")
 		return
 	}
-	if sess, ok := s.sessions.get(q.Get("session")); ok && !sess.teach {
+	if sess, ok := s.Sessions.Get(q.Get("session")); ok && !sess.Teach {
 		s.renderPage(w, r, http.StatusOK, sess, "")
 		return
 	}
 	d, pos, linkErr := s.pageRun(r)
 	if d == nil {
-		s.log.Error("first run", "err", linkErr)
+		s.Log.Error("first run", "err", linkErr)
 		http.Error(w, "tracer could not run the toy model: "+linkErr.Error(), http.StatusInternalServerError)
 		return
 	}
-	init := func(x *session) {
-		if s.class != nil {
-			x.leader = s.class.leader
+	init := func(x *live.Session) {
+		if s.Class != nil {
+			x.Leader = s.Class.Leader
 		}
-		x.cur.pos = min(pos, d.count(0)-1)
+		x.Cur.Pos = min(pos, d.Count(0)-1)
 	}
-	sess, err := s.sessions.create(d, init)
+	sess, err := s.Sessions.Create(d, init)
 	if err != nil {
 		status := http.StatusInternalServerError
-		if errors.As(err, new(errSessionsFull)) {
+		if errors.As(err, new(live.SessionsFullError)) {
 			status = http.StatusServiceUnavailable
 		}
 		http.Error(w, err.Error(), status)
@@ -64,7 +67,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	errText := ""
 	if linkErr != nil {
-		errText = s.catalog.Redact(linkErr.Error())
+		errText = s.Catalog.Redact(linkErr.Error())
 	}
 	s.renderPage(w, r, http.StatusOK, sess, errText)
 }
@@ -72,56 +75,56 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 // pageRun is what a new page shows: the run its deep link asks for (see
 // linkedRun), or the toy's greedy run. A link that fails gives the toy's
 // run and the link's error; a nil document means the toy failed too.
-func (s *Server) pageRun(r *http.Request) (*document, int, error) {
+func (s *Server) pageRun(r *http.Request) (*runs.Document, int, error) {
 	var linkErr error
-	if q := r.URL.Query(); isDeepLink(q) && s.class == nil {
-		d, pos, err := s.linkedRun(r.Context(), q)
+	if q := r.URL.Query(); runs.IsDeepLink(q) && s.Class == nil {
+		d, pos, err := s.LinkedRun(r.Context(), q)
 		if err == nil {
 			return d, pos, nil
 		}
 		linkErr = err
 	}
-	d, err := s.firstRun(r.Context())
+	d, err := s.FirstRun(r.Context())
 	if err != nil {
 		return nil, 0, err
 	}
 	return d, 0, linkErr
 }
 
-func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, sess *session, errText string) {
-	sess.mu.Lock()
-	if l := pageLang(r); l != "" || sess.lang == "" {
-		sess.lang = cmp.Or(l, lessons.English) // the WebSocket's views follow the page
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, sess *live.Session, errText string) {
+	sess.Mu.Lock()
+	if l := pageLang(r); l != "" || sess.Lang == "" {
+		sess.Lang = cmp.Or(l, lessons.English) // the WebSocket's views follow the page
 	}
-	words := s.words(sess.lang)
-	sess.mu.Unlock()
-	v, _, _ := s.stepperFor(sess)
-	q := "?session=" + sess.id // never the instructor's secret: the cookie carries it
+	words := s.Words(sess.Lang)
+	sess.Mu.Unlock()
+	v, _, _ := s.StepperFor(sess)
+	q := "?session=" + sess.ID // never the instructor's secret: the cookie carries it
 	pv := view.PageView{
-		SessionID:     sess.id,
+		SessionID:     sess.ID,
 		CSS:           s.static.url("style.css"),
 		JS:            s.static.url("app.js"),
 		WhatIfJS:      s.static.url("whatif.js"),
 		Icon:          s.static.url("favicon.svg"),
-		MaxImport:     sizeText(s.cfg.MaxTraceSize),
+		MaxImport:     runs.SizeText(s.cfg.MaxTraceSize),
 		Error:         errText,
 		Form:          s.formView(sess),
 		Stepper:       v,
-		ExportURL:     "/export?session=" + sess.id,
+		ExportURL:     "/export?session=" + sess.ID,
 		ImportURL:     "/import" + q,
 		WebSocketPath: "/ws" + q,
 		W:             words,
 		Langs:         langLinks(words, func(l string) string { return "/" + q + "&lang=" + l }),
 	}
 	switch {
-	case sess.teach:
+	case sess.Teach:
 		pv.Role = "instructor"
-	case sess.leader != nil:
+	case sess.Leader != nil:
 		pv.Role = "student"
-		pv.Form.Locked = sess.following()
+		pv.Form.Locked = sess.Following()
 	}
 	if len(pv.Form.Models) == 1 { // only the toy: say how to get a real model
-		for _, d := range s.lessons.cat.Downloads {
+		for _, d := range s.lessons.Cat.Downloads {
 			pv.Form.Downloads = append(pv.Form.Downloads, view.DownloadView{Name: d.Name, Command: d.Command, About: d.About.In(words.Lang)})
 		}
 	}
@@ -129,16 +132,16 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	if err := view.Page(pv).Render(r.Context(), w); err != nil {
-		s.log.Warn("render page", "err", err)
+		s.Log.Warn("render page", "err", err)
 	}
 }
 
 // formView lists the models on offer for the run form.
 // The download row shows only to a page that may download (see mayPull);
 // sess nil asks whether the server downloads at all.
-func (s *Server) formView(sess *session) view.FormView {
-	v := view.FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.canPull(sess)}
-	for _, e := range s.catalog.Menu() {
+func (s *Server) formView(sess *live.Session) view.FormView {
+	v := view.FormView{MaxNew: strconv.Itoa(s.cfg.MaxNewTokens), Variants: "greedy\nT=0.7\nT=1.2", CanPull: s.CanPull(sess)}
+	for _, e := range s.Catalog.Menu() {
 		v.Models = append(v.Models, view.ModelOptionView{Value: e.Name, Label: e.Label, Chat: e.Chat})
 	}
 	return v
@@ -149,19 +152,19 @@ func (s *Server) formView(sess *session) view.FormView {
 // gets a message like the WebSocket's; a plain form post gets the page.
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 	wantJSON := strings.Contains(r.Header.Get("Accept"), "application/json")
-	fail := func(status int, sess *session, text string) {
+	fail := func(status int, sess *live.Session, text string) {
 		if wantJSON || sess == nil {
-			writeJSON(w, status, errorMessage(text))
+			writeJSON(w, status, live.ErrorMessage(text))
 			return
 		}
 		s.renderPage(w, r, status, sess, text)
 	}
-	sess, ok := s.sessions.get(r.URL.Query().Get("session"))
+	sess, ok := s.Sessions.Get(r.URL.Query().Get("session"))
 	if !ok {
 		fail(http.StatusNotFound, nil, "This page's session has expired or the server restarted: reload the page, then import again.")
 		return
 	}
-	if sess.teach && !s.instructor(r) {
+	if sess.Teach && !s.Instructor(r) {
 		fail(http.StatusForbidden, nil, "Only the instructor's page may import into the instructor's session.")
 		return
 	}
@@ -175,30 +178,30 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		var tooBig *http.MaxBytesError
 		if errors.Is(err, trace.ErrTooLarge) || errors.As(err, &tooBig) {
 			status = http.StatusRequestEntityTooLarge
-			err = fmt.Errorf("the file is larger than the import limit of %s", sizeText(s.cfg.MaxTraceSize))
+			err = fmt.Errorf("the file is larger than the import limit of %s", runs.SizeText(s.cfg.MaxTraceSize))
 		}
 		fail(status, sess, fmt.Sprintf("Could not import %s: %s", name, strings.TrimPrefix(err.Error(), "trace: ")))
 		return
 	}
-	if total, ok := s.sessions.holdImport(sess, size.n, s.cfg.MaxImports); !ok {
+	if total, ok := s.Sessions.HoldImport(sess, size.n, s.cfg.MaxImports); !ok {
 		fail(http.StatusInsufficientStorage, sess, fmt.Sprintf("Could not import %s: the pages of this server already hold %s of imported traces, and this one (%s) would pass the limit of %s: try again later, or start the server with a larger --max-import-mib",
-			name, sizeText(total), sizeText(size.n), sizeText(s.cfg.MaxImports)))
+			name, runs.SizeText(total), runs.SizeText(size.n), runs.SizeText(s.cfg.MaxImports)))
 		return
 	}
-	if sess.following() { // a student's import is their own
-		sess.detached.Store(true)
+	if sess.Following() { // a student's import is their own
+		sess.Detached.Store(true)
 	}
-	d := s.newDocument(t, "imported "+name)
-	d.origin = origin{kind: originImported, file: name}
-	sess.load(d)
-	s.log.Info("imported trace", "session", sess.id, "file", name, "steps", len(t.Steps), "branches", len(t.Branches))
-	s.publish(sess)
+	d := s.NewDocument(t, "imported "+name)
+	d.Origin = runs.Origin{Kind: runs.OriginImported, File: name}
+	sess.Load(d)
+	s.Log.Info("imported trace", "session", sess.ID, "file", name, "steps", len(t.Steps), "branches", len(t.Branches))
+	s.Publish(sess)
 	if !wantJSON {
-		to := "/?session=" + sess.id
+		to := "/?session=" + sess.ID
 		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
-	msg, _ := s.viewMessage(sess)
+	msg, _ := s.ViewMessage(sess)
 	writeJSON(w, http.StatusOK, msg)
 }
 
@@ -271,7 +274,7 @@ func cleanName(name string) string {
 // ?run=K picks one run of a comparison).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	sess, ok := s.sessions.get(q.Get("session"))
+	sess, ok := s.Sessions.Get(q.Get("session"))
 	if !ok {
 		http.Error(w, "unknown or expired session: reload the page", http.StatusNotFound)
 		return
@@ -284,14 +287,14 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d, lang := s.shown(sess)
-	if k >= len(d.runs) {
-		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(d.runs)-1), http.StatusBadRequest)
+	d, lang := s.Shown(sess)
+	if k >= len(d.Runs) {
+		http.Error(w, fmt.Sprintf("run %d does not exist: this page shows runs 0 to %d", k, len(d.Runs)-1), http.StatusBadRequest)
 		return
 	}
-	running := d.live()
+	running := d.Live()
 	if k >= 0 {
-		running = d.runs[k].live
+		running = d.Runs[k].Live
 	}
 	if running {
 		http.Error(w, "the run is still generating: stop it or wait for it, then export", http.StatusConflict)
@@ -302,12 +305,12 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if q.Get("format") == "html" { // the whole document as one file
 		var b bytes.Buffer
-		if err = exportDocument(&b, d, s.words(cmp.Or(lang, lessons.English)), true); err != nil {
+		if err = export.Document(&b, d, s.Words(cmp.Or(lang, lessons.English)), true); err != nil {
 			err = fmt.Errorf("could not export the page: %w", err)
 		}
 		body = b.Bytes()
 	} else {
-		name, kind, body, err = exportJSON(d, k)
+		name, kind, body, err = export.JSON(d, k)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

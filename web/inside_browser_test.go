@@ -18,6 +18,7 @@ import (
 	"tracer/engine/refdata"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/runs"
 	"tracer/web/view"
 )
 
@@ -166,7 +167,7 @@ func TestBrowserInsidePanels(t *testing.T) {
 		got := evalJS[[]string](t, ctx, `[...document.querySelectorAll("[data-testid=lens-cell-active]")].map(c => c.closest("tr").dataset.layer + ":" + c.dataset.id)`)
 		var want []string
 		for l, cs := range row.Inside.Lens[first-1:] {
-			for _, c := range cs[:min(lensShown, len(cs))] {
+			for _, c := range cs[:min(runs.LensShown, len(cs))] {
 				if c.ID == row.Chosen.ID {
 					want = append(want, fmt.Sprintf("%d:%d", first+l, c.ID))
 				}

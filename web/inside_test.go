@@ -9,6 +9,9 @@ import (
 	"tracer/engine/refdata"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
+	"tracer/web/runs"
 )
 
 // TestLiveRunRecordsInside runs stories260K on the page: the run records
@@ -23,8 +26,8 @@ func TestLiveRunRecordsInside(t *testing.T) {
 		}
 	}
 	tr := sessionTrace(sess)
-	if tr.Options.RecordAttention != trace.RecordAttentionStep || tr.Options.RecordLens != lensShown {
-		t.Errorf("got record_attention %q, record_lens %d; want %q and %d", tr.Options.RecordAttention, tr.Options.RecordLens, trace.RecordAttentionStep, lensShown)
+	if tr.Options.RecordAttention != trace.RecordAttentionStep || tr.Options.RecordLens != runs.LensShown {
+		t.Errorf("got record_attention %q, record_lens %d; want %q and %d", tr.Options.RecordAttention, tr.Options.RecordLens, trace.RecordAttentionStep, runs.LensShown)
 	}
 	for i, st := range tr.Steps {
 		if in := st.Rows[0].Inside; in == nil || len(in.Attention) != 5 || len(in.Lens) != 5 {
@@ -41,22 +44,22 @@ func TestInsideOnDemand(t *testing.T) {
 	dir := refdata.Need(t, "models/stories260K")
 	s, sess, c := liveServer(t, Config{ModelsDir: dir}, 0)
 	generate(t, s, c, form{"model": "stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "4"})
-	sess.mu.Lock()
-	r := sess.doc.runs[0]
-	recorded := r.snapshot()
-	bare := r.snapshot()
+	sess.Mu.Lock()
+	r := sess.Doc.Runs[0]
+	recorded := r.Snapshot()
+	bare := r.Snapshot()
 	bare.Steps = slices.Clone(bare.Steps)
 	for i := range bare.Steps {
 		bare.Steps[i].Rows = slices.Clone(bare.Steps[i].Rows)
 		bare.Steps[i].Rows[0].Inside = nil
 	}
 	bare.Options.RecordAttention, bare.Options.RecordLens = "", 0
-	r.trace = bare
-	req := r.req
+	r.Trace = bare
+	req := r.Req
 	req.Options.RecordAttention, req.Options.RecordLens = "", 0
-	r.inside = s.newInsideStore(r.model, req, s.insideOpts(sess))
-	sess.mu.Unlock()
-	if r.inside == nil {
+	r.Inside = s.NewInsideStore(r.Model, req, s.InsideOpts(sess))
+	sess.Mu.Unlock()
+	if r.Inside == nil {
 		t.Fatal("no store for a run that records nothing inside")
 	}
 	for _, at := range []int{2, 0} {
@@ -65,17 +68,17 @@ func TestInsideOnDemand(t *testing.T) {
 		} else {
 			sendJSON(t, c, map[string]string{"type": "first"})
 		}
-		o := waitFor(t, c, "the step's inside", func(o outbound) bool {
-			return o.Type == msgView && o.Index == at && strings.Contains(o.HTML, `data-testid="attention-panel"`)
+		o := waitFor(t, c, "the step's inside", func(o live.Outbound) bool {
+			return o.Type == live.MsgView && o.Index == at && strings.Contains(o.HTML, `data-testid="attention-panel"`)
 		})
 		if !strings.Contains(o.HTML, `data-testid="lens-settled"`) {
 			t.Errorf("step %d: the view has no lens", at)
 		}
-		sess.mu.Lock()
-		v := insideFor(r, r.trace.Steps, at, 0, testWords(t, lessons.English), true)
-		sess.mu.Unlock()
+		sess.Mu.Lock()
+		v := runs.InsideFor(r, r.Trace.Steps, at, 0, testsupport.Words(t, lessons.English), true)
+		sess.Mu.Unlock()
 		want := recorded.Steps[at].Rows[0].Inside
-		var d attnData
+		var d runs.AttnData
 		if err := json.Unmarshal([]byte(v.Attention.Data), &d); err != nil {
 			t.Fatal(err)
 		}

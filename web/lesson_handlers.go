@@ -6,19 +6,20 @@ import (
 
 	"github.com/a-h/templ"
 
+	"tracer/web/lessonpage"
 	"tracer/web/view"
 )
 
 // handleLessons serves the list of lessons.
 func (s *Server) handleLessons(w http.ResponseWriter, r *http.Request) {
-	s.renderLesson(w, r, view.LessonIndex(s.lessons.index(lessonLang(r))))
+	s.renderLesson(w, r, view.LessonIndex(s.lessons.Index(lessonpage.Lang(r))))
 }
 
 // handleLessonStep serves one step of a lesson, generating its runs.
 func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
-	v, err := s.lessons.stepPage(r)
+	v, err := s.lessons.StepPage(r)
 	switch {
-	case errors.Is(err, errNotFound):
+	case errors.Is(err, lessonpage.ErrNotFound):
 		http.NotFound(w, r)
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -32,6 +33,6 @@ func (s *Server) renderLesson(w http.ResponseWriter, r *http.Request, c templ.Co
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := c.Render(r.Context(), w); err != nil {
-		s.log.Warn("render lesson", "err", err)
+		s.Log.Warn("render lesson", "err", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tracer/lessons"
+	"tracer/web/lessonpage"
 )
 
 // lessonPage is what a lesson step's page shows, read by readLessonPage.
@@ -125,7 +126,7 @@ func waitLoad(t *testing.T, ctx context.Context, what, cond string) {
 // with Next, checking each page.
 func walkLessonSteps(t *testing.T, ctx context.Context, base string, l lessons.Lesson, lang string, real bool) {
 	t.Helper()
-	do(t, ctx, "open "+l.ID, chromedp.Navigate(base+stepURL(l.ID, l.Steps[0].ID, lang)), chromedp.WaitReady(css("[data-testid=lesson-step]")))
+	do(t, ctx, "open "+l.ID, chromedp.Navigate(base+lessonpage.StepURL(l.ID, l.Steps[0].ID, lang)), chromedp.WaitReady(css("[data-testid=lesson-step]")))
 	for i, st := range l.Steps {
 		where := fmt.Sprintf("%s/%s (%s)", l.ID, st.ID, lang)
 		if i > 0 {

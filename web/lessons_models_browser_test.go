@@ -17,6 +17,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/lessonpage"
 )
 
 // TestBrowserLessonModels serves the lessons with a model that cannot run
@@ -145,7 +146,7 @@ func TestBrowserLessonModels(t *testing.T) {
 				part(t)
 				for _, st := range l.Steps {
 					if len(st.Runs) > 0 {
-						checkFigureLinks(t, ctx, base, l.ID+"/"+st.ID, stepURL(l.ID, st.ID, lang), &st, clean)
+						checkFigureLinks(t, ctx, base, l.ID+"/"+st.ID, lessonpage.StepURL(l.ID, st.ID, lang), &st, clean)
 					}
 				}
 			})
@@ -177,7 +178,7 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 	}
 	compare := evalJS[string](t, ctx, `document.querySelector("[data-testid=compare-link]")?.getAttribute("href") ?? ""`)
 	for i, l := range links {
-		tr := openLink(t, ctx, base, where, l.Href, 0, figureStep(st), clean)
+		tr := openLink(t, ctx, base, where, l.Href, 0, lessonpage.FigureStep(st), clean)
 		if tr == nil {
 			continue
 		}
@@ -185,7 +186,7 @@ func checkFigureLinks(t *testing.T, ctx context.Context, base, where, path strin
 	}
 	if compare != "" {
 		for i := range runs {
-			if tr := openLink(t, ctx, base, where+" (compare)", compare, i, figureStep(st), clean); tr != nil {
+			if tr := openLink(t, ctx, base, where+" (compare)", compare, i, lessonpage.FigureStep(st), clean); tr != nil {
 				checkSameRun(t, where+" compare run "+runs[i].ID, tr, &runs[i], links[i])
 			}
 		}
@@ -226,7 +227,7 @@ func openLink(t *testing.T, ctx context.Context, base, where, href string, k, st
 // checkSameRun compares the debugger's run with the lesson's.
 func checkSameRun(t *testing.T, where string, tr *trace.Trace, run *lessons.Run, l figureLink) {
 	t.Helper()
-	if got := newIDList(tr); got != l.NewIDs {
+	if got := lessonpage.NewIDList(tr); got != l.NewIDs {
 		t.Errorf("%s: the debugger generated %q, the lesson %q", where, got, l.NewIDs)
 	}
 	if l.TraceModel != "" && tr.Model.Name != l.TraceModel {

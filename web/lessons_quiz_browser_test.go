@@ -19,11 +19,11 @@ func TestBrowserQuizFeedbackSaysItOnce(t *testing.T) {
 	base, s := serve(t, Config{}, nil)
 	base = strings.TrimSuffix(base, "/")
 	ctx := browser(t)
-	ui := s.lessons.cat.UI
+	ui := s.lessons.Cat.UI
 	asked := 0
 	for _, lang := range lessons.Languages() {
 		verdicts := []string{ui.Get(lessons.KeyCorrect, lang), ui.Get(lessons.KeyNotQuite, lang)}
-		for _, l := range s.lessons.cat.Lessons {
+		for _, l := range s.lessons.Cat.Lessons {
 			for _, st := range l.Steps {
 				if len(st.Questions) == 0 {
 					continue

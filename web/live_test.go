@@ -12,28 +12,30 @@ import (
 	"github.com/gorilla/websocket"
 
 	"tracer/trace"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
 )
 
 // liveServer starts a server with the loop model added (slowed by delay)
 // and one page's session, and connects to it.
-func liveServer(t *testing.T, cfg Config, delay time.Duration) (*Server, *session, *websocket.Conn) {
+func liveServer(t *testing.T, cfg Config, delay time.Duration) (*Server, *live.Session, *websocket.Conn) {
 	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.catalog.Add("loop", "loop (slow toy)", loopModel(t, delay))
+	s.Catalog.Add("loop", "loop (slow toy)", testsupport.LoopModel(t, delay))
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { s.Close(); ts.Close() })
-	d, err := s.firstRun(context.Background())
+	d, err := s.FirstRun(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.sessions.create(d, nil)
+	sess, err := s.Sessions.Create(d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, sess, dial(t, "ws"+strings.TrimPrefix(ts.URL, "http")+"/ws?session="+sess.id)
+	return s, sess, dial(t, "ws"+strings.TrimPrefix(ts.URL, "http")+"/ws?session="+sess.ID)
 }
 
 // sendJSON sends one message.
@@ -51,7 +53,7 @@ func sendJSON(t *testing.T, c *websocket.Conn, v any) {
 
 // waitFor reads messages until one satisfies ok; an error reply fails the
 // test unless ok accepts it.
-func waitFor(t *testing.T, c *websocket.Conn, what string, ok func(outbound) bool) outbound {
+func waitFor(t *testing.T, c *websocket.Conn, what string, ok func(live.Outbound) bool) live.Outbound {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -60,14 +62,14 @@ func waitFor(t *testing.T, c *websocket.Conn, what string, ok func(outbound) boo
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		var o outbound
+		var o live.Outbound
 		if err := json.Unmarshal(data, &o); err != nil {
 			t.Fatalf("reply is not JSON: %v", err)
 		}
 		if ok(o) {
 			return o
 		}
-		if o.Type == msgError {
+		if o.Type == live.MsgError {
 			t.Fatalf("waiting for %s: got error %q", what, o.Message)
 		}
 	}
@@ -76,31 +78,31 @@ func waitFor(t *testing.T, c *websocket.Conn, what string, ok func(outbound) boo
 // settle waits until the server's generations have ended and every view
 // they sent has arrived, and returns the session's current view: every
 // view built before the request has a lower sequence number than the reply.
-func settle(t *testing.T, s *Server, c *websocket.Conn) outbound {
+func settle(t *testing.T, s *Server, c *websocket.Conn) live.Outbound {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.waitJobs(ctx); err != nil {
+	if err := s.WaitJobs(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mark := s.seq.Load()
+	mark := s.Seq.Load()
 	sendJSON(t, c, map[string]string{"type": "view"})
-	return waitFor(t, c, "the current view", func(o outbound) bool { return o.Type == msgView && o.Seq > mark })
+	return waitFor(t, c, "the current view", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Seq > mark })
 }
 
 // finished accepts the view of a run that has ended.
-func finished(o outbound) bool { return o.Type == msgView && !o.Running }
+func finished(o live.Outbound) bool { return o.Type == live.MsgView && !o.Running }
 
 // errorSaying accepts an error reply containing text.
-func errorSaying(text string) func(outbound) bool {
-	return func(o outbound) bool { return o.Type == msgError && strings.Contains(o.Message, text) }
+func errorSaying(text string) func(live.Outbound) bool {
+	return func(o live.Outbound) bool { return o.Type == live.MsgError && strings.Contains(o.Message, text) }
 }
 
 type form = map[string]string
 
 // generate runs a form to its end and returns the view once every view
 // on its way has arrived.
-func generate(t *testing.T, s *Server, c *websocket.Conn, f form) outbound {
+func generate(t *testing.T, s *Server, c *websocket.Conn, f form) live.Outbound {
 	t.Helper()
 	sendJSON(t, c, map[string]any{"type": "generate", "form": f})
 	waitFor(t, c, "the run's end", finished)
@@ -108,10 +110,10 @@ func generate(t *testing.T, s *Server, c *websocket.Conn, f form) outbound {
 }
 
 // sessionTrace returns a snapshot of the session's first run.
-func sessionTrace(sess *session) *trace.Trace {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.doc.runs[0].snapshot()
+func sessionTrace(sess *live.Session) *trace.Trace {
+	sess.Mu.Lock()
+	defer sess.Mu.Unlock()
+	return sess.Doc.Runs[0].Snapshot()
 }
 
 func TestGenerateToy(t *testing.T) {
@@ -121,7 +123,7 @@ func TestGenerateToy(t *testing.T) {
 		t.Fatalf("got a view of %d positions, html %.300s; want 4 steps, done", o.Count, o.HTML)
 	}
 	o = roundTrip(t, c, `{"type": "last"}`)
-	if got, ok := outputTextOf(o.HTML); got != "I love chai" {
+	if got, ok := testsupport.OutputText(o.HTML); got != "I love chai" {
 		t.Errorf("got output text %q (present %v), want I love chai", got, ok)
 	}
 	for _, want := range []string{`data-testid="funnel"`, `data-testid="kv"`, `data-testid="traffic"`, `data-testid="token-hex">3c 2f 73 3e`} {
@@ -165,13 +167,13 @@ func TestGenerateErrors(t *testing.T) {
 func TestGenerateStreamsAndStops(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 5*time.Millisecond)
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "400"}})
-	o := waitFor(t, c, "a running view past step 5", func(o outbound) bool { return o.Type == msgView && o.Running && o.Count > 5 })
+	o := waitFor(t, c, "a running view past step 5", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Running && o.Count > 5 })
 	// Step back while it runs: the position stays where the learner put it.
 	o = roundTrip(t, c, `{"type": "step", "index": 2}`)
 	if o.Index != 2 {
 		t.Fatalf("stepping back while generating: got index %d, want 2", o.Index)
 	}
-	later := waitFor(t, c, "more steps", func(x outbound) bool { return x.Type == msgView && x.Count > o.Count+3 })
+	later := waitFor(t, c, "more steps", func(x live.Outbound) bool { return x.Type == live.MsgView && x.Count > o.Count+3 })
 	if later.Index != 2 {
 		t.Errorf("a new step moved the learner from step 2 to %d", later.Index)
 	}
@@ -186,7 +188,7 @@ func TestGenerateStreamsAndStops(t *testing.T) {
 	}
 	settle(t, s, c)
 	o = roundTrip(t, c, `{"type": "stop"}`)
-	if o.Type != msgError || !strings.Contains(o.Message, "nothing is generating") {
+	if o.Type != live.MsgError || !strings.Contains(o.Message, "nothing is generating") {
 		t.Errorf("stop with nothing running: got %+v, want an error", o)
 	}
 }
@@ -194,7 +196,7 @@ func TestGenerateStreamsAndStops(t *testing.T) {
 func TestGenerateFollowsTheTail(t *testing.T) {
 	_, _, c := liveServer(t, Config{}, 3*time.Millisecond)
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "30"}})
-	o := waitFor(t, c, "a view past step 10", func(o outbound) bool { return o.Type == msgView && o.Count > 10 })
+	o := waitFor(t, c, "a view past step 10", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Count > 10 })
 	if o.Running && o.Index != o.Count-1 {
 		t.Errorf("while generating at the newest step: got index %d of %d, want the newest", o.Index, o.Count)
 	}
@@ -214,7 +216,7 @@ func TestBatchRows(t *testing.T) {
 	if !strings.Contains(o.HTML, "showing row 1") {
 		t.Errorf("row 1: the view does not show row 1")
 	}
-	if o = roundTrip(t, c, `{"type": "row", "index": 2}`); o.Type != msgError {
+	if o = roundTrip(t, c, `{"type": "row", "index": 2}`); o.Type != live.MsgError {
 		t.Errorf("row 2 of 2: got %+v, want an error", o)
 	}
 }
@@ -228,7 +230,7 @@ func TestBeamsAndCacheOff(t *testing.T) {
 	if tr := sessionTrace(sess); tr.Steps[0].Rows[0].Chosen.By != trace.ByBeam {
 		t.Errorf("beam search: got tokens chosen by %s", tr.Steps[0].Rows[0].Chosen.By)
 	}
-	if o = roundTrip(t, c, `{"type": "branch", "step": 0, "id": 3}`); o.Type != msgError || !strings.Contains(o.Message, "beam search cannot branch") {
+	if o = roundTrip(t, c, `{"type": "branch", "step": 0, "id": 3}`); o.Type != live.MsgError || !strings.Contains(o.Message, "beam search cannot branch") {
 		t.Errorf("branching a beam search: got %+v", o)
 	}
 	generate(t, s, c, form{"use_cache": "false", "prompt": "I"})
@@ -239,11 +241,11 @@ func TestBeamsAndCacheOff(t *testing.T) {
 
 func TestPairWithToy(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 0)
-	tr, err := trace.Decode(loopTrace(t, 12)) // labelled as a real model's run
+	tr, err := trace.Decode(testsupport.LoopTrace(t, 12)) // labelled as a real model's run
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.load(s.newDocument(tr, "imported loop.json"))
+	sess.Load(s.NewDocument(tr, "imported loop.json"))
 	if o := roundTrip(t, c, `{"type": "view"}`); strings.Contains(o.HTML, `data-testid="pair"`) {
 		t.Fatal("the toy is paired before the toggle")
 	}
@@ -267,7 +269,7 @@ func TestShutdownStopsGenerations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.catalog.Add("loop", "loop (slow toy)", loopModel(t, 5*time.Millisecond))
+	s.Catalog.Add("loop", "loop (slow toy)", testsupport.LoopModel(t, 5*time.Millisecond))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -275,11 +277,11 @@ func TestShutdownStopsGenerations(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ServeListener(ctx, ln) }()
-	d, _ := s.firstRun(context.Background())
-	sess, _ := s.sessions.create(d, nil)
-	c := dial(t, "ws://"+ln.Addr().String()+"/ws?session="+sess.id)
+	d, _ := s.FirstRun(context.Background())
+	sess, _ := s.Sessions.Create(d, nil)
+	c := dial(t, "ws://"+ln.Addr().String()+"/ws?session="+sess.ID)
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "900"}})
-	waitFor(t, c, "a running view", func(o outbound) bool { return o.Type == msgView && o.Running })
+	waitFor(t, c, "a running view", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Running })
 	cancel()
 	select {
 	case err := <-done:

@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
+	"tracer/web/runs"
 
 	"github.com/gorilla/websocket"
 )
@@ -58,7 +61,7 @@ func importPage(hc *http.Client, ts *httptest.Server, data []byte) (string, erro
 // trip of each: from sending {"type": "step"} to its view arriving.
 func replay(c *websocket.Conn, steps int) ([]time.Duration, error) {
 	out := make([]time.Duration, 0, steps)
-	var o outbound
+	var o live.Outbound
 	for i := range steps {
 		start := time.Now()
 		msg := []byte(`{"type": "step", "index": ` + itoa(i) + `}`)
@@ -72,11 +75,11 @@ func replay(c *websocket.Conn, steps int) ([]time.Duration, error) {
 			if err != nil {
 				return out, err
 			}
-			o = outbound{}
+			o = live.Outbound{}
 			if err := json.Unmarshal(data, &o); err != nil {
 				return out, err
 			}
-			if o.Type == msgError {
+			if o.Type == live.MsgError {
 				return out, errorString(o.Message)
 			}
 			if o.Index == i {
@@ -119,7 +122,7 @@ func TestLoad(t *testing.T) {
 	if n := os.Getenv("TRACER_LOAD_CLIENTS"); n != "" {
 		clients, _ = strconv.Atoi(n)
 	}
-	data := loopTrace(t, steps)
+	data := testsupport.LoopTrace(t, steps)
 	s, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +148,7 @@ func TestLoad(t *testing.T) {
 			t.Fatalf("dial %d: %v", i, err)
 		}
 		conns[i] = c
-		if o := roundTrip(t, c, `{"type": "charts", "on": false}`); o.Type != msgView || o.Count != steps {
+		if o := roundTrip(t, c, `{"type": "charts", "on": false}`); o.Type != live.MsgView || o.Count != steps {
 			t.Fatalf("client %d: got %s of %d steps, want a view of %d", i, o.Type, o.Count, steps)
 		}
 	}
@@ -206,10 +209,10 @@ func TestLoad(t *testing.T) {
 		c.Close()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for s.hub.count() > 0 || runtime.NumGoroutine() > baseline {
+	for s.Hub.Count() > 0 || runtime.NumGoroutine() > baseline {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
-			t.Fatalf("after disconnecting: %d connections, %d goroutines, want 0 and at most %d\n%s", s.hub.count(), runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
+			t.Fatalf("after disconnecting: %d connections, %d goroutines, want 0 and at most %d\n%s", s.Hub.Count(), runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -272,9 +275,9 @@ func BenchmarkStepRoundTrip(b *testing.B) {
 			}
 			ts := httptest.NewServer(s.Handler())
 			defer ts.Close()
-			d := &document{runs: s.lesson.runs, source: "bench"}
-			sess, _ := s.sessions.create(d, nil)
-			c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws?session="+sess.id, nil)
+			d := &runs.Document{Runs: s.Lesson.Runs, Source: "bench"}
+			sess, _ := s.Sessions.Create(d, nil)
+			c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws?session="+sess.ID, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 func TestBrowserBranchQuotedHindi(t *testing.T) {
 	skipShort(t)
 	url, s := serve(t, Config{}, nil)
-	ui := s.book
+	ui := s.Book
 	ctx := browser(t)
 	for _, lang := range []string{lessons.Hindi, lessons.English} {
 		t.Run(lang, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	modelhub "tracer/engine/hub"
 	"tracer/engine/hub/hubtest"
+	"tracer/web/live"
 )
 
 // TestPullFromThePage downloads a model from a fake Hub at a page's
@@ -25,11 +26,11 @@ func TestPullFromThePage(t *testing.T) {
 	}
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})
 	var progress []string
-	waitFor(t, c, "the download to finish", func(o outbound) bool {
-		if o.Type == msgProgress {
+	waitFor(t, c, "the download to finish", func(o live.Outbound) bool {
+		if o.Type == live.MsgProgress {
 			progress = append(progress, o.Message)
 		}
-		return o.Type == msgPulled
+		return o.Type == live.MsgPulled
 	})
 	if len(progress) < 2 || !strings.Contains(strings.Join(progress, "\n"), "model.safetensors") {
 		t.Errorf("progress %q, want the start and the files", progress)
@@ -44,12 +45,12 @@ func TestPullFromThePage(t *testing.T) {
 
 	// A gated model without a token, and a bad name, come back as errors.
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/gated"})
-	o := waitFor(t, c, "the gated error", func(o outbound) bool { return o.Type == msgError })
+	o := waitFor(t, c, "the gated error", func(o live.Outbound) bool { return o.Type == live.MsgError })
 	if !strings.Contains(o.Message, "HF_TOKEN") {
 		t.Errorf("gated: %q, want a message naming HF_TOKEN", o.Message)
 	}
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "../../etc"})
-	if o := waitFor(t, c, "the name error", func(o outbound) bool { return o.Type == msgError }); o.Message == "" {
+	if o := waitFor(t, c, "the name error", func(o live.Outbound) bool { return o.Type == live.MsgError }); o.Message == "" {
 		t.Error("a bad name got an empty error")
 	}
 }
@@ -60,7 +61,7 @@ func TestPullNeedsAHub(t *testing.T) {
 		t.Error("the run form offers a download without a Hub")
 	}
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})
-	o := waitFor(t, c, "an error", func(o outbound) bool { return o.Type == msgError })
+	o := waitFor(t, c, "an error", func(o live.Outbound) bool { return o.Type == live.MsgError })
 	if !strings.Contains(o.Message, "does not download") {
 		t.Errorf("got %q, want a clear refusal", o.Message)
 	}

@@ -25,6 +25,9 @@ import (
 	modelhub "tracer/engine/hub"
 	"tracer/engine/hub/hubtest"
 	"tracer/engine/models"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
+	"tracer/web/runs"
 )
 
 // lockedBuffer is a log sink goroutines may share.
@@ -67,14 +70,14 @@ func (m panicModel) Info() engine.Info {
 // panics) beside the toy.
 func addPanicModels(t *testing.T, s *Server) {
 	t.Helper()
-	base := s.toy.Model
+	base := s.Toy.Model
 	for _, inInfo := range []bool{false, true} {
 		name := "boom"
 		if inInfo {
 			name = "boom-info"
 		}
-		m := &models.Loaded{Spec: name, Model: panicModel{base, inInfo}, Tokenizer: s.toy.Tokenizer, Config: s.toy.Config}
-		s.catalog.Add(name, name+" (panics)", m)
+		m := &models.Loaded{Spec: name, Model: panicModel{base, inInfo}, Tokenizer: s.Toy.Tokenizer, Config: s.Toy.Config}
+		s.Catalog.Add(name, name+" (panics)", m)
 	}
 }
 
@@ -88,7 +91,7 @@ func pageAt(t *testing.T, ts *httptest.Server) (string, *websocket.Conn) {
 	}
 	c := dial(t, wsURL(ts)+id)
 	// The first answer means the server has registered the connection.
-	if o := roundTrip(t, c, `{"type": "view"}`); o.Type != msgView {
+	if o := roundTrip(t, c, `{"type": "view"}`); o.Type != live.MsgView {
 		t.Fatalf("a new page's first view: got %+v", o)
 	}
 	return id, c
@@ -115,7 +118,7 @@ func startServer(t *testing.T, cfg Config, setup func(*Server)) (*Server, *httpt
 
 // endOrError accepts the end of a run or an error: either way the page
 // heard back.
-func endOrError(o outbound) bool { return o.Type == msgError || finished(o) }
+func endOrError(o live.Outbound) bool { return o.Type == live.MsgError || finished(o) }
 
 // TestPanicsStayInTheirRun: a model that panics, in a generation, a
 // comparison, a branch or while the message is answered, costs its page
@@ -126,12 +129,12 @@ func TestPanicsStayInTheirRun(t *testing.T) {
 	var log lockedBuffer
 	s, ts := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}, func(s *Server) {
 		addPanicModels(t, s)
-		s.catalog.Add("loop", "loop", loopModel(t, 0))
+		s.Catalog.Add("loop", "loop", testsupport.LoopModel(t, 0))
 	})
 	cases := []struct {
 		name string
 		msg  any
-		ok   func(outbound) bool
+		ok   func(live.Outbound) bool
 	}{
 		{"generate, forward panics", map[string]any{"type": "generate", "form": form{"model": "boom"}}, errorSaying("internal error")},
 		{"compare, forward panics", map[string]any{"type": "compare", "form": form{"model": "boom", "variants": "greedy\nT=0.7"}}, errorSaying("internal error")},
@@ -150,21 +153,21 @@ func TestPanicsStayInTheirRun(t *testing.T) {
 	}
 	t.Run("a branch whose model panics", func(t *testing.T) {
 		id, c := pageAt(t, ts)
-		sess, ok := s.sessions.get(id)
+		sess, ok := s.Sessions.Get(id)
 		if !ok {
 			t.Fatal("the page's session is gone")
 		}
-		d, err := s.firstRun(context.Background())
+		d, err := s.FirstRun(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess.mu.Lock()
-		r := d.runs[0]
-		sess.doc, sess.cur = &document{runs: []*run{r}, source: "test"}, cursor{}
-		r.model = &models.Loaded{Spec: "boom", Model: panicModel{s.toy.Model, false}, Tokenizer: s.toy.Tokenizer}
-		r.req.Model = r.model.Model
-		r.caches = map[int]engine.Cache{}
-		sess.mu.Unlock()
+		sess.Mu.Lock()
+		r := d.Runs[0]
+		sess.Doc, sess.Cur = &runs.Document{Runs: []*runs.Run{r}, Source: "test"}, runs.Cursor{}
+		r.Model = &models.Loaded{Spec: "boom", Model: panicModel{s.Toy.Model, false}, Tokenizer: s.Toy.Tokenizer}
+		r.Req.Model = r.Model.Model
+		r.Caches = map[int]engine.Cache{}
+		sess.Mu.Unlock()
 		sendJSON(t, c, map[string]any{"type": "branch", "step": 0, "id": 1})
 		waitFor(t, c, "the branch's error", errorSaying("internal error"))
 		if o := settleQuiet(t, s, c); o.Running {
@@ -177,30 +180,30 @@ func TestPanicsStayInTheirRun(t *testing.T) {
 	// The server goes on: a fresh page generates and steps.
 	_, c2 := pageAt(t, ts)
 	generate(t, s, c2, form{"model": "toy", "do_sample": "false"})
-	if o := roundTrip(t, c2, `{"type": "first"}`); o.Type != msgView || o.Index != 0 {
+	if o := roundTrip(t, c2, `{"type": "first"}`); o.Type != live.MsgView || o.Index != 0 {
 		t.Errorf("a fresh page after the panics: got %+v, want the view at 0", o)
 	}
 }
 
 // settleQuiet is settle for a page that may hear errors on the way: it
 // skips them.
-func settleQuiet(t *testing.T, s *Server, c *websocket.Conn) outbound {
+func settleQuiet(t *testing.T, s *Server, c *websocket.Conn) live.Outbound {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.waitJobs(ctx); err != nil {
+	if err := s.WaitJobs(ctx); err != nil {
 		t.Fatal(err)
 	}
-	mark := s.seq.Load()
+	mark := s.Seq.Load()
 	sendJSON(t, c, map[string]string{"type": "view"})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c.SetReadDeadline(deadline)
-		var o outbound
+		var o live.Outbound
 		if err := c.ReadJSON(&o); err != nil {
 			t.Fatalf("waiting for the current view: %v", err)
 		}
-		if o.Type == msgView && o.Seq > mark {
+		if o.Type == live.MsgView && o.Seq > mark {
 			return o
 		}
 	}
@@ -210,7 +213,7 @@ func settleQuiet(t *testing.T, s *Server, c *websocket.Conn) outbound {
 // message naming the limit's flag.
 func TestRunLimits(t *testing.T) {
 	s, ts := startServer(t, Config{MaxRunBytes: 4 << 20, MaxPageRuns: 1}, func(s *Server) {
-		s.catalog.Add("loop", "loop", loopModel(t, 20*time.Millisecond))
+		s.Catalog.Add("loop", "loop", testsupport.LoopModel(t, 20*time.Millisecond))
 	})
 	_, c := pageAt(t, ts)
 	cases := []struct {
@@ -225,7 +228,7 @@ func TestRunLimits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sendJSON(t, c, map[string]any{"type": "generate", "form": tc.f})
-			o := waitFor(t, c, "the refusal", func(o outbound) bool { return o.Type == msgError })
+			o := waitFor(t, c, "the refusal", func(o live.Outbound) bool { return o.Type == live.MsgError })
 			if !strings.Contains(o.Message, tc.says) {
 				t.Errorf("got %q, want a refusal naming %s", o.Message, tc.says)
 			}
@@ -233,9 +236,9 @@ func TestRunLimits(t *testing.T) {
 	}
 	t.Run("runs per page", func(t *testing.T) {
 		sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "200"}})
-		waitFor(t, c, "the run to start", func(o outbound) bool { return o.Type == msgView && o.Running })
+		waitFor(t, c, "the run to start", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Running })
 		sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "3"}})
-		o := waitFor(t, c, "the refusal", func(o outbound) bool { return o.Type == msgError })
+		o := waitFor(t, c, "the refusal", func(o live.Outbound) bool { return o.Type == live.MsgError })
 		if !strings.Contains(o.Message, "--max-page-runs") {
 			t.Errorf("got %q, want a refusal naming --max-page-runs", o.Message)
 		}
@@ -269,7 +272,7 @@ func postTrace(t *testing.T, ts *httptest.Server, id string, data []byte) (int, 
 // TestImportTotalLimit: imported traces count against one budget for all
 // pages; a page that leaves frees its share.
 func TestImportTotalLimit(t *testing.T) {
-	data := loopTrace(t, 40)
+	data := testsupport.LoopTrace(t, 40)
 	s, ts := startServer(t, Config{MaxImports: int64(len(data))*3/2 + 1<<10, SessionTTL: time.Minute}, nil)
 	a, _ := pageAt(t, ts)
 	if code, msg := postTrace(t, ts, a, data); code != http.StatusOK {
@@ -298,8 +301,8 @@ func TestPullLimits(t *testing.T) {
 	_, ts := startServer(t, Config{HFCache: t.TempDir(), Hub: &modelhub.Options{Endpoint: h.URL}, MaxPullBytes: 1000}, nil)
 	_, c := pageAt(t, ts)
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})
-	o := waitFor(t, c, "the refusal", func(o outbound) bool { return o.Type == msgError || o.Type == msgPulled })
-	if o.Type != msgError || !strings.Contains(o.Message, "--max-pull-mib") {
+	o := waitFor(t, c, "the refusal", func(o live.Outbound) bool { return o.Type == live.MsgError || o.Type == live.MsgPulled })
+	if o.Type != live.MsgError || !strings.Contains(o.Message, "--max-pull-mib") {
 		t.Errorf("got %+v, want the download stopped, naming --max-pull-mib", o)
 	}
 }
@@ -312,7 +315,7 @@ func TestSessionsSurviveCrowds(t *testing.T) {
 	blip, cb := pageAt(t, ts) // its network drops for a moment
 	cb.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for s.hub.count() > 1 && time.Now().Before(deadline) {
+	for s.Hub.Count() > 1 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for range 30 {
@@ -320,16 +323,16 @@ func TestSessionsSurviveCrowds(t *testing.T) {
 			t.Fatalf("GET /: got %d, want 200", status)
 		}
 	}
-	if o := roundTrip(t, c, `{"type": "next"}`); o.Type != msgView || o.Index != 1 {
+	if o := roundTrip(t, c, `{"type": "next"}`); o.Type != live.MsgView || o.Index != 1 {
 		t.Errorf("the connected page after the crowd: got %+v, want its view at 1", o)
 	}
 	for _, id := range []string{connected, blip} {
 		c := dial(t, wsURL(ts)+id)
-		if o := roundTrip(t, c, `{"type": "view"}`); o.Type != msgView {
+		if o := roundTrip(t, c, `{"type": "view"}`); o.Type != live.MsgView {
 			t.Errorf("reconnecting session %s after the crowd: got %+v, want its view", id[:6], o)
 		}
 	}
-	if n := s.sessions.len(); n > 5 {
+	if n := s.Sessions.Len(); n > 5 {
 		t.Errorf("got %d sessions, want at most 5", n)
 	}
 	// When every session has a page connected, a new page is refused
@@ -354,7 +357,7 @@ func TestExpiredSessionReconnects(t *testing.T) {
 	_, ts := startServer(t, Config{}, nil)
 	c := dial(t, wsURL(ts)+"0123456789abcdef0123456789abcdef")
 	o := read(t, c)
-	if o.Type != msgExpired || !strings.Contains(o.Message, "reloads") {
+	if o.Type != live.MsgExpired || !strings.Contains(o.Message, "reloads") {
 		t.Errorf("got %+v, want an expired message", o)
 	}
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -392,7 +395,7 @@ func TestPullRoles(t *testing.T) {
 			{`{"type": "compare", "form": {"model": "toy", "variants": "greedy\nT=0.7"}}`, "press Detach"},
 			{`{"type": "branch", "id": 1}`, "press Detach"},
 		} {
-			if o := roundTrip(t, student, tc.msg); o.Type != msgError || !strings.Contains(o.Message, tc.says) {
+			if o := roundTrip(t, student, tc.msg); o.Type != live.MsgError || !strings.Contains(o.Message, tc.says) {
 				t.Errorf("student %s: got %+v, want an error saying %q", tc.msg, o, tc.says)
 			}
 		}
@@ -400,9 +403,9 @@ func TestPullRoles(t *testing.T) {
 		if !strings.Contains(page, `data-testid="pull-repo"`) {
 			t.Error("the instructor's page lacks the download row")
 		}
-		teacher := dial(t, wsURL(ts)+s.class.leader.id+"&teach="+s.TeachToken())
+		teacher := dial(t, wsURL(ts)+s.Class.Leader.ID+"&teach="+s.TeachToken())
 		sendJSON(t, teacher, map[string]string{"type": "pull", "repo": "org/tiny"})
-		waitFor(t, teacher, "the instructor's download", func(o outbound) bool { return o.Type == msgPulled })
+		waitFor(t, teacher, "the instructor's download", func(o live.Outbound) bool { return o.Type == live.MsgPulled })
 	})
 	t.Run("no-pull", func(t *testing.T) {
 		_, ts := startServer(t, Config{NoPull: true, HFCache: t.TempDir(), Hub: hub()}, nil)
@@ -411,7 +414,7 @@ func TestPullRoles(t *testing.T) {
 			t.Error("a --no-pull server's page shows the download row")
 		}
 		c := dial(t, wsURL(ts)+id)
-		if o := roundTrip(t, c, `{"type": "pull", "repo": "org/tiny"}`); o.Type != msgError || !strings.Contains(o.Message, "--no-pull") {
+		if o := roundTrip(t, c, `{"type": "pull", "repo": "org/tiny"}`); o.Type != live.MsgError || !strings.Contains(o.Message, "--no-pull") {
 			t.Errorf("got %+v, want a refusal naming --no-pull", o)
 		}
 	})
@@ -420,7 +423,7 @@ func TestPullRoles(t *testing.T) {
 		s.listen.Store(&net.TCPAddr{IP: net.IPv4zero, Port: 8080}) // as if serving on 0.0.0.0
 		_, _, id := getPage(t, ts.URL+"/")
 		c := dial(t, wsURL(ts)+id)
-		if o := roundTrip(t, c, `{"type": "pull", "repo": "org/tiny"}`); o.Type != msgError || !strings.Contains(o.Message, "open to other machines") {
+		if o := roundTrip(t, c, `{"type": "pull", "repo": "org/tiny"}`); o.Type != live.MsgError || !strings.Contains(o.Message, "open to other machines") {
 			t.Errorf("got %+v, want a refusal", o)
 		}
 	})
@@ -497,13 +500,13 @@ func TestHostHeader(t *testing.T) {
 // does, never by the server's path.
 func TestPagesNeverSeeServerPaths(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "mine.json"), []byte(loopTable), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "mine.json"), []byte(testsupport.LoopTable), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, ts := startServer(t, Config{ModelsDir: dir}, nil)
 	_, c := pageAt(t, ts)
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "mine.json", "input": "chat", "prompt": "hi"}})
-	o := waitFor(t, c, "the chat error", func(o outbound) bool { return o.Type == msgError })
+	o := waitFor(t, c, "the chat error", func(o live.Outbound) bool { return o.Type == live.MsgError })
 	if strings.Contains(o.Message, dir) || !strings.Contains(o.Message, "mine.json") {
 		t.Errorf("got %q, want the model named mine.json without the server's folder %s", o.Message, dir)
 	}
@@ -535,17 +538,17 @@ func TestRunFormSendsOnlyItsFields(t *testing.T) {
 	}
 	delete(fields, "variants") // the script sends it with compare only
 	c := dial(t, wsURL(ts)+id)
-	for _, typ := range []string{msgGenerate, msgCompare} {
+	for _, typ := range []string{live.MsgGenerate, live.MsgCompare} {
 		f := map[string]string{}
 		for k := range fields {
 			f[k] = ""
 		}
-		if typ == msgCompare {
+		if typ == live.MsgCompare {
 			f["variants"] = "greedy\nT=0.7"
 		}
 		sendJSON(t, c, map[string]any{"type": typ, "form": f})
 		o := waitFor(t, c, typ+"'s answer", endOrError)
-		if o.Type == msgError {
+		if o.Type == live.MsgError {
 			names := slices.Sorted(func(yield func(string) bool) {
 				for k := range fields {
 					if !yield(k) {
@@ -576,10 +579,10 @@ func TestPanicsInPullsAndRequests(t *testing.T) {
 	}, nil)
 	_, c := pageAt(t, ts)
 	sendJSON(t, c, map[string]string{"type": "pull", "repo": "org/tiny"})
-	if o := waitFor(t, c, "the download's error", func(o outbound) bool { return o.Type == msgError }); !strings.Contains(o.Message, "internal error") {
+	if o := waitFor(t, c, "the download's error", func(o live.Outbound) bool { return o.Type == live.MsgError }); !strings.Contains(o.Message, "internal error") {
 		t.Errorf("got %q, want the download's internal error", o.Message)
 	}
-	s.pulls.wg.Wait()
+	s.Pulls.Wg.Wait()
 
 	h := s.checkHost(securityHeaders(s.recoverHTTP(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("boom: a bug in a handler")

@@ -33,6 +33,9 @@ import (
 	"tracer/engine/models"
 	"tracer/toy"
 	"tracer/web/catalog"
+	"tracer/web/lessonpage"
+	"tracer/web/live"
+	"tracer/web/runs"
 	"tracer/web/words"
 )
 
@@ -100,11 +103,11 @@ type Config struct {
 
 // Server serves the debugger.
 type Server struct {
-	*protocol // the pages' sessions and what they say
-	cfg       Config
-	static    *staticFiles
-	lessons   *lessonPages // the /lessons pages and their runs
-	mux       *http.ServeMux
+	*live.Protocol // the pages' sessions and what they say
+	cfg            Config
+	static         *staticFiles
+	lessons        *lessonpage.Pages // the /lessons pages and their runs
+	mux            *http.ServeMux
 
 	listen atomic.Value // *net.TCPAddr the server listens on, once ServeListener has started
 }
@@ -156,33 +159,33 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	rn := newRunner(runConfig{
+	rn := runs.New(runs.Config{
 		MaxNewTokens: cfg.MaxNewTokens, MaxRowsBeams: cfg.MaxRowsBeams, MaxRunBytes: cfg.MaxRunBytes, Generations: cfg.Generations,
 		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
 	}, m, cat, log)
 	s := &Server{cfg: cfg, static: static}
-	s.protocol = newProtocol(liveConfig{
+	s.Protocol = live.New(live.Config{
 		MaxSessions: cfg.MaxSessions, SessionTTL: cfg.SessionTTL, MaxPageRuns: cfg.MaxPageRuns, MaxHeld: cfg.MaxHeld,
 		NoPull: cfg.NoPull, Bandwidth: cfg.Bandwidth, OnLoopback: s.onLoopback,
 		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
 	}, rn)
-	if s.book, err = words.Load(); err != nil {
+	if s.Book, err = words.Load(); err != nil {
 		return nil, err
 	}
-	if s.lessons, err = newLessonPages(rn, s.book, s.static.url); err != nil {
+	if s.lessons, err = lessonpage.New(rn, s.Book, s.static.url); err != nil {
 		return nil, err
 	}
-	if s.lesson, err = s.firstRun(context.Background()); err != nil {
+	if s.Lesson, err = s.FirstRun(context.Background()); err != nil {
 		return nil, err
 	}
 	if cfg.Classroom {
-		if err := s.openClassroom(); err != nil {
+		if err := s.OpenClassroom(); err != nil {
 			return nil, err
 		}
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", s.handlePage)
-	s.mux.HandleFunc("GET /ws", s.handleWS)
+	s.mux.HandleFunc("GET /ws", s.HandleWS)
 	s.mux.HandleFunc("POST /import", s.handleImport)
 	s.mux.HandleFunc("GET /export", s.handleExport)
 	s.mux.HandleFunc("GET /chart", s.handleChart)
@@ -196,10 +199,10 @@ func New(cfg Config) (*Server, error) {
 // page is /?teach=TOKEN, and students open /. It is "" outside classroom
 // mode.
 func (s *Server) TeachToken() string {
-	if s.class == nil {
+	if s.Class == nil {
 		return ""
 	}
-	return s.class.token
+	return s.Class.Token
 }
 
 // Handler returns the server's HTTP handler. It refuses requests whose
@@ -228,9 +231,9 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn),
 	}
-	hs.RegisterOnShutdown(s.hub.closeAll)
+	hs.RegisterOnShutdown(s.Hub.CloseAll)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -244,16 +247,16 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	err := hs.Shutdown(wait)
 	<-errc // http.ErrServerClosed
 	s.Close()
-	if werr := s.hub.wait(wait); err == nil {
+	if werr := s.Hub.Wait(wait); err == nil {
 		err = werr
 	}
-	werr := s.waitJobs(wait)
+	werr := s.WaitJobs(wait)
 	if err == nil {
 		err = werr
 	}
-	s.pulls.wg.Wait()
+	s.Pulls.Wg.Wait()
 	if werr == nil { // a job still running may be reading a model's mapped weights: leave them to the exit
-		s.catalog.Close()
+		s.Catalog.Close()
 	}
 	return err
 }
@@ -261,13 +264,13 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 // Close stops every generation and closes every connection without
 // waiting; tests that serve the Handler themselves call it.
 func (s *Server) Close() {
-	s.jobMu.Lock()
-	s.closed = true
-	s.jobMu.Unlock()
-	s.stop()
-	s.sessions.closeAll()
-	s.hub.closeAll()
-	s.pulls.cancelAll()
+	s.JobMu.Lock()
+	s.Closed = true
+	s.JobMu.Unlock()
+	s.Stop()
+	s.Sessions.CloseAll()
+	s.Hub.CloseAll()
+	s.Pulls.CancelAll()
 }
 
 // securityHeaders keeps the page to its own origin: no scripts from

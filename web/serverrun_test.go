@@ -14,6 +14,7 @@ import (
 
 	"tracer/trace"
 	"tracer/web/catalog"
+	"tracer/web/live"
 )
 
 // fakeLlama is a llama.cpp server in miniature: model "m" with a
@@ -252,7 +253,7 @@ func TestServerRunStop(t *testing.T) {
 	defer close(fk.hold)
 	s, sess, c := liveServer(t, Config{Servers: []ServerConfig{{Name: "gpu", URL: fk.URL}}}, 0)
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "server:gpu/m", "prompt": "ab", "max_new_tokens": "50"}})
-	waitFor(t, c, "two steps streamed while the run goes on", func(o outbound) bool { return o.Type == msgView && o.Running && o.Count == 2 })
+	waitFor(t, c, "two steps streamed while the run goes on", func(o live.Outbound) bool { return o.Type == live.MsgView && o.Running && o.Count == 2 })
 	sendJSON(t, c, map[string]string{"type": "stop"})
 	waitFor(t, c, "the stopped run", finished)
 	o := settle(t, s, c)

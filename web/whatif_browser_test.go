@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"tracer/lessons"
+	"tracer/web/internal/testsupport"
 	"tracer/web/words"
 )
 
@@ -23,7 +24,9 @@ import (
 // without its full logits says what is missing.
 func TestBrowserWhatIf(t *testing.T) {
 	skipShort(t)
-	url, _ := serve(t, Config{}, func(s *Server) { s.catalog.Add("smol", "smol (random, 49152 tokens)", randomModel(t, 49152)) })
+	url, _ := serve(t, Config{}, func(s *Server) {
+		s.Catalog.Add("smol", "smol (random, 49152 tokens)", testsupport.RandomModel(t, 49152))
+	})
 	ctx := browser(t)
 	consoleErrors := collectConsole(ctx)
 	open(t, ctx, url)
@@ -227,7 +230,7 @@ func TestBrowserBranchToChosenToken(t *testing.T) {
 func TestBrowserDebuggerTranslated(t *testing.T) {
 	skipShort(t)
 	url, s := serve(t, Config{}, nil)
-	ui := s.book
+	ui := s.Book
 	ctx := browser(t)
 	open(t, ctx, url+"?lang=hi")
 	fillRun(t, ctx, form{"model": "toy", "do_sample": "true", "seed": "4"})
@@ -276,7 +279,7 @@ func TestBrowserDebuggerTranslated(t *testing.T) {
 	}
 	do(t, ctx, "open the run form", chromedp.Evaluate[chromedp.Void](`document.getElementById("run-panel").open = true`))
 	advice := evalJS[[]string](t, ctx, `[...document.querySelectorAll("[data-testid=no-real-model] [data-testid=download-command]")].map((c) => c.textContent)`)
-	if len(advice) != len(s.lessons.cat.Downloads) || len(advice) == 0 || !strings.HasPrefix(advice[0], "tracer pull ") {
+	if len(advice) != len(s.lessons.Cat.Downloads) || len(advice) == 0 || !strings.HasPrefix(advice[0], "tracer pull ") {
 		t.Errorf("with only the toy the run form advises %q, want the lessons' downloads", advice)
 	}
 	do(t, ctx, "desktop", chromedp.EmulateViewport(1280, 720))

@@ -12,6 +12,9 @@ import (
 	"tracer/engine"
 	"tracer/engine/models"
 	"tracer/trace"
+	"tracer/web/internal/testsupport"
+	"tracer/web/live"
+	"tracer/web/runs"
 )
 
 // sendRaw sends one message as written.
@@ -27,14 +30,14 @@ func TestWhatIfMessages(t *testing.T) {
 	s, _, c := liveServer(t, Config{}, 0)
 	// The walkthrough's first moment runs no forward pass: a note, not an error.
 	sendRaw(t, c, `{"type": "whatif"}`)
-	if o := waitFor(t, c, "the note", func(o outbound) bool { return o.Type == msgWhatIf }); !strings.Contains(o.HTML, "This position has no step to re-sample") {
+	if o := waitFor(t, c, "the note", func(o live.Outbound) bool { return o.Type == live.MsgWhatIf }); !strings.Contains(o.HTML, "This position has no step to re-sample") {
 		t.Errorf("at a moment without a step: got %.300s", o.HTML)
 	}
 	// The walkthrough's run keeps its logits too: a moment with a step has
 	// the whole vocabulary, and no note says otherwise.
 	sendJSON(t, c, map[string]any{"type": "step", "index": 3})
 	sendRaw(t, c, `{"type": "whatif", "whatif": {"temperature": 2}}`)
-	if o := waitFor(t, c, "the walkthrough's what-if", func(o outbound) bool { return o.Type == msgWhatIf }); !strings.Contains(o.HTML, "whatif-result") || strings.Contains(o.HTML, "raw logits at this step") {
+	if o := waitFor(t, c, "the walkthrough's what-if", func(o live.Outbound) bool { return o.Type == live.MsgWhatIf }); !strings.Contains(o.HTML, "whatif-result") || strings.Contains(o.HTML, "raw logits at this step") {
 		t.Errorf("walkthrough: got %.400s, want an outcome over the whole vocabulary", o.HTML)
 	}
 	generate(t, s, c, form{"model": "toy", "do_sample": "true", "seed": "3"})
@@ -48,7 +51,7 @@ func TestWhatIfMessages(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sendRaw(t, c, tc.msg)
-			o := waitFor(t, c, "the what-if", func(o outbound) bool { return o.Type == msgWhatIf })
+			o := waitFor(t, c, "the what-if", func(o live.Outbound) bool { return o.Type == live.MsgWhatIf })
 			if !strings.Contains(o.HTML, tc.want) {
 				t.Errorf("got %.300s, want it to hold %s", o.HTML, tc.want)
 			}
@@ -79,8 +82,8 @@ func FuzzWhatIf(f *testing.F) {
 	f.Add(`{"type": "whatif", "whatif": {"top_p": 1e-9, "min_p": 1}}`, []byte{7, 7}, 0.999999)
 	f.Add(`{"type": "branch", "id": 3, "whatif": {"temperature": 2}}`, []byte{}, 0.1)
 	f.Fuzz(func(t *testing.T, msg string, raw []byte, u float64) {
-		m, err := parseInbound([]byte(msg))
-		if err != nil || (m.Type != msgWhatIf && m.Type != msgBranch) {
+		m, err := live.ParseInbound([]byte(msg))
+		if err != nil || (m.Type != live.MsgWhatIf && m.Type != live.MsgBranch) {
 			return
 		}
 		const vocab = 40
@@ -100,23 +103,23 @@ func FuzzWhatIf(f *testing.F) {
 		}
 		st := trace.Step{Rows: []trace.StepRow{{Logits: logits, Draw: draw}}}
 		base := trace.Options{DoSample: true, Temperature: 1, TopP: 1, RepetitionPenalty: 1.3}
-		w := whatIfStep{t: trace.Trace{Model: trace.Model{VocabSize: vocab}, Options: base, Prompt: trace.Prompt{IDs: []int{1, 2}}}, steps: []trace.Step{st}}
-		set, err := m.WhatIf.apply(settingsOf(base), vocab)
+		w := runs.WhatIfStep{T: trace.Trace{Model: trace.Model{VocabSize: vocab}, Options: base, Prompt: trace.Prompt{IDs: []int{1, 2}}}, Steps: []trace.Step{st}}
+		set, err := m.WhatIf.Apply(runs.SettingsOf(base), vocab)
 		if err != nil {
 			return
 		}
-		out, err := reSample(w, set)
+		out, err := runs.ReSample(w, set)
 		if err != nil {
 			return
 		}
 		prev := vocab
-		for _, s := range out.row.Stages {
+		for _, s := range out.Row.Stages {
 			if s.Kept > prev {
 				t.Fatalf("stage %s keeps %d after %d", s.Name, s.Kept, prev)
 			}
 			prev = s.Kept
 		}
-		f := out.row.Final
+		f := out.Row.Final
 		var sum float64
 		for k, id := range f.IDs {
 			if math.IsInf(float64(logits[id]), -1) {
@@ -127,7 +130,7 @@ func FuzzWhatIf(f *testing.F) {
 		if sum > 1+1e-5 || f.KeptCount > prev {
 			t.Fatalf("final sums to %g over %d kept (last stage %d)", sum, f.KeptCount, prev)
 		}
-		if d := out.row.Draw; d != nil && !(d.CumBefore <= d.U && (d.U < d.CumAfter || d.CumAfter == 1)) {
+		if d := out.Row.Draw; d != nil && !(d.CumBefore <= d.U && (d.U < d.CumAfter || d.CumAfter == 1)) {
 			t.Fatalf("draw %+v does not hold its u", d)
 		}
 	})
@@ -140,11 +143,11 @@ func FuzzWhatIf(f *testing.F) {
 // logit.
 func TestWhatIfRecomputesLogits(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 0)
-	m := randomModel(t, 64)
-	s.catalog.Add("rand", "random llama", m)
+	m := testsupport.RandomModel(t, 64)
+	s.Catalog.Add("rand", "random llama", m)
 	f := map[string]string{"model": "rand", "input": "ids", "prompt": "5 9 11", "max_new_tokens": "6", "do_sample": "true", "temperature": "0.9", "seed": "4"}
 	sendJSON(t, c, map[string]any{"type": "generate", "form": f})
-	waitFor(t, c, "the run", func(o outbound) bool { return finished(o) && strings.Contains(o.HTML, "random") })
+	waitFor(t, c, "the run", func(o live.Outbound) bool { return finished(o) && strings.Contains(o.HTML, "random") })
 	jobsEnded(t, s)
 
 	yes, temp, seed, n := true, 0.9, uint64(4), 6
@@ -157,22 +160,22 @@ func TestWhatIfRecomputesLogits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.mu.Lock()
-	r := sess.doc.runs[0]
-	steps := r.trace.Steps
+	sess.Mu.Lock()
+	r := sess.Doc.Runs[0]
+	steps := r.Trace.Steps
 	var agains []func() []float32
 	for pos := range steps {
 		if len(steps[pos].Rows[0].Logits) > 0 {
 			t.Fatalf("step %d kept its logits", pos)
 		}
-		w, err := whatIfAt(sess.doc, cursor{pos: pos})
-		if err != nil || w.again == nil {
-			sess.mu.Unlock()
+		w, err := runs.WhatIfAt(sess.Doc, runs.Cursor{Pos: pos})
+		if err != nil || w.Again == nil {
+			sess.Mu.Unlock()
 			t.Fatalf("step %d: what-if cannot recompute the logits (err %v)", pos, err)
 		}
-		agains = append(agains, w.again)
+		agains = append(agains, w.Again)
 	}
-	sess.mu.Unlock()
+	sess.Mu.Unlock()
 	if len(steps) != len(want.Steps) {
 		t.Fatalf("the page's run has %d steps, the same run alone %d", len(steps), len(want.Steps))
 	}

@@ -19,7 +19,7 @@ func TestBrowserDebuggerLanguage(t *testing.T) {
 	base = strings.TrimSuffix(base, "/")
 	ctx := browser(t)
 	consoleErrors := collectConsole(ctx)
-	ui := s.book
+	ui := s.Book
 	hi := func(key string) string { return strconv.Quote(ui.Get(key, lessons.Hindi)) }
 	generate := `document.querySelector("[data-testid=run-generate]").textContent.trim()`
 

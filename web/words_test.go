@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tracer/lessons"
+	"tracer/web/live"
 	"tracer/web/words"
 )
 
@@ -16,7 +17,7 @@ import (
 // labels from the catalog are gone.
 func TestDebuggerInHindi(t *testing.T) {
 	s, ts, _ := wsServer(t)
-	ui := s.book
+	ui := s.Book
 	res, err := http.Get(ts.URL + "/?lang=hi")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestDebuggerInHindi(t *testing.T) {
 		}
 		c := dial(t, "ws"+strings.TrimPrefix(ts.URL, "http")+strings.ReplaceAll(m[1], "&amp;", "&"))
 		o := roundTrip(t, c, `{"type": "next"}`)
-		if o.Type != msgView {
+		if o.Type != live.MsgView {
 			t.Fatalf("got %s %q, want a view", o.Type, o.Message)
 		}
 		for _, k := range []string{lessons.KeyBigramTable, lessons.KeyPythonLoop, words.KeyDbgWalkStatus} {

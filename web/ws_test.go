@@ -28,15 +28,15 @@ func wsServer(t *testing.T) (*Server, *httptest.Server, string) {
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	doc, err := s.firstRun(context.Background())
+	doc, err := s.FirstRun(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.sessions.create(doc, nil)
+	sess, err := s.Sessions.Create(doc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, ts, "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws?session=" + sess.id
+	return s, ts, "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws?session=" + sess.ID
 }
 
 func dial(t *testing.T, url string) *websocket.Conn {
@@ -54,7 +54,7 @@ func dial(t *testing.T, url string) *websocket.Conn {
 }
 
 // roundTrip sends a text message and reads the reply.
-func roundTrip(t *testing.T, c *websocket.Conn, msg string) outbound {
+func roundTrip(t *testing.T, c *websocket.Conn, msg string) live.Outbound {
 	t.Helper()
 	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
@@ -66,7 +66,7 @@ func roundTrip(t *testing.T, c *websocket.Conn, msg string) outbound {
 // read reads the next reply. A message of the classroom's stream is read
 // as the page reads it (live.Follower) and returned as the view it shows;
 // one that only sends views ahead, the cursor where it was, is skipped.
-func read(t *testing.T, c *websocket.Conn) outbound {
+func read(t *testing.T, c *websocket.Conn) live.Outbound {
 	t.Helper()
 	for {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -74,7 +74,7 @@ func read(t *testing.T, c *websocket.Conn) outbound {
 		if err != nil {
 			t.Fatalf("read: %v", err)
 		}
-		var o outbound
+		var o live.Outbound
 		if err := json.Unmarshal(data, &o); err != nil {
 			t.Fatalf("reply is not JSON: %v", err)
 		}
@@ -102,7 +102,7 @@ func read(t *testing.T, c *websocket.Conn) outbound {
 		if ahead {
 			continue
 		}
-		return outbound{Type: msgView, Index: m.Index, Count: m.Count, Running: m.Running, HTML: html}
+		return live.Outbound{Type: live.MsgView, Index: m.Index, Count: m.Count, Running: m.Running, HTML: html}
 	}
 }
 
@@ -135,15 +135,15 @@ func follower(c *websocket.Conn) *testFollower {
 func waitGone(t *testing.T, s *Server) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for s.hub.count() > 0 {
+	for s.Hub.Count() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("got %d clients registered after close, want 0", s.hub.count())
+			t.Fatalf("got %d clients registered after close, want 0", s.Hub.Count())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.hub.wait(ctx); err != nil {
+	if err := s.Hub.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -165,7 +165,7 @@ func TestWebSocketNavigation(t *testing.T) {
 	}
 	for _, s := range steps {
 		o := roundTrip(t, c, s.msg)
-		if o.Type != msgView || o.Index != s.index || o.Count != 10 || !strings.Contains(o.HTML, `data-testid="step-index"`) {
+		if o.Type != live.MsgView || o.Index != s.index || o.Count != 10 || !strings.Contains(o.HTML, `data-testid="step-index"`) {
 			t.Errorf("%s: got %s at %d of %d, want a view at %d of 10", s.msg, o.Type, o.Index, o.Count, s.index)
 		}
 	}
@@ -203,19 +203,19 @@ func TestWebSocketHostileMessages(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o := roundTrip(t, c, tc.msg)
-			if o.Type != msgError || !strings.Contains(o.Message, tc.says) {
+			if o.Type != live.MsgError || !strings.Contains(o.Message, tc.says) {
 				t.Errorf("got %+v, want an error saying %q", o, tc.says)
 			}
 		})
 	}
 	t.Run("binary", func(t *testing.T) {
 		c.WriteMessage(websocket.BinaryMessage, []byte{0, 1, 2})
-		if o := read(t, c); o.Type != msgError {
+		if o := read(t, c); o.Type != live.MsgError {
 			t.Errorf("got %+v, want an error", o)
 		}
 	})
 	// The connection survives all of that, at the position it had.
-	if o := roundTrip(t, c, `{"type": "view"}`); o.Type != msgView || o.Index != 0 {
+	if o := roundTrip(t, c, `{"type": "view"}`); o.Type != live.MsgView || o.Index != 0 {
 		t.Errorf("after the bad messages: got %+v, want the view at 0", o)
 	}
 	c.Close()
@@ -280,13 +280,13 @@ func TestWebSocketImportBroadcast(t *testing.T) {
 	c := dial(t, url)
 	roundTrip(t, c, `{"type": "last"}`)
 	sess := onlySession(t, s)
-	doc, err := s.firstRun(context.Background())
+	doc, err := s.FirstRun(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess.load(doc)
-	s.publish(sess)
-	if o := read(t, c); o.Type != msgView || o.Index != 0 {
+	sess.Load(doc)
+	s.Publish(sess)
+	if o := read(t, c); o.Type != live.MsgView || o.Index != 0 {
 		t.Errorf("got %+v, want the new document's first view", o)
 	}
 }
@@ -308,7 +308,7 @@ func TestServeShutsDownConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	c := dial(t, "ws://"+ln.Addr().String()+"/ws?session="+onlySession(t, s).id)
+	c := dial(t, "ws://"+ln.Addr().String()+"/ws?session="+onlySession(t, s).ID)
 	roundTrip(t, c, `{"type": "next"}`)
 
 	cancel()
@@ -330,14 +330,14 @@ func TestServeShutsDownConnections(t *testing.T) {
 }
 
 // onlySession returns the server's one session.
-func onlySession(t *testing.T, s *Server) *session {
+func onlySession(t *testing.T, s *Server) *live.Session {
 	t.Helper()
-	s.sessions.mu.Lock()
-	defer s.sessions.mu.Unlock()
-	if len(s.sessions.byID) != 1 {
-		t.Fatalf("got %d sessions, want 1", len(s.sessions.byID))
+	s.Sessions.Mu.Lock()
+	defer s.Sessions.Mu.Unlock()
+	if len(s.Sessions.ByID) != 1 {
+		t.Fatalf("got %d sessions, want 1", len(s.Sessions.ByID))
 	}
-	for _, v := range s.sessions.byID {
+	for _, v := range s.Sessions.ByID {
 		return v
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"tracer/trace"
-	"tracer/web"
+	"tracer/web/export"
 )
 
 // cmdExport writes traces as one self-contained HTML file that steps
@@ -53,18 +53,18 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "tracer export: standard input (-) can be read only once: name it once")
 		return exitUsage
 	}
-	var runs []web.ExportRun
+	var runs []export.Run
 	for _, name := range files {
 		t, err := readTrace(name, stdin, *maxMiB<<20)
 		if err != nil {
 			fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 			return exitError
 		}
-		runs = append(runs, web.ExportRun{Trace: t, Label: label(name)})
+		runs = append(runs, export.Run{Trace: t, Label: label(name)})
 	}
 	var b bytes.Buffer
-	o := web.ExportOptions{Lang: *lang, NoCharts: *noCharts, Source: strings.Join(labels(runs), ", ")}
-	if err := web.ExportHTML(&b, runs, o); err != nil {
+	o := export.Options{Lang: *lang, NoCharts: *noCharts, Source: strings.Join(labels(runs), ", ")}
+	if err := export.HTML(&b, runs, o); err != nil {
 		fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 		return exitError
 	}
@@ -90,7 +90,7 @@ func label(name string) string {
 	return strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 }
 
-func labels(runs []web.ExportRun) []string {
+func labels(runs []export.Run) []string {
 	var out []string
 	for _, r := range runs {
 		out = append(out, r.Label)

@@ -61,7 +61,7 @@ func decode(t *testing.T, c *Cast, g string, st *State) (Message, bool) {
 	return m, true
 }
 
-func view(i int) []byte {
+func viewHTML(i int) []byte {
 	return fmt.Appendf(nil, `<div class="stepper"><p data-testid="step-index" data-index="%d">Step %d</p><table><tr><td>same</td></tr></table></div>`, i, i)
 }
 
@@ -76,20 +76,20 @@ func TestCastFollowers(t *testing.T) {
 	if _, ok := decode(t, c, "en", &early); ok {
 		t.Fatal("a stream that shows nothing sent a message")
 	}
-	c.Show("en", 1, view(0), Cursor{Index: 0, Count: 3})
+	c.Show("en", 1, viewHTML(0), Cursor{Index: 0, Count: 3})
 	m, ok := decode(t, c, "en", &early)
 	if !ok || m.FragsFrom != 0 || m.ViewsFrom != 0 || m.View != 0 {
 		t.Fatalf("first message: %+v, want the stream from its start at view 0", m)
 	}
-	if html, err := show(&f, m); err != nil || html != string(view(0)) {
+	if html, err := show(&f, m); err != nil || html != string(viewHTML(0)) {
 		t.Fatalf("first view: %q, %v", html, err)
 	}
 	if _, ok := decode(t, c, "en", &early); ok {
 		t.Fatal("a follower in step got a message with nothing new")
 	}
 	// Views ahead: the cursor stays, the fragments come.
-	c.Add("en", view(1))
-	c.Add("en", view(2))
+	c.Add("en", viewHTML(1))
+	c.Add("en", viewHTML(2))
 	m, _ = decode(t, c, "en", &early)
 	if m.View != 0 || len(m.Views) != 2 || m.FragsFrom == 0 {
 		t.Fatalf("ahead: %+v, want two views and the cursor at view 0", m)
@@ -98,7 +98,7 @@ func TestCastFollowers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A move to a view sent ahead is a cursor alone.
-	c.Show("en", 2, view(2), Cursor{Index: 2, Count: 3})
+	c.Show("en", 2, viewHTML(2), Cursor{Index: 2, Count: 3})
 	m, _ = decode(t, c, "en", &early)
 	if len(m.Frags) != 0 || len(m.Views) != 0 || m.View != 2 || m.Index != 2 {
 		t.Fatalf("move: %+v, want the cursor alone at view 2", m)
@@ -107,7 +107,7 @@ func TestCastFollowers(t *testing.T) {
 	if len(b) > 200 {
 		t.Errorf("a move is %d bytes, want a cursor of a few dozen", len(b))
 	}
-	if html, err := show(&f, m); err != nil || html != string(view(2)) {
+	if html, err := show(&f, m); err != nil || html != string(viewHTML(2)) {
 		t.Fatalf("move: %q, %v", html, err)
 	}
 	// A follower that joins now, or reconnects, gets everything at once,
@@ -122,7 +122,7 @@ func TestCastFollowers(t *testing.T) {
 	whole, _ := decodePM(t, pm1)
 	if whole.View != 2 {
 		t.Fatalf("late joiner: view %d, want 2", whole.View)
-	} else if html, err := show(&g, whole); err != nil || html != string(view(2)) {
+	} else if html, err := show(&g, whole); err != nil || html != string(viewHTML(2)) {
 		t.Fatalf("late joiner: %q, %v", html, err)
 	}
 	// Another group renders its own.
@@ -145,7 +145,7 @@ func TestCastFollowers(t *testing.T) {
 	if m, err := scan.Scan(bytes.NewReader(payload(t, pm1))); err != nil || m.View != 2 || m.Index != 2 || m.Count != 3 {
 		t.Errorf("scan: %+v, %v; want view 2 at 2 of 3", m, err)
 	}
-	c.Show("en", 9, view(0), Cursor{Index: 0, Count: 3})
+	c.Show("en", 9, viewHTML(0), Cursor{Index: 0, Count: 3})
 	pm, _ := c.Next("en", &late)
 	if m, err := scan.Scan(bytes.NewReader(payload(t, pm))); err != nil || m.View != 0 {
 		t.Errorf("scan of a move: %+v, %v; want view 0", m, err)
@@ -157,12 +157,12 @@ func TestCastFollowers(t *testing.T) {
 		t.Error("scan of a cut message: no error")
 	}
 	c.Reset()
-	c.Show("en", 3, view(1), Cursor{Index: 1, Count: 3})
+	c.Show("en", 3, viewHTML(1), Cursor{Index: 1, Count: 3})
 	m, _ = decode(t, c, "en", &early)
 	if m.FragsFrom != 0 || m.ViewsFrom != 0 || m.Epoch == 1 {
 		t.Fatalf("after a reset: %+v, want the stream from its start in a new epoch", m)
 	}
-	if html, err := show(&f, m); err != nil || html != string(view(1)) {
+	if html, err := show(&f, m); err != nil || html != string(viewHTML(1)) {
 		t.Fatalf("after a reset: %q, %v", html, err)
 	}
 }
@@ -171,7 +171,7 @@ func TestCastFollowers(t *testing.T) {
 // are refused past it, and a view shown past it starts a new epoch.
 func TestCastLimit(t *testing.T) {
 	c := NewCast(4096)
-	c.Show("en", 1, view(0), Cursor{})
+	c.Show("en", 1, viewHTML(0), Cursor{})
 	big := func(i int) []byte { return []byte("<p>" + strings.Repeat(fmt.Sprint(i), 1500) + "</p>") }
 	if !c.Add("en", big(1)) || !c.Add("en", big(2)) {
 		t.Fatal("views under the limit refused")
@@ -238,11 +238,11 @@ func FuzzFollowerScan(f *testing.F) {
 // with the last, and ends where a follower in step is.
 func TestCastChunks(t *testing.T) {
 	c := NewCast(0)
-	c.Show("en", 1, view(0), Cursor{Index: 0, Count: 40})
+	c.Show("en", 1, viewHTML(0), Cursor{Index: 0, Count: 40})
 	for i := range 40 { // about 40 × 20 KiB of fragments no view shares
 		c.Add("en", []byte(fmt.Sprintf("<div>%s</div><p>%d</p>", strings.Repeat(fmt.Sprintf("%02d", i), 10<<10), i)))
 	}
-	c.Show("en", 2, view(7), Cursor{Index: 7, Count: 40})
+	c.Show("en", 2, viewHTML(7), Cursor{Index: 7, Count: 40})
 	var st State
 	var f Follower
 	messages := 0
@@ -264,7 +264,7 @@ func TestCastChunks(t *testing.T) {
 			t.Fatalf("message %d: %v", messages, err)
 		}
 		if v >= 0 {
-			if html, _ := f.HTML(v); html != string(view(7)) {
+			if html, _ := f.HTML(v); html != string(viewHTML(7)) {
 				t.Errorf("message %d shows %.40q, want the view at 7", messages, html)
 			}
 		}
