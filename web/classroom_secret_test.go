@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
 	"tracer/web/live"
 
 	"github.com/gorilla/websocket"

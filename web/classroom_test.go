@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
 	"tracer/web/live"
 
 	"github.com/gorilla/websocket"

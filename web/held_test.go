@@ -55,7 +55,7 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 			t.Fatal("a's page is still connected after it closed")
 		}
 	}
-	s.cfg.MaxHeld = 2 * one
+	s.SetMaxHeld(2 * one)
 	c, runC := page()
 	runC("c's run")
 
@@ -67,11 +67,11 @@ func TestHeldRunsShedOldestFirst(t *testing.T) {
 	if holds(a) || !holds(b) || !holds(c) {
 		t.Errorf("over the budget: a holds %v, b %v, c %v; want a (its page gone) shed, b and c kept", holds(a), holds(b), holds(c))
 	}
-	if got := s.HeldTotal(); got > s.cfg.MaxHeld {
-		t.Errorf("the server counts %d bytes held, over its budget of %d", got, s.cfg.MaxHeld)
+	if got := s.HeldTotal(); got > 2*one {
+		t.Errorf("the server counts %d bytes held, over its budget of %d", got, 2*one)
 	}
 
-	s.cfg.MaxHeld = one
+	s.SetMaxHeld(one)
 	s.Hold(c)
 	if holds(b) || !holds(c) {
 		t.Errorf("over the budget again: b holds %v, c %v; want the older b shed", holds(b), holds(c))

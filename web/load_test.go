@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
 	"tracer/web/internal/testsupport"
 	"tracer/web/live"
 	"tracer/web/runs"

@@ -15,6 +15,13 @@
 // and the server answers with the new view as HTML rendered by the same templ
 // components that render the full page. Imports are plain HTTP POSTs of the
 // trace file, validated by trace.Read under a size limit.
+//
+// This package is the composition root: Server wires the rooms below it
+// (web/live, the protocol; web/runs, the runs; web/catalog, the models;
+// web/view, the views; web/lessonpage, web/export, web/words, web/static)
+// and holds the routes, the handlers and the HTTP guards. It may import
+// every one of them; none imports it (the README's Development section
+// draws the arrows).
 package web
 
 import (
@@ -264,13 +271,9 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 // Close stops every generation and closes every connection without
 // waiting; tests that serve the Handler themselves call it.
 func (s *Server) Close() {
-	s.JobMu.Lock()
-	s.Closed = true
-	s.JobMu.Unlock()
-	s.Stop()
+	s.Runner.Close()
 	s.Sessions.CloseAll()
 	s.Hub.CloseAll()
-	s.Pulls.CancelAll()
 }
 
 // securityHeaders keeps the page to its own origin: no scripts from

@@ -1,3 +1,10 @@
+// Package export writes a document as one self-contained HTML file that
+// steps through it offline as the page does (HTML, Document: every
+// position rendered by web/view, packed by web/pack, with the page's
+// stylesheet and fonts cut to the characters used), and as JSON traces
+// (JSON: a run, or a comparison's runs in a zip archive). It imports
+// web/runs for the documents and their views, and web/view, web/words,
+// web/static, web/pack and web/sfnt; nothing below web imports it.
 package export
 
 import (

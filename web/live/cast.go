@@ -1,12 +1,9 @@
-// Package live is the page's live protocol. This file holds the
-// classroom's stream: the instructor's document rendered once per group of
-// followers that see it alike, sent to each follower once, and a cursor
-// per move.
-//
-// It imports web/pack and gorilla/websocket; nothing of web's imports it
-// back, and it knows nothing of sessions, runs or templates: views come in
-// as rendered HTML.
 package live
+
+// The classroom's stream: the instructor's document rendered once per
+// group of followers that see it alike, sent to each follower once, and a
+// cursor per move. This file knows nothing of sessions, runs or
+// templates: views come in as rendered HTML (classcast.go renders them).
 
 import (
 	"bufio"

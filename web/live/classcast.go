@@ -294,9 +294,7 @@ func (s *Protocol) renderAheadOnce() bool {
 
 // stopping reports whether the server is shutting down.
 func (s *Protocol) stopping() bool {
-	s.JobMu.Lock()
-	defer s.JobMu.Unlock()
-	return s.Closed
+	return s.Runner.Stopping()
 }
 
 // classStatus is what the instructor's page shows of the class: pages

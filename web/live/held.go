@@ -3,8 +3,9 @@ package live
 import (
 	"slices"
 	"sync"
-	"tracer/web/runs"
 	"weak"
+
+	"tracer/web/runs"
 )
 
 // What a finished run holds beyond its recorded steps is large and only
@@ -97,4 +98,13 @@ func (s *Protocol) HeldTotal() int64 {
 	s.held.mu.Lock()
 	defer s.held.mu.Unlock()
 	return s.held.total
+}
+
+// SetMaxHeld changes the budget of what finished runs hold
+// (Config.MaxHeld); it applies from the next Hold. Tests lower it to watch
+// runs shed.
+func (s *Protocol) SetMaxHeld(n int64) {
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	s.cfg.MaxHeld = n
 }

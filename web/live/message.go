@@ -9,9 +9,28 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
 	"tracer/web/runs"
 )
 
+// Every message a page may send, and what it gets back:
+//
+//	page sends (type, fields)                  server answers
+//	first, prev, next, last; step {index};     view {seq, index, count, running, html} to every page
+//	  select {branch}; row {index};              of the session (and the class's stream when the
+//	  until {until}; branch {step?, id|token,    instructor moves); error {message} to the sender only
+//	  whatif?}; stop
+//	generate {form}; compare {form}            as above, then a view per step as it arrives, queue
+//	                                             {ahead} while the run waits for a slot (-1 once it
+//	                                             starts), a last view, and error if the run failed
+//	view                                       view to the sender; a follower's stream starts over (cast)
+//	pair {on}; charts {on, dark?}              view to the session's pages (allowed while following)
+//	detach; rejoin                             view (the page's own copy, or the instructor's again)
+//	whatif {whatif?}                           whatif {html, settings?} to the sender only
+//	pull {repo}                                progress {message} ..., then pulled {message} or error
+//	(the server, unasked)                      expired (the session is gone: close 1008); class {...}
+//	                                             to the instructor every second; cast to followers
+//
 // Message types a page sends over the WebSocket. Each message is a small
 // JSON object, {"type": "next"} or {"type": "step", "index": 3}.
 const (

@@ -3,6 +3,7 @@ package live
 import (
 	"testing"
 	"time"
+
 	"tracer/web/runs"
 )
 

@@ -1,3 +1,15 @@
+// Package runs builds what the page shows from the engine: a run and its
+// document (run.go), a comparison, a branch tree, beams, the what-if
+// panel's re-sampling, breakpoints, the inside of a step (attention and
+// the logit lens, recorded or computed on demand), runs on serving
+// engines, downloads from the Hub, and the view models of every step and
+// panel (build.go, panels.go). A Runner runs generations in its slots,
+// behind a recovery boundary, within the server's limits; their steps go
+// to a Sink, the page that shows them.
+//
+// It holds documents, not connections: it imports neither web/live nor
+// net/http or a WebSocket (a serving engine's client, engine/remote, does
+// its HTTP), and of web only web/catalog, web/view and web/words.
 package runs
 
 import (
@@ -35,8 +47,8 @@ type Runner struct {
 	// step ahead of the class) stops with it.
 	Done   context.Context
 	Stop   context.CancelFunc
-	JobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
-	Closed bool           // shutting down: no new generations
+	jobMu  sync.Mutex     // guards closing, and orders jobs.Add before jobs.Wait
+	closed bool           // shutting down: no new generations
 	Jobs   sync.WaitGroup // generation goroutines and their publishers
 }
 
@@ -64,12 +76,30 @@ func New(cfg Config, m *models.Loaded, cat *catalog.Catalog, log *slog.Logger) *
 	return s
 }
 
+// Close stops the runner: no new generation starts, the work no page
+// waits for ends (Done), and downloads are cancelled (a partial file stays
+// resumable). Generations running end as their pages' jobs are cancelled.
+func (s *Runner) Close() {
+	s.jobMu.Lock()
+	s.closed = true
+	s.jobMu.Unlock()
+	s.Stop()
+	s.Pulls.CancelAll()
+}
+
+// Stopping reports whether the runner has closed.
+func (s *Runner) Stopping() bool {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	return s.closed
+}
+
 // AddJob counts a generation's two goroutines, unless the server is
 // shutting down.
 func (s *Runner) AddJob() bool {
-	s.JobMu.Lock()
-	defer s.JobMu.Unlock()
-	if s.Closed {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	if s.closed {
 		return false
 	}
 	s.Jobs.Add(2)

@@ -1,7 +1,10 @@
-// Package view holds the view models the page's templates render: what a
-// step, a comparison, the panels and the page show, as plain values, built
-// by web from the engine's traces. A view model holds no session, server or
-// run. It imports the page's wording and nothing else of web.
+// Package view holds the page's view models and the templ components that
+// render them: what a step, a comparison, the panels, the lesson pages and
+// the page show, as plain values, built by web/runs and web/lessonpage
+// from the engine's traces; and the charts, drawn by web/plots and kept in
+// a cache. A component takes view-model values only, never a session,
+// server or run. It imports web/words, web/plots and web/static, and none
+// of web/live, web/runs or web/catalog.
 package view
 
 import "tracer/web/words"

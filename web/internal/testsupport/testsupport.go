@@ -1,3 +1,8 @@
+// Package testsupport holds the fixtures tests of several web packages
+// share: the page's words, small models (a looping toy table, a slow
+// model, a random Llama), traces recorded from them, and reading a view's
+// output text. Only tests import it; it imports nothing of web but
+// web/words.
 package testsupport
 
 import (

@@ -179,14 +179,14 @@ func (s *Runner) NewInsideStore(m *models.Loaded, req engine.Request, o InsideOp
 		return in, ""
 	}
 	st.start = func(key string, ids []int) {
-		s.JobMu.Lock()
-		if s.Closed {
-			s.JobMu.Unlock()
+		s.jobMu.Lock()
+		if s.closed {
+			s.jobMu.Unlock()
 			go st.finish(key, nil, "the server is shutting down")
 			return
 		}
 		s.Jobs.Add(1)
-		s.JobMu.Unlock()
+		s.jobMu.Unlock()
 		go func() {
 			defer s.Jobs.Done()
 			in, why := st.look(ids)

@@ -1,3 +1,9 @@
+// Package lessonpage serves the lessons' pages (/lessons): the lessons'
+// text beside the figures their runs draw (the toy's bigram table, real
+// models, padding, sampling stages, the KV cache's cost), generated on
+// demand within the debugger's generation slots and kept in a small cache,
+// and the links that open a lesson's run in the debugger. It imports
+// web/runs, web/view and web/words; only web uses it.
 package lessonpage
 
 import (
