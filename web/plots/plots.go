@@ -14,6 +14,9 @@
 // in the SVG (␣ a space or SentencePiece's ▁, ⏎ a newline, → a tab) and
 // with marks Liberation draws in the PNG (·, ¶, →). The words a chart
 // draws come in Options.Words, in the reader's language.
+//
+// It imports gonum/plot (and its font packages) and the trace format, and
+// nothing of web.
 package plots
 
 import (

@@ -21,6 +21,8 @@
 // Every offset and length read from a font is checked: a damaged or
 // hostile font gets an error that says what is wrong, never a panic, and
 // the work and memory a font can ask for are bounded.
+//
+// It imports only the standard library.
 package sfnt
 
 import (
