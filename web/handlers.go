@@ -183,6 +183,10 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request) {
 		fail(status, sess, fmt.Sprintf("Could not import %s: %s", name, strings.TrimPrefix(err.Error(), "trace: ")))
 		return
 	}
+	if err := s.CheckImport(t); err != nil {
+		fail(http.StatusBadRequest, sess, fmt.Sprintf("Could not import %s: %s", name, err))
+		return
+	}
 	if total, ok := s.Sessions.HoldImport(sess, size.n, s.cfg.MaxImports); !ok {
 		fail(http.StatusInsufficientStorage, sess, fmt.Sprintf("Could not import %s: the pages of this server already hold %s of imported traces, and this one (%s) would pass the limit of %s: try again later, or start the server with a larger --max-import-mib",
 			name, runs.SizeText(total), runs.SizeText(size.n), runs.SizeText(s.cfg.MaxImports)))

@@ -57,6 +57,7 @@ const (
 	DefaultMaxImports   = 256 << 20 // imported traces held, all sessions together, in bytes
 	DefaultMaxHeld      = 1 << 30   // full logits and KV caches finished runs hold, all sessions together, in bytes
 	DefaultMaxPageRuns  = 2         // generations of one page not yet ended
+	DefaultMaxBranches  = 64        // branches one run may grow, or an imported trace carry
 	// DefaultGenerations is how many runs generate at once, server-wide.
 	// Runs on one model share each step's pass over the weights (the
 	// engine batches their steps), so a class's runs go together rather
@@ -87,6 +88,7 @@ type Config struct {
 	MaxImports   int64         // the most bytes of imported traces all sessions together hold; 0 means DefaultMaxImports
 	MaxHeld      int64         // the most bytes of full logits and KV caches finished runs hold, all sessions together (held.go); 0 means DefaultMaxHeld
 	MaxPageRuns  int           // generations one page may have not yet ended; 0 means DefaultMaxPageRuns
+	MaxBranches  int           // branches one run may grow, or an imported trace carry; 0 means DefaultMaxBranches
 	MaxPullBytes int64         // the largest download from the Hub; 0 means DefaultMaxPullBytes
 	MaxPulls     int           // downloads running at once; 0 means DefaultMaxPulls
 	NoPull       bool          // pages never download models, whoever asks
@@ -145,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.MaxImports = cmp.Or(max(cfg.MaxImports, 0), DefaultMaxImports)
 	cfg.MaxHeld = cmp.Or(max(cfg.MaxHeld, 0), DefaultMaxHeld)
 	cfg.MaxPageRuns = cmp.Or(max(cfg.MaxPageRuns, 0), DefaultMaxPageRuns)
+	cfg.MaxBranches = cmp.Or(max(cfg.MaxBranches, 0), DefaultMaxBranches)
 	cfg.MaxPullBytes = cmp.Or(max(cfg.MaxPullBytes, 0), DefaultMaxPullBytes)
 	cfg.MaxPulls = cmp.Or(max(cfg.MaxPulls, 0), DefaultMaxPulls)
 	log := cfg.Logger
@@ -169,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 	rn := runs.New(runs.Config{
 		MaxNewTokens: cfg.MaxNewTokens, MaxRowsBeams: cfg.MaxRowsBeams, MaxRunBytes: cfg.MaxRunBytes, Generations: cfg.Generations,
 		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
+		MaxBranches: cfg.MaxBranches,
 	}, m, cat, log)
 	s := &Server{cfg: cfg, static: static}
 	s.Protocol = live.New(live.Config{

@@ -33,6 +33,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	maxHeldMiB := fs.Int64("max-held-mib", web.DefaultMaxHeld>>20, "full logits (for what-if) and KV caches (for branching) all finished runs together may hold, in MiB; past it the oldest runs drop them, those of pages no longer open first")
 	runs := fs.Int("runs", web.DefaultGenerations, "runs generating at once, all pages together; runs on one model share each step's pass over the weights, so a class's runs go together; more wait in line, each page told its place")
 	maxPageRuns := fs.Int("max-page-runs", web.DefaultMaxPageRuns, "runs one page may have going at once (a stopped run counts until it has ended)")
+	maxBranches := fs.Int("max-branches", web.DefaultMaxBranches, "branches one run may grow, or an imported trace carry")
 	maxPullMiB := fs.Int64("max-pull-mib", web.DefaultMaxPullBytes>>20, "the largest model a page may download from the Hub, in MiB")
 	maxPulls := fs.Int("max-pulls", web.DefaultMaxPulls, "downloads from the Hub running at once")
 	noPull := fs.Bool("no-pull", false, "pages never download models (otherwise: anyone on a loopback server, the instructor in --classroom mode)")
@@ -51,7 +52,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}{
 		{"max-sessions", int64(*maxSessions)}, {"max-rows-beams", int64(*maxRowsBeams)}, {"max-run-mib", *maxRunMiB},
 		{"max-import-mib", *maxImportsMiB}, {"max-page-runs", int64(*maxPageRuns)}, {"max-pull-mib", *maxPullMiB}, {"max-pulls", int64(*maxPulls)},
-		{"max-held-mib", *maxHeldMiB}, {"runs", int64(*runs)},
+		{"max-held-mib", *maxHeldMiB}, {"runs", int64(*runs)}, {"max-branches", int64(*maxBranches)},
 	} {
 		if l.n <= 0 {
 			fmt.Fprintf(stderr, "tracer serve: --%s must be positive, got %d\n", l.name, l.n)
@@ -127,6 +128,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		Generations:  *runs,
 		MaxImports:   *maxImportsMiB << 20,
 		MaxPageRuns:  *maxPageRuns,
+		MaxBranches:  *maxBranches,
 		MaxPullBytes: *maxPullMiB << 20,
 		MaxPulls:     *maxPulls,
 		NoPull:       *noPull,

@@ -143,6 +143,7 @@ func TestServeLimitFlagsUsage(t *testing.T) {
 		{"zero sessions", []string{"--max-sessions", "0"}, "--max-sessions must be positive"},
 		{"zero rows × beams", []string{"--max-rows-beams", "0"}, "--max-rows-beams must be positive"},
 		{"zero page runs", []string{"--max-page-runs", "0"}, "--max-page-runs must be positive"},
+		{"zero branches", []string{"--max-branches", "0"}, "--max-branches must be positive"},
 		{"zero runs", []string{"--runs", "0"}, "--runs must be positive"},
 		{"zero imports", []string{"--max-import-mib", "0"}, "--max-import-mib must be positive"},
 		{"overflowing pull size", []string{"--max-pull-mib", "9223372036854775807"}, "--max-pull-mib 9223372036854775807 is too large"},

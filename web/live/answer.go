@@ -129,6 +129,9 @@ func (s *Protocol) Apply(sess *Session, m inbound) error {
 			goToExisting(sess, p)
 			return nil
 		}
+		if err := s.CheckBranch(sess.Doc.Runs[0]); err != nil {
+			return err
+		}
 		if err := s.reserveRun(sess); err != nil {
 			return err
 		}

@@ -22,23 +22,31 @@ func branchTree(r *Run, selected int) *view.BranchTreeView {
 	if len(t.Branches) == 0 {
 		return nil
 	}
-	v := &view.BranchTreeView{}
-	var walk func(id, depth int)
-	walk = func(id, depth int) {
-		node := view.BranchNodeView{ID: id, Depth: depth, Selected: id == selected, Live: r.Live && r.LiveBranch == id}
-		if b := branchByID(t, id); b != nil {
+	// children[id]: the branches whose parent is id, in the trace's order,
+	// built once so that the tree costs one pass over the branches.
+	children := make(map[int][]int, len(t.Branches))
+	for _, b := range t.Branches {
+		children[b.Parent] = append(children[b.Parent], b.ID)
+	}
+	v := &view.BranchTreeView{Nodes: make([]view.BranchNodeView, 0, len(t.Branches)+1)}
+	type visit struct{ id, depth int }
+	stack := []visit{{0, 0}}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		node := view.BranchNodeView{ID: n.id, Depth: n.depth, Selected: n.id == selected, Live: r.Live && r.LiveBranch == n.id}
+		if b := branchByID(t, n.id); b != nil {
 			node.Label, node.Text = b.Label, b.Output.NewText
 		} else {
 			node.Label, node.Text = "trunk", t.Output.NewText
 		}
 		v.Nodes = append(v.Nodes, node)
-		for _, b := range t.Branches {
-			if b.Parent == id {
-				walk(b.ID, depth+1)
-			}
+		kids := children[n.id]
+		delete(children, n.id) // a malformed tree (a cycle) is walked once
+		for i := len(kids) - 1; i >= 0; i-- {
+			stack = append(stack, visit{kids[i], n.depth + 1})
 		}
 	}
-	walk(0, 0)
 	return v
 }
 

@@ -63,6 +63,7 @@ type Config struct {
 	HFCache      string
 	MaxPullBytes int64
 	MaxPulls     int
+	MaxBranches  int // branches one run may grow or an import may carry
 }
 
 // New makes the runner of a server: m is its toy, cat its models.
