@@ -109,8 +109,17 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Models lists every model the server offers (one /v1/models request),
-// each as a Client ready to record from; cfg.Model is ignored.
+// MaxModels is the most models Models lists of one server: a menu of more
+// would not be read, and a hostile list must not cost the caller more.
+const MaxModels = 1000
+
+// maxExcerpt is the longest excerpt of a server's error body an error
+// quotes, in bytes.
+const maxExcerpt = 120
+
+// Models lists the models the server offers (one /v1/models request), at
+// most MaxModels of them in its order, each as a Client ready to record
+// from; cfg.Model is ignored.
 func Models(ctx context.Context, cfg Config) ([]*Client, error) {
 	base, list, err := connect(ctx, cfg)
 	if err != nil {
@@ -119,12 +128,11 @@ func Models(ctx context.Context, cfg Config) ([]*Client, error) {
 	if len(list.Data) == 0 {
 		return nil, fmt.Errorf("remote: %s/v1/models lists no model: %w", base.URL(), ErrUnknownModel)
 	}
-	out := make([]*Client, 0, len(list.Data))
-	for _, m := range list.Data {
+	n := min(len(list.Data), MaxModels)
+	out := make([]*Client, 0, n)
+	for i := range n {
 		c := *base
-		if err := c.pick(list, m.ID, cfg.Engine); err != nil {
-			return nil, err
-		}
+		c.use(list, i, cfg.Engine)
 		out = append(out, &c)
 	}
 	return out, nil
@@ -155,7 +163,9 @@ func newClient(cfg Config) (*Client, error) {
 		if t <= 0 {
 			t = 5 * time.Minute
 		}
-		c.http = &http.Client{Timeout: t}
+		// A redirect is not followed: it could carry the key to another
+		// host or port. The 3xx answer is then the server's error.
+		c.http = &http.Client{Timeout: t, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	switch cfg.Engine {
 	case "", EngineLlamaCpp, EngineVLLM, EngineSGLang, EngineOllama, EngineOpenAI:
@@ -211,21 +221,26 @@ func (c *Client) pick(list modelList, want, engine string) error {
 		return fmt.Errorf("remote: %s/v1/models lists no model: %w", c.URL(), ErrUnknownModel)
 	}
 	i := -1
-	var names []string
 	for j, m := range list.Data {
-		names = append(names, m.ID)
 		if m.ID == want {
 			i = j
+			break
 		}
 	}
 	switch {
 	case want == "" && len(list.Data) == 1:
 		i = 0
 	case want == "":
-		return fmt.Errorf("remote: the server has %d models (%s): %w", len(names), strings.Join(names, ", "), ErrChooseModel)
+		return fmt.Errorf("remote: the server has %d models (%s): %w", len(list.Data), list.names(), ErrChooseModel)
 	case i < 0:
-		return fmt.Errorf("remote: model %q: %w (it lists %s)", want, ErrUnknownModel, strings.Join(names, ", "))
+		return fmt.Errorf("remote: model %q: %w (it lists %s)", want, ErrUnknownModel, list.names())
 	}
+	c.use(list, i, engine)
+	return nil
+}
+
+// use sets the model to use to entry i of list (see pick).
+func (c *Client) use(list modelList, i int, engine string) {
 	m := list.Data[i]
 	c.Model, c.VocabSize = m.ID, m.Meta.NVocab
 	switch owner := strings.ToLower(m.OwnedBy); {
@@ -243,7 +258,21 @@ func (c *Client) pick(list modelList, want, engine string) error {
 	if engine != "" {
 		c.Engine = engine
 	}
-	return nil
+}
+
+// names lists the models of a /v1/models answer for a message: the first
+// few, then how many more.
+func (l modelList) names() string {
+	const shown = 8
+	var names []string
+	for i, m := range l.Data {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(l.Data)-shown))
+			break
+		}
+		names = append(names, m.ID)
+	}
+	return strings.Join(names, ", ")
 }
 
 // post sends a JSON request and decodes the JSON answer into out.
@@ -378,8 +407,8 @@ func errorMessage(resp *http.Response) string {
 
 func quoteShort(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
+	if len(s) > maxExcerpt {
+		s = strings.ToValidUTF8(s[:maxExcerpt], "") + "..."
 	}
 	return fmt.Sprintf("%q", s)
 }
