@@ -239,7 +239,9 @@ func (r *recorder) plain(ctx context.Context) error {
 			return fmt.Errorf("the server sent %d tokens, more than the %d asked for: %w", n, r.req.Options.MaxNewTokens, ErrBadAnswer)
 		}
 		for _, s := range r.align(ch) {
-			r.addStep(s.tok, s.id, s.text, false, s.missing, false)
+			if err := r.addStep(s.tok, s.id, s.text, false, s.missing, false); err != nil {
+				return err
+			}
 			r.elapsed(last)
 			last = time.Now()
 			if r.stopString() {
@@ -379,7 +381,9 @@ func (r *recorder) steps(ctx context.Context) error {
 		if forced {
 			chosenID, chosenText = o.ForceIDs[i], ""
 		}
-		r.addStep(tok, chosenID, chosenText, forced, missing, filled)
+		if err := r.addStep(tok, chosenID, chosenText, forced, missing, filled); err != nil {
+			return r.cut(err.Error())
+		}
 		r.elapsed(start)
 		switch {
 		case !forced && (ch.finish == "eos" || (ch.finish == "stop" && !ch.byStop)):
@@ -401,7 +405,7 @@ func (r *recorder) steps(ctx context.Context) error {
 // ask requests one token at step i; ban lists ids the server must not
 // choose (llama.cpp logit_bias: its probabilities are before the bias).
 func (r *recorder) ask(ctx context.Context, i int, ban []int) (chunk, error) {
-	var prompt any = r.req.Text + r.newText
+	var prompt any = r.req.Text + r.newText.String()
 	switch {
 	case r.idsOK:
 		prompt = r.ids

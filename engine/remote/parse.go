@@ -71,6 +71,15 @@ func parseLogprobs(raw json.RawMessage) ([]token, error) {
 	return fromLegacy(probe.legacyLogprobs)
 }
 
+// checkTokenSize refuses a token longer than any vocabulary's: a hostile
+// or broken server must not make one token cost megabytes.
+func checkTokenSize(text string, bytes []int) error {
+	if len(text) > maxTokenBytes || len(bytes) > maxTokenBytes {
+		return fmt.Errorf("a token of %d bytes (%d listed), more than %d: %w", len(text), len(bytes), maxTokenBytes, ErrBadAnswer)
+	}
+	return nil
+}
+
 // fromChat converts chat-shape entries.
 func fromChat(entries []chatEntry) ([]token, error) {
 	out := make([]token, 0, len(entries))
@@ -78,6 +87,9 @@ func fromChat(entries []chatEntry) ([]token, error) {
 		lp, processed, err := e.logprob()
 		if err != nil {
 			return nil, fmt.Errorf("logprobs entry %d (%q): %w", i, e.Token, err)
+		}
+		if err := checkTokenSize(e.Token, e.Bytes); err != nil {
+			return nil, fmt.Errorf("logprobs entry %d: %w", i, err)
 		}
 		t := token{ID: idOf(e.ID, e.Token), Text: textOf(e.Token), Bytes: e.Bytes, Logprob: lp, Processed: processed}
 		top := e.TopLogprobs
@@ -91,6 +103,9 @@ func fromChat(entries []chatEntry) ([]token, error) {
 			alp, _, err := a.logprob()
 			if err != nil {
 				return nil, fmt.Errorf("logprobs entry %d, alternative %d (%q): %w", i, j, a.Token, err)
+			}
+			if err := checkTokenSize(a.Token, a.Bytes); err != nil {
+				return nil, fmt.Errorf("logprobs entry %d, alternative %d: %w", i, j, err)
 			}
 			t.Top = append(t.Top, alt{ID: idOf(a.ID, a.Token), Text: textOf(a.Token), Bytes: a.Bytes, Logprob: alp})
 		}
@@ -129,6 +144,9 @@ func fromLegacy(l legacyLogprobs) ([]token, error) {
 		lp := l.TokenLogprobs[i]
 		if lp == nil {
 			return nil, fmt.Errorf("logprobs: token %d (%q) has no log-probability: %w", i, tok, ErrNoLogprobs)
+		}
+		if err := checkTokenSize(tok, nil); err != nil {
+			return nil, fmt.Errorf("logprobs token %d: %w", i, err)
 		}
 		t := token{ID: idOf(nil, tok), Text: textOf(tok), Logprob: math.Min(*lp, 0)}
 		if l.TopLogprobs != nil {

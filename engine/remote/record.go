@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,25 @@ type Request struct {
 	OnStart func(trace.Trace)
 	// OnStep, when set, gets each step as soon as it exists.
 	OnStep func(trace.Step)
+
+	// MaxBytes bounds what the recording may hold, by estimate of the
+	// trace's size (candidates, their tokens and bytes, text); past it the
+	// recording stops, its partial trace kept. 0: DefaultMaxBytes.
+	MaxBytes int64
 }
+
+// DefaultMaxBytes is a recording's budget unless Request.MaxBytes says
+// otherwise: under the size trace.Read accepts (trace.DefaultMaxSize), so
+// that what tracer records, tracer can read again.
+const DefaultMaxBytes = trace.DefaultMaxSize / 2
+
+// maxTokenBytes is the most UTF-8 bytes one token of a server's answer may
+// carry: the longest tokens of real vocabularies have a few dozen.
+const maxTokenBytes = 1024
+
+// ErrTooLarge says a server's answer passed the recording's budget
+// (Request.MaxBytes).
+var ErrTooLarge = errors.New("the recording passed its size budget")
 
 // unknownAlways is what no server's OpenAI-compatible API tells.
 var unknownAlways = []string{"logits", "distribution_beyond_top", "entropy", "stages", "kv_cache", "traffic", "draw"}
@@ -51,10 +70,12 @@ type recorder struct {
 	req Request
 	t   *trace.Trace
 
-	ids     []int  // prompt + chosen ids, while every id is known
-	idsOK   bool   // ids is the whole context
-	newText string // the text generated so far
-	chat    bool   // step mode on a chat: Text is the messages rendered by the server's template
+	ids     []int           // prompt + chosen ids, while every id is known
+	idsOK   bool            // ids is the whole context
+	newText strings.Builder // the text generated so far
+	lastLen int             // bytes the newest token added to newText
+	size    int64           // the recording's size so far, by estimate (see stepSize)
+	chat    bool            // step mode on a chat: Text is the messages rendered by the server's template
 
 	sawPrompt bool  // vLLM's prompt_logprobs are recorded
 	eos       []int // EOS ids the server revealed (stop_type "eos")
@@ -215,8 +236,9 @@ func (r *recorder) tokenize(ctx context.Context) error {
 
 // addStep records one step built from a server's token (nil when the
 // server left its probabilities out: missing says why), the chosen id and
-// text, and whether the choice was forced.
-func (r *recorder) addStep(tok *token, chosenID int, chosenText string, forced bool, missing string, filled bool) {
+// text, and whether the choice was forced. It refuses a step that would
+// take the recording past its budget (ErrTooLarge).
+func (r *recorder) addStep(tok *token, chosenID int, chosenText string, forced bool, missing string, filled bool) error {
 	i := len(r.t.Steps)
 	row := trace.StepRow{InputIDs: []int{}, Candidates: []trace.Candidate{}, Context: len(r.t.Prompt.IDs) + i}
 	if r.idsOK {
@@ -244,11 +266,38 @@ func (r *recorder) addStep(tok *token, chosenID int, chosenText string, forced b
 		row.Server = &trace.ServerStep{Missing: missing, Filled: filled}
 	}
 	step := trace.Step{Index: i, Phase: phase, Rows: []trace.StepRow{row}}
+	limit := cmp.Or(r.req.MaxBytes, DefaultMaxBytes)
+	if r.size += stepSize(&row); r.size > limit {
+		return fmt.Errorf("the server's answer passed the recording's budget of %s after %d tokens: %w", sizeText(limit), i, ErrTooLarge)
+	}
 	r.t.Steps = append(r.t.Steps, step)
 	if r.req.OnStep != nil {
 		r.req.OnStep(step)
 	}
 	r.append(row.Chosen.ID, row.Chosen.Token)
+	return nil
+}
+
+// sizeText writes a byte count in MiB, or KiB under one MiB.
+func sizeText(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
+}
+
+// stepSize estimates what a recorded row adds to its trace, in bytes:
+// about what its JSON takes.
+func stepSize(row *trace.StepRow) int64 {
+	const perEntry = 64 // an entry's fields and punctuation
+	n := int64(256 + len(row.Chosen.Token) + 8*len(row.InputIDs))
+	for _, c := range row.Candidates {
+		n += perEntry + int64(len(c.Token)+4*len(c.Bytes))
+	}
+	if f := row.Final; f != nil {
+		n += int64(perEntry * len(f.IDs))
+	}
+	return n
 }
 
 // fill sets a row's candidates (raw probabilities) or final distribution
@@ -300,7 +349,8 @@ func (r *recorder) fill(row *trace.StepRow, tok *token) {
 
 // append extends the context with a chosen token.
 func (r *recorder) append(id int, text string) {
-	r.newText += text
+	r.newText.WriteString(text)
+	r.lastLen = len(text)
 	if id < 0 {
 		r.idsOK = false
 	}
@@ -310,9 +360,17 @@ func (r *recorder) append(id int, text string) {
 }
 
 // stopString reports whether the new text holds one of the stop strings.
+// It is asked after every token, so a stop string can only be new where
+// it ends in the newest token's text: only that tail is searched, which
+// keeps a long run linear in its text.
 func (r *recorder) stopString() bool {
+	text := r.newText.String()
 	for _, s := range r.req.Options.StopStrings {
-		if s != "" && strings.Contains(r.newText, s) {
+		if s == "" {
+			continue
+		}
+		from := max(0, len(text)-r.lastLen-len(s)+1)
+		if strings.Contains(text[from:], s) {
 			return true
 		}
 	}
@@ -335,8 +393,8 @@ func (r *recorder) cut(why string) error {
 func (r *recorder) finish() {
 	t := r.t
 	o := &t.Output
-	o.NewText = r.newText
-	o.Text = t.Prompt.Text + r.newText
+	o.NewText = r.newText.String()
+	o.Text = t.Prompt.Text + o.NewText
 	o.NewIDs = []int{}
 	known := true
 	for _, s := range t.Steps {

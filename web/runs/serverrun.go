@@ -70,7 +70,7 @@ func (s *Runner) prepareServer(f Form, label string, c *remote.Client) (Spec, er
 	if opts.MaxNewTokens < 0 && opts.MaxLength > s.cfg.MaxNewTokens+256 {
 		return Spec{}, fmt.Errorf("max_length %d is more than this server allows: set max_new_tokens (at most %d)", opts.MaxLength, s.cfg.MaxNewTokens)
 	}
-	req := remote.Request{Options: opts, Notices: notices, TopLogprobs: serverTopLogprobs, Messages: in.Messages}
+	req := remote.Request{Options: opts, Notices: notices, TopLogprobs: serverTopLogprobs, Messages: in.Messages, MaxBytes: s.cfg.MaxRunBytes}
 	switch {
 	case len(in.Texts) == 1:
 		req.Text = in.Texts[0]
@@ -161,7 +161,7 @@ func serverBranch(r *Run, at int, before []int, id int) (req remote.Request, fro
 			return req, false, errors.New("the server did not give the prompt's token ids, so a branch cannot continue from a forced token: give the prompt as token ids, or use a llama.cpp server, which tokenizes")
 		}
 		o.ForceIDs = append(slices.Clone(before), id)
-		return remote.Request{Messages: t.Prompt.Messages, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices)}, true, nil
+		return remote.Request{Messages: t.Prompt.Messages, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices), MaxBytes: r.sreq.MaxBytes}, true, nil
 	}
 	total := o.MaxNewTokens
 	if total <= 0 {
@@ -171,7 +171,7 @@ func serverBranch(r *Run, at int, before []int, id int) (req remote.Request, fro
 	o.Seed += uint64(at)
 	o.ForceIDs = []int{id}
 	ids := append(slices.Clone(t.Prompt.IDs), before...)
-	return remote.Request{IDs: ids, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices)}, false, nil
+	return remote.Request{IDs: ids, Options: o, TopLogprobs: cmpTop(r.sreq.TopLogprobs), Step: true, Notices: slices.Clone(r.sreq.Notices), MaxBytes: r.sreq.MaxBytes}, false, nil
 }
 
 func cmpTop(n int) int {
