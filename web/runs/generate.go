@@ -252,9 +252,13 @@ func (s *Runner) GenerateRun(ctx context.Context, r *Run, k Sink) error {
 		// marked (source.incomplete), and says why, unless the page
 		// stopped it.
 		r.Trace = out
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			err = nil
-		} else {
+		case errors.Is(err, remote.ErrTooLarge):
+			err = fmt.Errorf("%w (the server's --max-run-mib sets the budget)", err)
+			r.err = s.Catalog.Redact(err.Error())
+		default:
 			r.err = s.Catalog.Redact(err.Error())
 		}
 	case out != nil:
