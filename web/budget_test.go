@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -84,4 +85,35 @@ func TestBranchesPerRunAreBounded(t *testing.T) {
 	waitFor(t, c, "the existing branch", func(o live.Outbound) bool {
 		return o.Type == live.MsgView && strings.Contains(o.HTML, `data-branch="1" data-testid="branch-active"`)
 	})
+}
+
+// TestExportsWaitInLine: one-file exports run a few at a time; past the
+// line's bound a request is refused with 503, and once the slots free the
+// export works again.
+func TestExportsWaitInLine(t *testing.T) {
+	s, ts := startServer(t, Config{}, nil)
+	id, _ := pageAt(t, ts)
+	for range cap(s.exports) {
+		s.exports <- struct{}{}
+	}
+	s.exportsWaiting.Store(maxExportQueue)
+	get := func() (int, string) {
+		res, err := http.Get(ts.URL + "/export?format=html&session=" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, msg := get(); code != http.StatusServiceUnavailable || !strings.Contains(msg, "try again") {
+		t.Errorf("an export past the line: got %d %.200s, want 503", code, msg)
+	}
+	s.exportsWaiting.Store(0)
+	for range cap(s.exports) {
+		<-s.exports
+	}
+	if code, msg := get(); code != http.StatusOK || !strings.HasPrefix(msg, "<!doctype html>") {
+		t.Errorf("an export with a free slot: got %d %.200s, want the page", code, msg)
+	}
 }

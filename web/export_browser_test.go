@@ -88,7 +88,7 @@ func openExport(t *testing.T, html []byte) (context.Context, func() []string) {
 func exportOf(t *testing.T, runs []export.Run, o export.Options) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := export.HTML(&b, runs, o); err != nil {
+	if err := export.HTML(context.Background(), &b, runs, o); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

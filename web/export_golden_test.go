@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -64,7 +65,7 @@ func TestExportIsByteIdentical(t *testing.T) {
 			runs = append(runs, export.Run{Trace: tr, Label: fmt.Sprintf("run %d", i+1)})
 		}
 		var b bytes.Buffer
-		if err := export.HTML(&b, runs, g.opts); err != nil {
+		if err := export.HTML(context.Background(), &b, runs, g.opts); err != nil {
 			t.Fatalf("%s: %v", g.name, err)
 		}
 		sum := sha256.Sum256(b.Bytes())

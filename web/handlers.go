@@ -273,6 +273,31 @@ func cleanName(name string) string {
 	return name
 }
 
+// exportSlot waits for one of the server's export slots (an export of a
+// long trace costs seconds of CPU and up to a gigabyte): at most
+// Server.exports run at once, at most maxExportQueue more wait, the rest
+// are refused with 503. It reports false, the request answered, when the
+// reader left or the line was full; release gives the slot back.
+func (s *Server) exportSlot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	select {
+	case s.exports <- struct{}{}:
+		return func() { <-s.exports }, true
+	default:
+	}
+	if s.exportsWaiting.Add(1) > maxExportQueue {
+		s.exportsWaiting.Add(-1)
+		http.Error(w, fmt.Sprintf("%d exports are running and %d waiting, this server's limit: try again in a moment", cap(s.exports), maxExportQueue), http.StatusServiceUnavailable)
+		return nil, false
+	}
+	defer s.exportsWaiting.Add(-1)
+	select {
+	case s.exports <- struct{}{}:
+		return func() { <-s.exports }, true
+	case <-r.Context().Done():
+		return nil, false
+	}
+}
+
 // handleExport downloads what the session shows: ?format=html as one
 // HTML file (exportDocument), else as JSON, branches included (exportJSON;
 // ?run=K picks one run of a comparison).
@@ -308,8 +333,16 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	var err error
 	if q.Get("format") == "html" { // the whole document as one file
+		release, ok := s.exportSlot(w, r)
+		if !ok {
+			return
+		}
+		defer release()
 		var b bytes.Buffer
-		if err = export.Document(&b, d, s.Words(cmp.Or(lang, lessons.English)), true); err != nil {
+		if err = export.Document(r.Context(), &b, d, s.Words(cmp.Or(lang, lessons.English)), true); err != nil {
+			if r.Context().Err() != nil {
+				return // the reader left
+			}
 			err = fmt.Errorf("could not export the page: %w", err)
 		}
 		body = b.Bytes()

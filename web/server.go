@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -119,7 +120,14 @@ type Server struct {
 	mux            *http.ServeMux
 
 	listen atomic.Value // *net.TCPAddr the server listens on, once ServeListener has started
+
+	exports        chan struct{} // one token per one-file export being written (exportSlot)
+	exportsWaiting atomic.Int32  // exports waiting for a token
 }
+
+// maxExportQueue is how many exports may wait for a slot; more are
+// refused.
+const maxExportQueue = 8
 
 // New makes a server. It opens the configured toy, which the page's first
 // run narrates.
@@ -174,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
 		MaxBranches: cfg.MaxBranches,
 	}, m, cat, log)
-	s := &Server{cfg: cfg, static: static}
+	s := &Server{cfg: cfg, static: static, exports: make(chan struct{}, max(1, runtime.NumCPU()/2))}
 	s.Protocol = live.New(live.Config{
 		MaxSessions: cfg.MaxSessions, SessionTTL: cfg.SessionTTL, MaxPageRuns: cfg.MaxPageRuns, MaxHeld: cfg.MaxHeld,
 		NoPull: cfg.NoPull, Bandwidth: cfg.Bandwidth, OnLoopback: s.onLoopback,

@@ -17,7 +17,7 @@ import (
 // cmdExport writes traces as one self-contained HTML file that steps
 // through them as the page does, offline. Several traces are shown side
 // by side, as the page's comparison.
-func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func cmdExport(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("export", "--html TRACE.json... (- for standard input) [-o FILE.html]", stderr)
 	html := fs.Bool("html", false, "write a self-contained HTML file (the only format so far)")
 	out := fs.String("o", "", "write to `FILE` instead of standard output")
@@ -64,7 +64,7 @@ func cmdExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	var b bytes.Buffer
 	o := export.Options{Lang: *lang, NoCharts: *noCharts, Source: strings.Join(labels(runs), ", ")}
-	if err := export.HTML(&b, runs, o); err != nil {
+	if err := export.HTML(ctx, &b, runs, o); err != nil {
 		fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
 		return exitError
 	}

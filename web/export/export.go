@@ -70,7 +70,7 @@ type Run struct {
 // them as the page does, offline: no request leaves it (its
 // Content-Security-Policy forbids every fetch). A lone toy trace is
 // narrated as the page narrates it.
-func HTML(w io.Writer, rs []Run, o Options) error {
+func HTML(ctx context.Context, w io.Writer, rs []Run, o Options) error {
 	if len(rs) == 0 {
 		return errors.New("web: export: no trace to export")
 	}
@@ -94,7 +94,7 @@ func HTML(w io.Writer, rs []Run, o Options) error {
 	} else {
 		runs.Narrate(d, toy.Lesson())
 	}
-	return Document(w, d, book.In(lang), !o.NoCharts)
+	return Document(ctx, w, d, book.In(lang), !o.NoCharts)
 }
 
 // exportPosition is one position of the exported document.
@@ -138,7 +138,7 @@ func exportPositions(d *runs.Document) ([]exportPosition, error) {
 }
 
 // Document renders every position of d and writes the file.
-func Document(w io.Writer, d *runs.Document, words words.Words, charts bool) error {
+func Document(ctx context.Context, w io.Writer, d *runs.Document, words words.Words, charts bool) error {
 	ps, err := exportPositions(d)
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func Document(w io.Writer, d *runs.Document, words words.Words, charts bool) err
 		charts = false
 		d.Notice = strings.TrimSpace(d.Notice + fmt.Sprintf(" This file leaves out the charts: it has %d positions, more than the %d it draws charts for (tracer export --html draws them for shorter traces).", len(ps), maxChartedViews))
 	}
-	r, err := renderPositions(d, ps, runs.BuildOpts{Charts: charts, Words: words})
+	r, err := renderPositions(ctx, d, ps, runs.BuildOpts{Charts: charts, Words: words})
 	if err != nil {
 		return err
 	}
@@ -184,11 +184,14 @@ type renderedPositions struct {
 
 // renderPositions renders every position with the page's Stepper and
 // packs them.
-func renderPositions(d *runs.Document, ps []exportPosition, o runs.BuildOpts) (*renderedPositions, error) {
+func renderPositions(ctx context.Context, d *runs.Document, ps []exportPosition, o runs.BuildOpts) (*renderedPositions, error) {
 	cache := view.NewChartCache(view.ChartCacheSize, view.ChartCacheBytes)
 	r := &renderedPositions{pack: newPositions()}
 	var buf bytes.Buffer
 	for i, p := range ps {
+		if err := ctx.Err(); err != nil { // the reader left: the work stops with it
+			return nil, err
+		}
 		v, jobs := runs.BuildStepper(d, p.cur, o)
 		if v.Charts != nil {
 			r.charted = r.charted || len(v.Charts.Charts) > 0

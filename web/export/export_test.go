@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	stdhtml "html"
 	"io"
@@ -313,7 +314,7 @@ func TestExportErrors(t *testing.T) {
 		{"language", []Run{{Trace: testsupport.ToyTrace(t)}}, Options{Lang: "fr"}, `unknown language "fr"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := HTML(io.Discard, tc.runs, tc.o)
+			err := HTML(context.Background(), io.Discard, tc.runs, tc.o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error saying %q", err, tc.want)
 			}
@@ -337,7 +338,7 @@ func BenchmarkExportSize(b *testing.B) {
 			var html bytes.Buffer
 			for b.Loop() {
 				html.Reset()
-				if err := HTML(&html, []Run{{Trace: tr}}, Options{NoCharts: !charts}); err != nil {
+				if err := HTML(context.Background(), &html, []Run{{Trace: tr}}, Options{NoCharts: !charts}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -361,7 +362,7 @@ func FuzzExport(f *testing.F) {
 			return
 		}
 		var html bytes.Buffer
-		if err := HTML(&html, []Run{{Trace: tr}}, Options{NoCharts: true}); err != nil {
+		if err := HTML(context.Background(), &html, []Run{{Trace: tr}}, Options{NoCharts: true}); err != nil {
 			return
 		}
 		back, err := trace.Decode(html.Bytes())
@@ -407,8 +408,19 @@ func TestExportChartsOnlyForShorterTraces(t *testing.T) {
 func htmlOf(t *testing.T, runs []Run, o Options) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := HTML(&b, runs, o); err != nil {
+	if err := HTML(context.Background(), &b, runs, o); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestExportStopsWhenItsReaderLeaves: an export whose reader has gone (the
+// request's context ended) stops instead of rendering every position.
+func TestExportStopsWhenItsReaderLeaves(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := HTML(ctx, io.Discard, []Run{{Trace: testsupport.ToyTrace(t)}}, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("an export for a reader that left: got %v, want context.Canceled", err)
+	}
 }

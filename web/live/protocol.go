@@ -32,6 +32,7 @@ type Protocol struct {
 	// rendered (publishGate): at most half the CPUs, so that the runs'
 	// forward passes keep the others.
 	renders chan struct{}
+	whatIfs chan struct{}    // one token per what-if being computed (whatIfAnswer)
 	queue   runQueue         // the runs waiting for a slot
 	held    heldRuns         // what finished runs hold of full logits and KV caches (held.go)
 	Charts  *view.ChartCache // every page's rendered charts
@@ -63,6 +64,7 @@ func New(cfg Config, rn *runs.Runner) *Protocol {
 		Hub:      newHub(),
 		upgrader: newUpgrader(),
 		renders:  make(chan struct{}, max(1, runtime.NumCPU()/2)),
+		whatIfs:  make(chan struct{}, max(1, runtime.NumCPU()/2)),
 		Charts:   view.NewChartCache(view.ChartCacheSize, view.ChartCacheBytes),
 	}
 }

@@ -58,6 +58,14 @@ func (s *Protocol) whatIfAnswer(sess *Session, f *runs.WhatIfForm) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	// Recomputing and re-sampling a step costs arrays of the vocabulary's
+	// size: at most half the CPUs' worth run at once, the others wait.
+	select {
+	case s.whatIfs <- struct{}{}:
+	case <-s.Done.Done():
+		return nil, errors.New("the server is shutting down")
+	}
+	defer func() { <-s.whatIfs }()
 	if w.Again != nil {
 		w.Logits = w.Again()
 	}
