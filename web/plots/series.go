@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -127,7 +128,7 @@ func addLine(p *plot.Plot, pts []point, scale float64, line draw.LineStyle, byPh
 	for i, pt := range pts {
 		xy[i] = plotter.XY{X: pt.x, Y: pt.y / scale}
 	}
-	l := &plotter.Line{XYs: xy, LineStyle: line}
+	l := &plotter.Line{XYs: envelope(xy, lineBuckets), LineStyle: line}
 	p.Add(l)
 	dots := &phaseDots{color: line.Color, radius: 2.2}
 	for i, pt := range pts {
@@ -141,6 +142,44 @@ func addLine(p *plot.Plot, pts []point, scale float64, line draw.LineStyle, byPh
 	}
 	p.Add(dots)
 	return l
+}
+
+// lineBuckets is how many stretches of steps a long line is drawn as: a
+// chart is at most a couple of thousand pixels wide, so a line of 34,000
+// steps would draw many segments per pixel (a 5.5 MB SVG).
+const lineBuckets = 512
+
+// envelope keeps the shape of a long line with at most 4·buckets points:
+// per stretch of consecutive points, its first, lowest, highest and last,
+// in step order, so every peak and dip a pixel could show stays. A line
+// of at most 4·buckets points is returned as it is.
+func envelope(xy plotter.XYs, buckets int) plotter.XYs {
+	if len(xy) <= 4*buckets {
+		return xy
+	}
+	out := make(plotter.XYs, 0, 4*buckets)
+	for b := range buckets {
+		lo, hi := b*len(xy)/buckets, (b+1)*len(xy)/buckets
+		part := xy[lo:hi]
+		keep := []int{0, len(part) - 1}
+		minAt, maxAt := 0, 0
+		for i, p := range part {
+			if p.Y < part[minAt].Y {
+				minAt = i
+			}
+			if p.Y > part[maxAt].Y {
+				maxAt = i
+			}
+		}
+		keep = append(keep, minAt, maxAt)
+		slices.Sort(keep)
+		for i, k := range keep {
+			if i == 0 || k != keep[i-1] {
+				out = append(out, part[k])
+			}
+		}
+	}
+	return out
 }
 
 // phaseDots draws a glyph at each point, its shape given per point (a
@@ -225,7 +264,7 @@ func confidenceChart(runs []*trace.Trace, names []string, step int, pal palette,
 	for _, pt := range collect(runs[0], chosenProb) {
 		xy = append(xy, plotter.XY{X: pt.x, Y: pt.y})
 	}
-	top.Add(&plotter.Scatter{XYs: xy, GlyphStyle: chosen})
+	top.Add(&plotter.Scatter{XYs: envelope(xy, lineBuckets), GlyphStyle: chosen})
 	fr.key = append(fr.key, keyEntry{words.ChosenFinal, []plot.Thumbnailer{glyphKey{chosen}}})
 
 	total := strconv.Itoa(len(runs[0].Steps))
