@@ -167,3 +167,29 @@ func TestRecordTopHuge(t *testing.T) {
 		t.Errorf("the trace has no final candidates: %.200s", out)
 	}
 }
+
+// TestRunHasTheServersLimits: tracer run holds a run to the limits serve
+// holds a page's to (sequences at once, memory by estimate), with an
+// error naming the flag that raises them, instead of dying out of memory.
+func TestRunHasTheServersLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"beams", []string{"--num-beams", "100000"}, "--max-rows-beams"},
+		{"return sequences", []string{"--num-return-sequences", "100000", "--do-sample"}, "--max-rows-beams"},
+		{"new tokens", []string{"--max-new-tokens", "100000000"}, "--max-run-mib"},
+		{"memory raised, beams not", []string{"--num-beams", "100", "--max-run-mib", "100000"}, "--max-rows-beams"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := tracer(t, "", append([]string{"run", "--model", "toy"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, tc.says) || strings.Contains(errOut, "panic") {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %s", code, errOut, exitUsage, tc.says)
+			}
+		})
+	}
+	if out, errOut, code := tracer(t, "", "run", "--model", "toy", "--num-beams", "3", "--max-rows-beams", "3"); code != 0 || out == "" {
+		t.Errorf("three beams within --max-rows-beams 3: exit %d, stderr %q", code, errOut)
+	}
+}

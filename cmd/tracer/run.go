@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"tracer/engine/hub"
 	"tracer/engine/models"
 	"tracer/trace"
+	"tracer/web"
+	"tracer/web/runs"
 )
 
 // genFlags are the flags of generation options, one per option of
@@ -110,6 +113,8 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	system := fs.String("system", "", "with --chat: a system message before it")
 	asJSON := fs.Bool("json", false, "print the trace as JSON instead of the new text")
 	out := fs.String("out", "", "also write the trace to this file")
+	maxRowsBeams := fs.Int("max-rows-beams", web.DefaultMaxRowsBeams, "the most prompts × beams (or × return sequences, sampling) one run may use")
+	maxRunMiB := fs.Int64("max-run-mib", web.DefaultMaxRunBytes>>20, "the most memory one run may need by estimate (KV cache, buffers, recorded steps; the weights aside), in MiB")
 	gen := addOptionFlags(fs, func(engine.Option) bool { return true })
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
@@ -117,6 +122,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tracer run: "+format+"\n", a...)
 		return exitUsage
+	}
+	if *maxRowsBeams <= 0 || *maxRunMiB <= 0 || *maxRunMiB > math.MaxInt64>>20 {
+		return usageErr("--max-rows-beams and --max-run-mib must be positive (and --max-run-mib at most %d), got %d and %d", int64(math.MaxInt64>>20), *maxRowsBeams, *maxRunMiB)
 	}
 	user, err := gen.settings()
 	if err != nil {
@@ -173,6 +181,10 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return exitError
 	}
 	req.Record = *asJSON || *out != ""
+	if err := runs.CheckRunSize(m.Model.Info(), req.Options, req.Prompts, runs.Limits{MaxRowsBeams: *maxRowsBeams, MaxRunBytes: *maxRunMiB << 20}); err != nil {
+		fmt.Fprintf(stderr, "tracer run: %s\n", err)
+		return exitUsage
+	}
 	t, err := engine.Generate(ctx, req)
 	if errors.As(err, &optErr) {
 		return usageErr("%s", optionMessage(optErr))

@@ -75,18 +75,49 @@ func (s *Runner) Prepare(f Form, label string) (Spec, error) {
 
 // checkRunSize holds a run to the server's limits before it starts: rows ×
 // beams (Config.MaxRowsBeams), and the memory the run needs beyond the
-// shared weights by estimate (Config.MaxRunBytes).
+// shared weights by estimate (Config.MaxRunBytes); see CheckRunSize.
 func (s *Runner) checkRunSize(info engine.Info, o trace.Options, prompts [][]int) error {
-	seqs := len(prompts) * max(1, o.NumBeams)
-	if len(prompts) > s.cfg.MaxRowsBeams || max(1, o.NumBeams) > s.cfg.MaxRowsBeams || seqs > s.cfg.MaxRowsBeams {
-		return fmt.Errorf("%d prompts × %d beams = %d sequences is more than this server runs at once (%d): use fewer prompts or beams (the server's --max-rows-beams sets the limit)", len(prompts), max(1, o.NumBeams), seqs, s.cfg.MaxRowsBeams)
+	return CheckRunSize(info, o, prompts, Limits{MaxRowsBeams: s.cfg.MaxRowsBeams, MaxRunBytes: s.cfg.MaxRunBytes, Server: true})
+}
+
+// Limits are what one run may use: sequences at once (prompts × beams,
+// or × return sequences when sampling) and memory beyond the weights, by
+// estimate. Server says the limits are a server's (serve's flags) rather
+// than a command's (tracer run's flags of the same names).
+type Limits struct {
+	MaxRowsBeams int
+	MaxRunBytes  int64
+	Server       bool
+}
+
+// CheckRunSize holds a run to l before it starts, with an error that
+// names the flag that raises the limit.
+func CheckRunSize(info engine.Info, o trace.Options, prompts [][]int, l Limits) error {
+	who, flag := "tracer", "%s raises the limit"
+	if l.Server {
+		who, flag = "this server", "the server's %s sets the limit"
+	}
+	per := perPrompt(o)
+	seqs := len(prompts) * per
+	if len(prompts) > l.MaxRowsBeams || per > l.MaxRowsBeams || seqs > l.MaxRowsBeams {
+		return fmt.Errorf("%d prompts × %d sequences each (beams, or return sequences when sampling) = %d is more than %s runs at once (%d): use fewer prompts, beams or return sequences ("+flag+")", len(prompts), per, seqs, who, l.MaxRowsBeams, "--max-rows-beams")
 	}
 	e := estimateRun(info, o, prompts)
-	if e.total() > float64(s.cfg.MaxRunBytes) {
-		return fmt.Errorf("this run needs about %s by estimate (KV cache %s for %d sequences of up to %d tokens, recorded steps %s), more than this server allows one run (%s): ask for fewer new tokens, prompts or beams (the server's --max-run-mib sets the limit)",
-			mibText(e.total()), mibText(e.kv), seqs, e.length, mibText(e.record), SizeText(s.cfg.MaxRunBytes))
+	if e.total() > float64(l.MaxRunBytes) {
+		return fmt.Errorf("this run needs about %s by estimate (KV cache %s for %d sequences of up to %d tokens, recorded steps %s), more than %s allows one run (%s): ask for fewer new tokens, prompts or beams ("+flag+")",
+			mibText(e.total()), mibText(e.kv), seqs, e.length, mibText(e.record), who, SizeText(l.MaxRunBytes), "--max-run-mib")
 	}
 	return nil
+}
+
+// perPrompt is how many sequences a run decodes per prompt: its beams, or
+// its return sequences when it samples (each prompt sampled that many
+// times, side by side).
+func perPrompt(o trace.Options) int {
+	if o.DoSample && o.NumBeams <= 1 && o.NumReturnSequences > 1 {
+		return o.NumReturnSequences
+	}
+	return max(1, o.NumBeams)
 }
 
 // runEstimate is the memory a run needs beyond the weights, in bytes
@@ -117,7 +148,7 @@ func estimateRun(info engine.Info, o trace.Options, prompts [][]int) runEstimate
 		newTokens = min(newTokens, max(0, info.MaxPositions-longest))
 	}
 	length := longest + newTokens
-	seqs := float64(len(prompts) * max(1, o.NumBeams))
+	seqs := float64(len(prompts) * perPrompt(o))
 	kvPerToken := float64(info.KVBytesPerToken)
 	if kvPerToken == 0 {
 		kvPerToken = float64(2 * 4 * info.Layers * max(info.KVHeads, info.Heads) * info.HeadDim)
