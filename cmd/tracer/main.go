@@ -41,6 +41,13 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first Ctrl-C (or SIGTERM) cancels the command, which stops
+	// cleanly where it can; the next one ends the process, whatever the
+	// command is blocked on.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, terminalWriter{os.Stdout}, terminalWriter{os.Stderr}))
 }
 

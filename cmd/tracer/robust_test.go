@@ -7,9 +7,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"tracer/engine/safetensors"
 	"tracer/trace"
@@ -191,5 +194,62 @@ func TestRunHasTheServersLimits(t *testing.T) {
 	}
 	if out, errOut, code := tracer(t, "", "run", "--model", "toy", "--num-beams", "3", "--max-rows-beams", "3"); code != 0 || out == "" {
 		t.Errorf("three beams within --max-rows-beams 3: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestNotRegularFilesAreRefused: a named pipe or a device given as a
+// trace is refused before it is read (a pipe would block, /dev/zero never
+// end).
+func TestNotRegularFilesAreRefused(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "trace.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, says string }{{fifo, "a named pipe"}, {"/dev/zero", "a device"}} {
+		for _, cmd := range [][]string{{"validate"}, {"export", "--html"}} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, errOut, code := tracer(t, "", append(cmd, tc.path)...)
+				if code != exitError || !strings.Contains(errOut, tc.says) {
+					t.Errorf("tracer %s %s: exit %d, stderr %q; want exit %d saying %q", cmd, tc.path, code, errOut, exitError, tc.says)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("tracer %s %s still runs after 20 s", cmd, tc.path)
+			}
+		}
+	}
+}
+
+// TestSecondInterruptEnds: the first Ctrl-C asks a command to stop; one
+// blocked where it cannot notice (reading a stdin that never ends) ends at
+// the second.
+func TestSecondInterruptEnds(t *testing.T) {
+	cmd := exec.Command(binary, "validate", "-")
+	w, err := cmd.StdinPipe() // never written, never closed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(300 * time.Millisecond) // let it block on stdin
+	for i := range 2 {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+			return
+		case <-time.After(2 * time.Second):
+			if i == 1 {
+				cmd.Process.Kill()
+				t.Fatal("tracer validate - still runs after two interrupts")
+			}
+		}
 	}
 }

@@ -35,6 +35,9 @@ func cmdValidate(_ context.Context, args []string, stdin io.Reader, stdout, stde
 func readTrace(name string, stdin io.Reader, maxBytes int64) (*trace.Trace, error) {
 	in := stdin
 	if name != "-" {
+		if err := regularFile(name); err != nil {
+			return nil, err
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, err
@@ -47,4 +50,32 @@ func readTrace(name string, stdin io.Reader, maxBytes int64) (*trace.Trace, erro
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return t, nil
+}
+
+// regularFile refuses what is not a regular file (a FIFO would block the
+// read, a device never end it) before anything opens it.
+func regularFile(name string) error {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is %s, not a file: give a trace file", name, fileKind(fi.Mode()))
+	}
+	return nil
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
 }
