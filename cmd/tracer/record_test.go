@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -433,4 +434,44 @@ func TestRecordStepChat(t *testing.T) {
 			t.Errorf("got exit %d, stderr %q; want %d saying the server does not expose its template and to use plain mode", code, errOut, exitError)
 		}
 	})
+}
+
+// TestRecordStaysReadable: a server whose answer would make a trace larger
+// than validate and export read (64 MiB) is recorded up to the budget (half
+// of that, by estimate): the partial trace written is one tracer reads
+// again, and the command says why it stopped.
+func TestRecordStaysReadable(t *testing.T) {
+	models := `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm"}]}`
+	url := fakeServer(t, models, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		long := strings.Repeat("y", 1000)
+		for i := range 3000 {
+			top := map[string]float64{}
+			for k := range 20 {
+				top[fmt.Sprintf("%d-%d%s", i, k, long)[:1000]] = -0.1 - float64(k)
+			}
+			tok := fmt.Sprintf("%d-0%s", i, long)[:1000]
+			chunk, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"text": tok, "logprobs": map[string]any{
+				"tokens": []string{tok}, "token_logprobs": []float64{-0.1}, "top_logprobs": []any{top},
+			}, "finish_reason": nil}}})
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", chunk); err != nil {
+				return // the client stopped reading
+			}
+		}
+	})
+	out := filepath.Join(t.TempDir(), "big.json")
+	_, errOut, code := tracer(t, "", "record", "--server", url, "--prompt", "x", "--max-new-tokens", "3000", "--out", out)
+	if code != exitError || !strings.Contains(errOut, "budget") {
+		t.Fatalf("exit %d, stderr %.400q; want the recording stopped at its budget", code, errOut)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > trace.DefaultMaxSize {
+		t.Errorf("the partial trace is %d bytes, more than validate reads (%d)", fi.Size(), trace.DefaultMaxSize)
+	}
+	if _, errOut, code := tracer(t, "", "validate", out); code != 0 {
+		t.Errorf("tracer validate of the partial trace: exit %d, %s", code, errOut)
+	}
 }

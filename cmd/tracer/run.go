@@ -248,37 +248,60 @@ func printText(w io.Writer, t *trace.Trace, hasTokenizer bool) {
 // saveTrace writes t to the file out (when given) and, with asJSON, to
 // stdout; a failure is reported on stderr under cmd and returns false.
 func saveTrace(cmd string, t *trace.Trace, out string, asJSON bool, stdout, stderr io.Writer) bool {
+	var size int64
 	if out != "" {
-		if err := writeTraceFile(out, t); err != nil {
+		n, err := writeTraceFile(out, t)
+		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 			return false
 		}
+		size = n
 	}
 	if asJSON {
-		if err := trace.Write(stdout, t); err != nil {
+		w := &countingWriter{w: stdout}
+		if err := trace.Write(w, t); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
 			return false
 		}
+		size = w.n
+	}
+	if size > trace.DefaultMaxSize {
+		// Say so now, not when validate or export refuses the file.
+		mib := (size + 1<<20 - 1) >> 20
+		fmt.Fprintf(stderr, "%s: note: the trace is %d MiB, more than tracer validate and tracer export read by default (%d MiB): give them --max-size %d\n", cmd, mib, trace.DefaultMaxSize>>20, mib)
 	}
 	return true
 }
 
+// countingWriter counts what it writes to w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // writeTraceFile writes a trace next to path and renames it into place, so a
-// failed write never leaves half a trace.
-func writeTraceFile(path string, t *trace.Trace) error {
+// failed write never leaves half a trace; it returns the trace's size.
+func writeTraceFile(path string, t *trace.Trace) (int64, error) {
 	tmp, err := os.CreateTemp(dirOf(path), ".tracer-*.json")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.Remove(tmp.Name())
-	if err := trace.Write(tmp, t); err != nil {
+	w := &countingWriter{w: tmp}
+	if err := trace.Write(w, t); err != nil {
 		tmp.Close()
-		return err
+		return 0, err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return 0, err
 	}
-	return os.Rename(tmp.Name(), path)
+	return w.n, os.Rename(tmp.Name(), path)
 }
 
 func dirOf(path string) string {
