@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"fmt"
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
@@ -31,37 +30,23 @@ type addedToken struct {
 // LeftmostLongest).
 type tokenMatcher struct {
 	patterns []string
-	tokens   []int        // pattern index -> index into addedVocab.tokens
-	byFirst  [256][]int32 // first byte -> pattern indices, longest first
+	tokens   []int // pattern index -> index into addedVocab.tokens
+	set      prefixSet
 }
 
 func newTokenMatcher(patterns []string, tokens []int) tokenMatcher {
-	m := tokenMatcher{patterns: patterns, tokens: tokens}
-	for i, p := range patterns {
-		if p != "" {
-			m.byFirst[p[0]] = append(m.byFirst[p[0]], int32(i))
-		}
-	}
-	for b := range m.byFirst {
-		list := m.byFirst[b]
-		sort.SliceStable(list, func(i, j int) bool { return len(patterns[list[i]]) > len(patterns[list[j]]) })
-	}
-	return m
+	return tokenMatcher{patterns: patterns, tokens: tokens, set: newPrefixSet(patterns)}
 }
 
 func (m *tokenMatcher) empty() bool { return len(m.patterns) == 0 }
 
 // find returns the leftmost-longest pattern occurrence at or after from.
 func (m *tokenMatcher) find(s string, from int) (start, end, pattern int, ok bool) {
-	for i := from; i < len(s); i++ {
-		for _, k := range m.byFirst[s[i]] {
-			p := m.patterns[k]
-			if len(s)-i >= len(p) && s[i:i+len(p)] == p {
-				return i, i + len(p), int(k), true
-			}
-		}
+	i, k, ok := m.set.find(s, from)
+	if !ok {
+		return 0, 0, 0, false
 	}
-	return 0, 0, 0, false
+	return i, i + len(m.patterns[k]), k, true
 }
 
 // addedVocab holds the added tokens and splits text on them.

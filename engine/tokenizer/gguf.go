@@ -97,7 +97,8 @@ type ggufTokenizer struct {
 
 	specials       Specials
 	addBOS, addEOS bool
-	whole          []int // control and user-defined ids, longest first: cut out of text before encoding
+	whole          []int     // control and user-defined ids: cut out of text before encoding
+	wholeSet       prefixSet // their strings, by index into whole
 
 	// SentencePiece ("llama")
 	spm         *Llama2C // the vocabulary with ▁ as a space, merged by score as run.c does
@@ -145,7 +146,11 @@ func (g *ggufTokenizer) readSpecials(f *gguf.File, spm bool) error {
 			g.whole = append(g.whole, id)
 		}
 	}
-	sort.SliceStable(g.whole, func(a, b int) bool { return len(g.tokens[g.whole[a]]) > len(g.tokens[g.whole[b]]) })
+	strs := make([]string, len(g.whole))
+	for i, id := range g.whole {
+		strs[i] = g.tokens[id]
+	}
+	g.wholeSet = newPrefixSet(strs)
 	return nil
 }
 
@@ -290,12 +295,8 @@ func (g *ggufTokenizer) Encode(text string, addSpecial bool) ([]int, error) {
 // nextWhole finds the first control or user-defined token in text, the
 // longest at that position: its byte offset and id, or len(text), -1.
 func (g *ggufTokenizer) nextWhole(text string) (int, int) {
-	for i := 0; i < len(text); i++ {
-		for _, id := range g.whole {
-			if strings.HasPrefix(text[i:], g.tokens[id]) {
-				return i, id
-			}
-		}
+	if i, k, ok := g.wholeSet.find(text, 0); ok {
+		return i, g.whole[k]
 	}
 	return len(text), -1
 }
