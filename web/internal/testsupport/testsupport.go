@@ -106,7 +106,7 @@ func ToyTrace(t *testing.T) *trace.Trace {
 // LoopTrace is a greedy run of the loop toy, steps long, as trace JSON. It
 // is labelled a llama2.c run so the page shows it step by step, as it would
 // a real model's, rather than narrating it as a toy.
-func LoopTrace(t *testing.T, steps int) []byte {
+func LoopTrace(t testing.TB, steps int) []byte {
 	t.Helper()
 	m := LoopModel(t, 0)
 	n := steps
@@ -162,7 +162,7 @@ func (m slowModel) Forward(c engine.Cache, b *engine.Batch, logits [][]float32) 
 }
 
 // LoopModel opens loopTable, slowed down by delay per step.
-func LoopModel(t *testing.T, delay time.Duration) *models.Loaded {
+func LoopModel(t testing.TB, delay time.Duration) *models.Loaded {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "loop.json")
 	if err := os.WriteFile(path, []byte(LoopTable), 0o644); err != nil {
