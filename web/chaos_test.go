@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"tracer/engine/bench"
+	"tracer/trace"
 	"tracer/web/internal/testsupport"
 	"tracer/web/live"
 
@@ -60,6 +62,21 @@ var chaosMessages = []string{
 	`{"type": "generate", "form": {"model": "toy", "pull": "org/tiny"}}`, `{"type": "step", "index": "3"}`,
 	`{"type": "next"} {"type": "next"}`, "\xff\xfe{\"type\": \"next\"}", `{"type": "generate", "form": null}`,
 	`{"type": "view", "pad": "` + strings.Repeat("x", 60<<10) + `"}`,
+	// what-if storms and branch floods (past --max-branches)
+	`{"type": "whatif"}`, `{"type": "whatif", "whatif": {"temperature": "1e-45", "top_k": "99999999999", "top_p": "NaN"}}`,
+	`{"type": "branch", "step": 0, "id": 0}`, `{"type": "branch", "step": 0, "id": 1}`, `{"type": "branch", "step": 0, "id": 2}`,
+	`{"type": "branch", "step": 1, "id": 4}`, `{"type": "branch", "step": 1, "id": 6}`, `{"type": "branch", "step": 2, "id": 7}`,
+}
+
+// chaosImport is a trace that claims a vocabulary no model has and carries
+// more branches than a run may grow: refused before anything is built.
+func chaosImport() []byte {
+	tr := &trace.Trace{Format: trace.Format, Model: trace.Model{Name: "huge", Kind: "toy", Architecture: "bigram", VocabSize: 1 << 24}}
+	for i := range 200 {
+		tr.Branches = append(tr.Branches, trace.Branch{ID: i + 1, Steps: []trace.Step{}})
+	}
+	b, _ := json.Marshal(tr)
+	return b
 }
 
 // TestChaos: twenty pages send two thousand messages drawn from valid,
@@ -166,6 +183,7 @@ func TestChaos(t *testing.T) {
 // oversized frame, say) is dialled again. Sometimes it opens a new page
 // or dials a session that does not exist.
 func chaosClient(ctx context.Context, hc *http.Client, base string, rng *rand.Rand, n int, sent, answered *atomic.Int64) error {
+	var id string // the page's session
 	open := func() (*websocket.Conn, error) {
 		res, err := hc.Get(base + "/")
 		if err != nil {
@@ -175,7 +193,7 @@ func chaosClient(ctx context.Context, hc *http.Client, base string, rng *rand.Ra
 		k, _ := readSome(res, buf[:])
 		res.Body.Close()
 		m := pageSession.FindSubmatch(buf[:k])
-		id := "0123456789abcdef" // an unknown session: the server says it expired
+		id = "0123456789abcdef" // an unknown session: the server says it expired
 		if m != nil {
 			id = string(m[1])
 		}
@@ -222,6 +240,8 @@ func chaosClient(ctx context.Context, hc *http.Client, base string, rng *rand.Ra
 			err = c.WriteMessage(websocket.BinaryMessage, []byte{0, 1, 2})
 		case r < 5: // larger than the server reads: it closes the connection
 			err = c.WriteMessage(websocket.TextMessage, []byte(`{"type": "next", "pad": "`+strings.Repeat("x", 100<<10)+`"}`))
+		case r < 8: // the one-file export, a chart, an implausible import
+			chaosHTTP(ctx, hc, base, id, rng)
 		default:
 			err = c.WriteMessage(websocket.TextMessage, []byte(chaosMessages[rng.IntN(len(chaosMessages))]))
 		}
@@ -242,6 +262,29 @@ func chaosClient(ctx context.Context, hc *http.Client, base string, rng *rand.Ra
 		}
 	}
 	return nil
+}
+
+// chaosHTTP makes one of the page's HTTP requests for session id, drawn
+// by rng, and reads a little of the answer: some clients leave early.
+func chaosHTTP(ctx context.Context, hc *http.Client, base, id string, rng *rand.Rand) {
+	var req *http.Request
+	switch rng.IntN(3) {
+	case 0:
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/export?format=html&session="+id, nil)
+	case 1:
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/chart?chart=confidence&format=svg&step=0&session="+id, nil)
+	default:
+		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/import?session="+id, bytes.NewReader(chaosImport()))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return
+	}
+	var buf [4 << 10]byte
+	readSome(res, buf[:])
+	res.Body.Close()
 }
 
 // readSome reads up to len(buf) bytes of a response's body.
