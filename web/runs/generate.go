@@ -158,7 +158,7 @@ func estimateRun(info engine.Info, o trace.Options, prompts [][]int) runEstimate
 		recordLists = 8  // candidates, up to six processor stages, the final distribution
 		rowBytes    = 512
 	)
-	perRowStep := float64(recordLists*max(o.RecordTop, 1)*entryBytes + rowBytes)
+	perRowStep := float64(recordLists*max(min(o.RecordTop, max(info.VocabSize, 1)), 1)*entryBytes + rowBytes)
 	if o.FullLogits {
 		perRowStep += 4 * float64(info.VocabSize)
 	}
