@@ -38,13 +38,13 @@ func FuzzRecordAnswer(f *testing.F) {
 		"sglang-completions.json", "sglang-chat.json", "ollama-chat-stream.txt", "llamacpp-v1-completions.json", "llamacpp-completion-stream.txt", "vllm-completions-prompt-logprobs.json"} {
 		data := fixture(f, name)
 		for engine := uint8(0); engine < 3; engine++ {
-			f.Add(data, strings.HasSuffix(name, ".txt"), engine, false)
+			f.Add(data, strings.HasSuffix(name, ".txt"), engine, false, uint8(255))
 		}
-		f.Add(data, false, uint8(0), true)
+		f.Add(data, false, uint8(0), true, uint8(0))
 	}
-	f.Add([]byte(`{"content":"","tokens":[200],"completion_probabilities":[],"stop":true,"stop_type":"limit"}`), false, uint8(0), true)
-	f.Add([]byte("data: {\"choices\":[{\"text\":\" a\",\"logprobs\":{\"tokens\":[\" a\"],\"token_logprobs\":[-0.1],\"top_logprobs\":[{\" a\":-0.1}]}}]}\n\ndata: {\"choices\":[{\"te"), true, uint8(1), false)
-	f.Fuzz(func(t *testing.T, body []byte, stream bool, engine uint8, step bool) {
+	f.Add([]byte(`{"content":"","tokens":[200],"completion_probabilities":[],"stop":true,"stop_type":"limit"}`), false, uint8(0), true, uint8(1))
+	f.Add([]byte("data: {\"choices\":[{\"text\":\" a\",\"logprobs\":{\"tokens\":[\" a\"],\"token_logprobs\":[-0.1],\"top_logprobs\":[{\" a\":-0.1}]}}]}\n\ndata: {\"choices\":[{\"te"), true, uint8(1), false, uint8(2))
+	f.Fuzz(func(t *testing.T, body []byte, stream bool, engine uint8, step bool, budget uint8) {
 		owners := []string{"llamacpp", "vllm", "library"}
 		vocab := []int{512, 0, 0}
 		e := int(engine) % len(owners)
@@ -58,7 +58,9 @@ func FuzzRecordAnswer(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := Request{IDs: []int{1, 2}, Options: greedy(3), Step: step, TopLogprobs: 5}
+		// The recording's budget, 1 to 256 KiB: what it writes stays near it.
+		maxBytes := int64(budget) + 1<<10
+		req := Request{IDs: []int{1, 2}, Options: greedy(3), Step: step, TopLogprobs: 5, MaxBytes: maxBytes}
 		tr, err := c.Record(context.Background(), req)
 		if tr == nil {
 			if err == nil {
@@ -75,6 +77,9 @@ func FuzzRecordAnswer(f *testing.F) {
 		var buf bytes.Buffer
 		if err := trace.Write(&buf, tr); err != nil {
 			t.Fatal(err)
+		}
+		if size := int64(buf.Len()); size > 2*maxBytes+16<<10 {
+			t.Errorf("a recording with a budget of %d bytes wrote %d", maxBytes, size)
 		}
 		if _, err := trace.Read(&buf, 0); err != nil {
 			t.Fatalf("the trace does not read back: %v", err)
