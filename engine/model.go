@@ -81,7 +81,7 @@ type Info struct {
 	KVBytesPerToken                                       int64  // keys and values of one position, all layers, in bytes
 
 	WeightTypes        map[string]int64 // GGUF: stored bytes per weight type ("q4_k"); nil otherwise
-	ActivationRounding []string         // GGUF: how matmul inputs are rounded ("f16", "q8_0", "q8_k"); nil for float32
+	ActivationRounding []string         // GGUF: how matmul inputs are rounded ("f16", "q8_0", "q8_1", "q8_k"); nil for float32
 
 	BOS int   // -1 when none
 	EOS []int // may be empty

@@ -103,7 +103,7 @@ type Model struct {
 
 	// GGUF models: the stored bytes per weight type ("q4_k": 847872, ...),
 	// and how the inputs of the matrix products are rounded, as llama.cpp
-	// does ("f16", "q8_0", "q8_k"; several when the file mixes types).
+	// does ("f16", "q8_0", "q8_1", "q8_k"; several when the file mixes types).
 	// Absent for other models: float32 activations, one dtype.
 	WeightTypes        map[string]int64 `json:"weight_types,omitempty"`
 	ActivationRounding []string         `json:"activation_rounding,omitempty"`

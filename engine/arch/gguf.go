@@ -33,7 +33,8 @@ import (
 
 // OpenGGUF loads the GGUF file at path, memory-mapped: architectures llama
 // (Llama 2/3, TinyLlama, SmolLM2 layouts), qwen2 and gpt2; tensor types F32, F16,
-// BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, mixed freely. The weight
+// BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
+// and IQ4_XS, mixed freely. The weight
 // matrices are read from a copy in huge pages where the kernel allows
 // (huge.go says why; Mapped: no copy). The result is a *Model; Close it
 // to unmap the file and free the copy.
@@ -79,6 +80,8 @@ func dtypeOf(t gguf.Type) (tensor.DType, bool) {
 	m := map[gguf.Type]tensor.DType{
 		gguf.F32: tensor.F32, gguf.F16: tensor.F16, gguf.BF16: tensor.BF16,
 		gguf.Q8_0: tensor.Q8_0, gguf.Q4_0: tensor.Q4_0, gguf.Q4_K: tensor.Q4_K, gguf.Q5_K: tensor.Q5_K, gguf.Q6_K: tensor.Q6_K,
+		gguf.Q4_1: tensor.Q4_1, gguf.Q5_0: tensor.Q5_0, gguf.Q5_1: tensor.Q5_1, gguf.Q2_K: tensor.Q2_K, gguf.Q3_K: tensor.Q3_K,
+		gguf.IQ4_NL: tensor.IQ4_NL, gguf.IQ4_XS: tensor.IQ4_XS,
 	}
 	dt, ok := m[t]
 	return dt, ok
@@ -92,7 +95,7 @@ func (ld *ggufLoader) get(name string, dims ...int) (gguf.TensorInfo, tensor.DTy
 	}
 	dt, ok := dtypeOf(t.Type)
 	if !ok {
-		return t, 0, fmt.Errorf("arch: %s: tensor %q has type %s, which tracer cannot compute with (want F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K)", ld.f.Name, name, t.Type)
+		return t, 0, fmt.Errorf("arch: %s: tensor %q has type %s, which tracer cannot compute with (want F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K or IQ4_XS)", ld.f.Name, name, t.Type)
 	}
 	same := len(t.Dims) == len(dims)
 	for i := 0; same && i < len(dims); i++ {
@@ -433,7 +436,7 @@ func ggufSpecials(info *engine.Info, f *gguf.File) error {
 }
 
 // activationRounding lists how the model's products round their inputs,
-// in the order first met: "f16", "q8_0", "q8_k"; nil when none does.
+// in the order first met: "f16", "q8_0", "q8_1", "q8_k"; nil when none does.
 func activationRounding(n *llama) []string {
 	mats := []tensor.Matrix{n.lmHead}
 	for _, L := range n.layers {

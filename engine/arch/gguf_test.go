@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -234,8 +235,27 @@ func TestGGUFDequantizedNearF32(t *testing.T) {
 		{"models/k256-random-llama/gguf/model-q4_k_s.gguf", "models/k256-random-llama/gguf/model-f32.gguf", 0.15},
 		{"models/k256-random-llama/gguf/model-q4_k_m.gguf", "models/k256-random-llama/gguf/model-f32.gguf", 0.15},
 	}
+	// The quant zoo: every type llama-quantize writes, at rows of 256 and
+	// 768 (k256) and of 320, with its fallback types (kmix).
+	zoo := map[string]float64{"q2_k": 0.4, "q3_k_s": 0.25, "q3_k_m": 0.25, "q3_k_l": 0.25, "q4_0": 0.15, "q4_1": 0.15,
+		"q5_0": 0.08, "q5_1": 0.08, "q5_k_s": 0.08, "q5_k_m": 0.08, "q8_0": 0.01, "iq4_nl": 0.15, "iq4_xs": 0.15,
+		"q4_k_s": 0.15, "q4_k_m": 0.15, "q6_k": 0.03}
+	for _, typ := range slices.Sorted(maps.Keys(zoo)) {
+		if file := "models/quant-zoo/k256/model-" + typ + ".gguf"; !strings.Contains("q4_k_s q4_k_m q6_k", typ) {
+			cases = append(cases, struct {
+				file, f32 string
+				bound     float64
+			}{file, "models/k256-random-llama/gguf/model-f32.gguf", zoo[typ]})
+		}
+		if !strings.Contains("q4_0 q4_1 q5_0 q5_1 q8_0 iq4_nl", typ) {
+			cases = append(cases, struct {
+				file, f32 string
+				bound     float64
+			}{"models/quant-zoo/kmix/model-" + typ + ".gguf", "models/quant-zoo/kmix/model-f32.gguf", zoo[typ]})
+		}
+	}
 	for _, c := range cases {
-		t.Run(filepath.Base(c.file), func(t *testing.T) {
+		t.Run(strings.TrimPrefix(c.file, "models/"), func(t *testing.T) {
 			q, f := openGGUF(t, c.file).net.(*llama), openGGUF(t, c.f32).net.(*llama)
 			pairs := map[string][2]tensor.Matrix{"token_embd": {q.embedW, f.embedW}}
 			for l := range q.layers {
@@ -257,6 +277,8 @@ func TestGGUFDequantizedNearF32(t *testing.T) {
 				}
 				if rel := math.Sqrt(se / ss); rel > c.bound {
 					t.Errorf("%s (%s): relative RMS error %.3g, want ≤ %g", name, p[0].DType, rel, c.bound)
+				} else if testing.Verbose() {
+					t.Logf("%s (%s): relative RMS error %.3g", name, p[0].DType, rel)
 				}
 			}
 		})

@@ -246,7 +246,7 @@ func TestGGUFMatchesHF(t *testing.T) {
 // an error naming the file and what is wrong.
 func TestGGUFBadModels(t *testing.T) {
 	s := tinyShape("llama")
-	s.hidden, s.ffn = 32, 64 // rows of whole Q4_1 blocks
+	s.hidden, s.ffn = 32, 64 // rows of whole Q8_1 blocks
 	dir := t.TempDir()
 	writeTestModel(t, dir, s, 3)
 	good := hfToGGUF(t, dir, s)
@@ -277,9 +277,9 @@ func TestGGUFBadModels(t *testing.T) {
 		}
 		return out
 	}
-	q41 := func(o *ggufOut) bool {
+	q81 := func(o *ggufOut) bool { // Q8_1: ggml's activation type, never a weight's
 		if o.name == "blk.1.ffn_up.weight" {
-			o.typ, o.data = gguf.Q4_1, make([]byte, int(o.dims[0]/32*20*o.dims[1]))
+			o.typ, o.data = gguf.Q8_1, make([]byte, int(o.dims[0]/32*36*o.dims[1]))
 		}
 		return true
 	}
@@ -295,7 +295,7 @@ func TestGGUFBadModels(t *testing.T) {
 		{"zero heads", meta("llama.attention.head_count", uint32(0)), tensors(nil), "must be positive"},
 		{"2^31 layers", meta("llama.block_count", uint32(1<<31)), tensors(nil), "over tracer's limit"},
 		{"missing tensor", meta("", nil), tensors(func(o *ggufOut) bool { return o.name != "blk.1.attn_k.weight" }), `tensor "blk.1.attn_k.weight" is missing`},
-		{"unsupported type", meta("", nil), tensors(q41), `tensor "blk.1.ffn_up.weight" has type Q4_1, which tracer cannot compute with`},
+		{"unsupported type", meta("", nil), tensors(q81), `tensor "blk.1.ffn_up.weight" has type Q8_1, which tracer cannot compute with`},
 		{"wrong dims", meta("llama.feed_forward_length", uint32(32)), tensors(nil), `tensor "blk.0.ffn_gate.weight" has dims [32 64], the metadata says [32 32]`},
 		{"partial rotary", meta("llama.rope.dimension_count", uint32(2)), tensors(nil), "partial rotary embeddings are not supported"},
 		{"Llama 3.1 rope factors", meta("", nil), append(tensors(nil), ggufOut{"rope_freqs.weight", []uint64{4}, gguf.F32, make([]byte, 16)}),

@@ -164,6 +164,32 @@ func TestGGUFHostile(t *testing.T) {
 	}
 }
 
+// TestGGUFTypeNames: ggml's type ids, names and block sizes (ggml.c's
+// type_traits) for the quantized types, the i-quants included.
+func TestGGUFTypeNames(t *testing.T) {
+	for _, c := range []struct {
+		typ          Type
+		id           uint32
+		name         string
+		elems, bytes int
+	}{
+		{Q4_0, 2, "Q4_0", 32, 18}, {Q4_1, 3, "Q4_1", 32, 20}, {Q5_0, 6, "Q5_0", 32, 22}, {Q5_1, 7, "Q5_1", 32, 24},
+		{Q8_0, 8, "Q8_0", 32, 34}, {Q2_K, 10, "Q2_K", 256, 84}, {Q3_K, 11, "Q3_K", 256, 110},
+		{Q4_K, 12, "Q4_K", 256, 144}, {Q5_K, 13, "Q5_K", 256, 176}, {Q6_K, 14, "Q6_K", 256, 210},
+		{IQ2_XXS, 16, "IQ2_XXS", 256, 66}, {IQ4_NL, 20, "IQ4_NL", 32, 18}, {IQ4_XS, 23, "IQ4_XS", 256, 136},
+		{IQ1_M, 29, "IQ1_M", 256, 56}, {TQ2_0, 35, "TQ2_0", 256, 66},
+	} {
+		elems, bytes := c.typ.Block()
+		if uint32(c.typ) != c.id || c.typ.String() != c.name || elems != c.elems || bytes != c.bytes {
+			t.Errorf("%s: id %d, name %q, blocks of %d in %d bytes; want %d, %q, %d in %d",
+				c.name, uint32(c.typ), c.typ.String(), elems, bytes, c.id, c.name, c.elems, c.bytes)
+		}
+	}
+	if s := Type(31).String(); s != "type 31" {
+		t.Errorf("an unknown type is %q, want \"type 31\"", s)
+	}
+}
+
 func TestGGUFReferenceFiles(t *testing.T) {
 	dir := refdata.Need(t, "models")
 	cases := []struct {
@@ -175,6 +201,11 @@ func TestGGUFReferenceFiles(t *testing.T) {
 		{"stories260K/stories260K-f16.gguf", 48, map[Type]int{F32: 11, F16: 37}},
 		{"tiny-random-llama/gguf/model-q4_0.gguf", 20, map[Type]int{F32: 5, Q8_0: 1, Q4_0: 14}},
 		{"k256-random-llama/gguf/model-q4_k_s.gguf", 20, map[Type]int{F32: 5, Q4_K: 12, Q5_K: 2, Q6_K: 1}},
+		// quant-zoo/SOURCE.md's table: llama-quantize's fallback types at rows of 320
+		{"quant-zoo/kmix/model-q2_k.gguf", 20, map[Type]int{IQ4_NL: 10, F32: 5, Q3_K: 2, Q5_0: 2, Q8_0: 1}},
+		{"quant-zoo/kmix/model-iq4_xs.gguf", 20, map[Type]int{IQ4_NL: 10, F32: 5, IQ4_XS: 2, Q5_1: 2, Q8_0: 1}},
+		{"quant-zoo/k256/model-q3_k_m.gguf", 20, map[Type]int{Q3_K: 8, F32: 5, Q4_K: 4, Q5_K: 2, Q6_K: 1}},
+		{"quant-zoo/k256/model-q4_1.gguf", 20, map[Type]int{Q4_1: 14, F32: 5, Q6_K: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -57,9 +57,10 @@ func (t ValueType) minSize() uint64 {
 // Type is a ggml tensor type.
 type Type uint32
 
-// The ggml tensor types tracer knows the size of. Only F32, F16, BF16,
-// Q8_0, Q4_0, Q4_K, Q5_K and Q6_K can be computed with; the others are
-// listed so that errors can name them.
+// The ggml tensor types tracer knows the size of. F32, F16, BF16, Q8_0,
+// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS
+// can be computed with; the others are listed so that errors can name
+// them.
 const (
 	F32  Type = 0
 	F16  Type = 1
@@ -75,12 +76,27 @@ const (
 	Q5_K Type = 13
 	Q6_K Type = 14
 	Q8_K Type = 15
-	I8   Type = 24
-	I16  Type = 25
-	I32  Type = 26
-	I64  Type = 27
-	F64  Type = 28
-	BF16 Type = 30
+	// The "i-quants": IQ4_NL and IQ4_XS are computed with (llama-quantize
+	// gives IQ4_NL to rows that are not a multiple of 256 in Q2_K, Q3_K
+	// and IQ4_XS files); the others need an importance matrix to make and
+	// are listed so that errors can name them.
+	IQ2_XXS Type = 16
+	IQ2_XS  Type = 17
+	IQ3_XXS Type = 18
+	IQ1_S   Type = 19
+	IQ4_NL  Type = 20
+	IQ3_S   Type = 21
+	IQ2_S   Type = 22
+	IQ4_XS  Type = 23
+	I8      Type = 24
+	I16     Type = 25
+	I32     Type = 26
+	I64     Type = 27
+	F64     Type = 28
+	IQ1_M   Type = 29
+	BF16    Type = 30
+	TQ1_0   Type = 34
+	TQ2_0   Type = 35
 )
 
 // typeInfo is a type's name, elements per block and bytes per block.
@@ -94,6 +110,10 @@ var typeInfo = map[Type]struct {
 	Q8_0: {"Q8_0", 32, 34}, Q8_1: {"Q8_1", 32, 36},
 	Q2_K: {"Q2_K", 256, 84}, Q3_K: {"Q3_K", 256, 110}, Q4_K: {"Q4_K", 256, 144},
 	Q5_K: {"Q5_K", 256, 176}, Q6_K: {"Q6_K", 256, 210}, Q8_K: {"Q8_K", 256, 292},
+	IQ4_NL: {"IQ4_NL", 32, 18}, IQ4_XS: {"IQ4_XS", 256, 136},
+	IQ2_XXS: {"IQ2_XXS", 256, 66}, IQ2_XS: {"IQ2_XS", 256, 74}, IQ2_S: {"IQ2_S", 256, 82},
+	IQ3_XXS: {"IQ3_XXS", 256, 98}, IQ3_S: {"IQ3_S", 256, 110}, IQ1_S: {"IQ1_S", 256, 50}, IQ1_M: {"IQ1_M", 256, 56},
+	TQ1_0: {"TQ1_0", 256, 54}, TQ2_0: {"TQ2_0", 256, 66},
 }
 
 // String returns the type's name as ggml spells it ("Q4_K").

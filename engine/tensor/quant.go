@@ -12,24 +12,41 @@ import (
 //
 //	Q8_0 (32 weights, 34 bytes): f16 d, int8 q[32];           w = d·q
 //	Q4_0 (32 weights, 18 bytes): f16 d, uint8 qs[16];         w[j] = d·((qs[j]&15)-8), w[j+16] = d·((qs[j]>>4)-8)
+//	Q4_1 (32 weights, 20 bytes): f16 d, f16 m, uint8 qs[16];  w[j] = d·(qs[j]&15) + m, w[j+16] = d·(qs[j]>>4) + m
+//	Q5_0 (32 weights, 22 bytes): f16 d, uint8 qh[4], uint8 qs[16]; Q4_0's nibbles with a fifth bit (bit j of qh for weight j), offset 16
+//	Q5_1 (32 weights, 24 bytes): f16 d, f16 m, uint8 qh[4], uint8 qs[16]; Q5_0's five bits, no offset, plus m
+//	IQ4_NL (32 weights, 18 bytes): f16 d, uint8 qs[16];       Q4_0's nibbles through the table iq4nlValues: w = d·iq4nlValues[nibble]
+//	Q2_K (256 weights, 84 bytes): uint8 scales[16], uint8 qs[64], f16 d, f16 dmin
+//	Q3_K (256 weights, 110 bytes): uint8 hmask[32], uint8 qs[64], uint8 scales[12], f16 d
 //	Q4_K (256 weights, 144 bytes): f16 d, f16 dmin, uint8 scales[12], uint8 qs[128]
 //	Q5_K (256 weights, 176 bytes): f16 d, f16 dmin, uint8 scales[12], uint8 qh[32], uint8 qs[128]
 //	Q6_K (256 weights, 210 bytes): uint8 ql[128], uint8 qh[64], int8 scales[16], f16 d
+//	IQ4_XS (256 weights, 136 bytes): f16 d, u16 scales_h, uint8 scales_l[4], uint8 qs[128]
 //
-// (dequantQ4K, dequantQ5K and dequantQ6K spell out the K-quant layouts.)
+// (dequantQ2K, dequantQ3K, dequantQ4K, dequantQ5K, dequantQ6K and
+// dequantIQ4XS spell out the 256-weight layouts.)
 // A product with quantized weights rounds its activations first, as
-// llama.cpp's CPU backend does, and sums integer products per block:
-// Q8_0 and Q4_0 weights take activations rounded to Q8_0 blocks (32
-// values, f16 scale amax/127, ties to even), K-quant weights take Q8_K
+// llama.cpp's CPU backend does (each type's vec_dot_type), and sums integer
+// products per block: Q8_0, Q4_0, Q5_0 and IQ4_NL weights take activations
+// rounded to Q8_0 blocks (32 values, f16 scale amax/127, ties to even),
+// Q4_1 and Q5_1 weights Q8_1 blocks (Q8_0's values and scale, plus s =
+// d·Σq in binary16, which carries their min), the K-quants and IQ4_XS Q8_K
 // blocks (256 values, float32 scale max/-127 where max is the value of
 // largest magnitude). F16 weights marked by RoundF16 take activations
 // rounded to binary16.
 const (
-	Q8_0 DType = 16 + iota // ggml Q8_0
-	Q4_0                   // ggml Q4_0
-	Q4_K                   // ggml Q4_K
-	Q5_K                   // ggml Q5_K
-	Q6_K                   // ggml Q6_K
+	Q8_0   DType = 16 + iota // ggml Q8_0
+	Q4_0                     // ggml Q4_0
+	Q4_K                     // ggml Q4_K
+	Q5_K                     // ggml Q5_K
+	Q6_K                     // ggml Q6_K
+	Q4_1                     // ggml Q4_1
+	Q5_0                     // ggml Q5_0
+	Q5_1                     // ggml Q5_1
+	Q2_K                     // ggml Q2_K
+	Q3_K                     // ggml Q3_K
+	IQ4_NL                   // ggml IQ4_NL
+	IQ4_XS                   // ggml IQ4_XS
 )
 
 // Block returns the weights per block and bytes per block of the dtype: 1
@@ -46,30 +63,48 @@ func (d DType) Block() (elems, bytes int) {
 		return 256, 176
 	case Q6_K:
 		return 256, 210
+	case Q4_1:
+		return 32, 20
+	case Q5_0:
+		return 32, 22
+	case Q5_1:
+		return 32, 24
+	case Q2_K:
+		return 256, 84
+	case Q3_K:
+		return 256, 110
+	case IQ4_NL:
+		return 32, 18
+	case IQ4_XS:
+		return 256, 136
 	}
 	return 1, d.Size()
 }
 
 // Quantized reports whether d is one of the block-quantized types.
-func (d DType) Quantized() bool { return d >= Q8_0 && d <= Q6_K }
+func (d DType) Quantized() bool { return d >= Q8_0 && d <= IQ4_XS }
 
 // quantName is the String of the quantized types.
 func quantName(d DType) (string, bool) {
-	names := map[DType]string{Q8_0: "q8_0", Q4_0: "q4_0", Q4_K: "q4_k", Q5_K: "q5_k", Q6_K: "q6_k"}
+	names := map[DType]string{Q8_0: "q8_0", Q4_0: "q4_0", Q4_K: "q4_k", Q5_K: "q5_k", Q6_K: "q6_k",
+		Q4_1: "q4_1", Q5_0: "q5_0", Q5_1: "q5_1", Q2_K: "q2_k", Q3_K: "q3_k", IQ4_NL: "iq4_nl", IQ4_XS: "iq4_xs"}
 	s, ok := names[d]
 	return s, ok
 }
 
 // ActRounding names how a product with the matrix rounds its activations,
-// as a trace records it: "f32" (not at all), "f16", "q8_0" or "q8_k".
+// as a trace records it: "f32" (not at all), "f16", "q8_0", "q8_1" or
+// "q8_k".
 func (m Matrix) ActRounding() string {
-	switch {
-	case m.DType == Q8_0 || m.DType == Q4_0:
-		return "q8_0"
-	case m.DType.Quantized():
-		return "q8_k"
-	case m.roundF16:
+	switch m.rounding() {
+	case roundF16:
 		return "f16"
+	case roundQ8_0, roundQ8_0Q4:
+		return "q8_0"
+	case roundQ8_1:
+		return "q8_1"
+	case roundQ8K:
+		return "q8_k"
 	}
 	return "f32"
 }
@@ -237,6 +272,20 @@ func (m Matrix) dequantRow(dst []float32, i int) {
 			dequantQ5K(out, blk)
 		case Q6_K:
 			dequantQ6K(out, blk)
+		case Q4_1:
+			dequantQ4_1(out, blk)
+		case Q5_0:
+			dequantQ5_0(out, blk)
+		case Q5_1:
+			dequantQ5_1(out, blk)
+		case Q2_K:
+			dequantQ2K(out, blk)
+		case Q3_K:
+			dequantQ3K(out, blk)
+		case IQ4_NL:
+			dequantIQ4NL(out, blk)
+		case IQ4_XS:
+			dequantIQ4XS(out, blk)
 		}
 	}
 }

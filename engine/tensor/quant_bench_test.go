@@ -14,12 +14,14 @@ import (
 // (down), 8192×576 (a matrix of 5 MB, past L2, in L3) and 49152×576 (the
 // vocabulary, 30 MB of Q8_0, from memory); the K-quants cut the columns
 // to a multiple of 256. Q8_0 and Q4_0 run in ggml's layout and, where the
-// VNNI kernels run, in the packed one a GGUF file's copy uses.
+// VNNI kernels run, in the packed one a GGUF file's copy uses. The types
+// without assembly (Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS) run their
+// pure-Go kernels.
 func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)
 	defer p.Close()
-	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS} {
 		for _, sh := range [][2]int{{1536, 576}, {576, 1536}, {8192, 576}, {49152, 576}} {
 			rows, cols := sh[0], sh[1]
 			if elems, _ := dt.Block(); cols%elems != 0 {

@@ -9,7 +9,8 @@ import (
 // set per row t of x.
 type qActs struct {
 	f      []float32 // (n, cols): activations rounded to binary16, for RoundF16 weights
-	d      []float32 // (n, cols/block): the scale of each Q8_0 or Q8_K block
+	d      []float32 // (n, cols/block): the scale of each Q8_0, Q8_1 or Q8_K block
+	s      []float32 // (n, cols/32): Q8_1 only, each block's s = d·Σq as ggml stores it (binary16), widened
 	qs     []int8    // (n, cols): the rounded values
 	bsums  []int32   // (n, cols/16): Q8_K sums of each 16 values
 	s32    []int16   // (n, cols/32): Q8_K sums of each 32 values, for the Q4_K and Q5_K kernels
@@ -38,7 +39,8 @@ const (
 	roundF16                    // binary16 (F16 weights marked RoundF16)
 	roundQ8_0                   // Q8_0 blocks, VNNI offsets for Q8_0 weights
 	roundQ8_0Q4                 // Q8_0 blocks, VNNI offsets for Q4_0 weights
-	roundQ8K                    // Q8_K blocks (the K-quants)
+	roundQ8K                    // Q8_K blocks (the K-quants, IQ4_XS)
+	roundQ8_1                   // Q8_1 blocks (Q4_1, Q5_1)
 )
 
 // rounding returns how products with m round their activations.
@@ -46,10 +48,12 @@ func (m Matrix) rounding() rounding {
 	switch {
 	case m.roundF16:
 		return roundF16
-	case m.DType == Q8_0:
-		return roundQ8_0
+	case m.DType == Q8_0 || m.DType == Q5_0 || m.DType == IQ4_NL:
+		return roundQ8_0 // Q5_0 and IQ4_NL read only the values and scales: they share Q8_0's
 	case m.DType == Q4_0:
 		return roundQ8_0Q4
+	case m.DType == Q4_1 || m.DType == Q5_1:
+		return roundQ8_1
 	case m.DType.Quantized():
 		return roundQ8K
 	}
@@ -63,7 +67,7 @@ func (m Matrix) rounding() rounding {
 // activations. For quantized weights, the reference loop (matMulQuantRef):
 //
 //	for t := 0; t < n; t++ {
-//		xq := x[t] rounded to Q8_0 (Q8_0, Q4_0 weights) or Q8_K blocks (K-quants)
+//		xq := x[t] rounded to Q8_0 (Q8_0, Q4_0, Q5_0, IQ4_NL weights), Q8_1 (Q4_1, Q5_1) or Q8_K blocks (K-quants, IQ4_XS)
 //		for i := 0; i < W.Rows; i++ {
 //			var s float32
 //			for each block b of row i:
@@ -72,8 +76,9 @@ func (m Matrix) rounding() rounding {
 //		}
 //	}
 //
-// where K-quant blocks sum per sub-block with their 6-bit (Q6_K: 8-bit)
-// scales and subtract dmin·Σ min·(sum of x's sub-block).
+// where K-quant blocks sum per sub-block with their 6-bit (Q6_K: 8-bit,
+// Q2_K: 4-bit) scales and subtract dmin·Σ min·(sum of x's sub-block), and
+// Q4_1 and Q5_1 blocks add their min times the Q8_1 block's s.
 func (p *Pool) matMulRound(dst []float32, w Matrix, x []float32, n int) {
 	p.matMulsRound(x[:n*w.Cols], Product{Dst: dst, W: w})
 }
@@ -249,6 +254,8 @@ func (j *quantJob) Run(lo, hi int) {
 				s = dotQ5K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q6_K:
 				s = dotQ6K(row, a.d[t*in/256:(t+1)*in/256], xq)
+			default:
+				s = j.dotMore(row, t, xq)
 			}
 			j.dst[t*out+i] = s
 		}
@@ -355,11 +362,14 @@ func (j *quantJob) packedQuads(first, end int) {
 // x at a time: 32 quads of 1536 Q8_0 weights are 200 KB, in L2.
 const quadRun = 32
 
-// quantize rounds x (n, cols) for weights of dtype: Q8_0 blocks for Q8_0
-// and Q4_0, Q8_K blocks for the K-quants.
+// quantize rounds x (n, cols) for weights of dtype: Q8_0 blocks for Q8_0,
+// Q4_0, Q5_0 and IQ4_NL (with the VNNI kernels' layout for Q8_0's, Q5_0's
+// and IQ4_NL's the same as Q8_0's, so that they can share it), Q8_1 blocks
+// for Q4_1 and Q5_1, Q8_K blocks for the K-quants and IQ4_XS.
 func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	growI8(&a.qs, len(x))
-	if dtype == Q8_0 || dtype == Q4_0 {
+	switch dtype {
+	case Q8_0, Q4_0, Q5_0, IQ4_NL:
 		growF(&a.d, len(x)/32)
 		if useVNNI && len(x) >= 32 {
 			growXV(&a.xv, 2*len(x))
@@ -375,6 +385,13 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 		}
 		if useVNNI {
 			a.vnni(dtype)
+		}
+		return
+	case Q4_1, Q5_1:
+		growF(&a.d, len(x)/32)
+		growF(&a.s, len(x)/32)
+		for b := 0; b < len(x)/32; b++ {
+			a.d[b], a.s[b] = quantizeQ8_1(a.qs[32*b:32*b+32], x[32*b:32*b+32])
 		}
 		return
 	}
@@ -401,7 +418,7 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 // of values 4m..4m+3 times 128 for Q8_0 weights (the kernels offset them
 // by 128) or 8 for Q4_0 (the kernels take the nibbles without their -8).
 func (a *qActs) vnni(dtype DType) {
-	shift := 7
+	shift := 7 // Q8_0 weights, and Q5_0 and IQ4_NL ones, which share their rounding
 	if dtype == Q4_0 {
 		shift = 3
 	}

@@ -54,6 +54,11 @@ func TestMatMulsSharesRounding(t *testing.T) {
 		{"q8_0 q4_0 q8_0", []DType{Q8_0, Q4_0, Q8_0}, 64, 3},
 		{"f32 between q8_0", []DType{Q8_0, F32, Q8_0}, 64, 1},
 		{"f32 only", []DType{F32, F32}, 64, 0},
+		{"q5_0 iq4_nl q8_0 (q8_0 blocks)", []DType{Q5_0, IQ4_NL, Q8_0}, 64, 1},
+		{"q4_1 q5_1 (q8_1 blocks)", []DType{Q4_1, Q5_1, Q5_1}, 64, 1},
+		{"q5_0 q5_0 q5_1 (kmix q4_k_s)", []DType{Q5_0, Q5_0, Q5_1}, 64, 2},
+		{"q8_0 then q4_1", []DType{Q8_0, Q4_1}, 64, 2},
+		{"q2_k q3_k iq4_xs q4_k (q8_k blocks)", []DType{Q2_K, Q3_K, IQ4_XS, Q4_K}, 256, 1},
 	} {
 		for _, n := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(t *testing.T) {
@@ -106,7 +111,7 @@ func FuzzMatMuls(f *testing.F) {
 	f.Add([]byte{0, 0, 0}, uint64(1), []byte{1, 2, 3}, false)
 	f.Add([]byte{0, 1, 0, 7}, uint64(2), []byte{0x00, 0x00, 0x80, 0x7f}, true)
 	f.Add([]byte{2, 4, 3, 5, 5}, uint64(3), []byte{0xff, 0xff, 0xff, 0x7f}, false)
-	dtypes := []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, F32}
+	dtypes := []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, F16, F32, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS}
 	f.Fuzz(func(t *testing.T, kinds []byte, seed uint64, raw []byte, two bool) {
 		const cols = 256
 		if len(kinds) > 5 {

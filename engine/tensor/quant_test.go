@@ -67,8 +67,88 @@ func refWeight(dt DType, blk []byte, e int) float32 {
 		high := int(blk[128+32*half+l]>>(2*quarter)) & 3
 		scale := float32(int8(blk[192+8*half+2*quarter+l/16]))
 		return refF16(blk, 208) * scale * float32(low|high<<4-32)
+	case Q4_1, Q5_0, Q5_1:
+		q, qs := 0, 4 // the weight's value; where qs starts
+		switch dt {
+		case Q5_0:
+			qs = 6
+		case Q5_1:
+			qs = 8
+		}
+		b := blk[qs+e%16]
+		if e < 16 {
+			q = int(b & 0x0f)
+		} else {
+			q = int(b >> 4)
+		}
+		if dt != Q4_1 { // qh: four bytes before qs, bit e
+			if binary.LittleEndian.Uint32(blk[qs-4:])&(1<<e) != 0 {
+				q += 16
+			}
+		}
+		if dt == Q5_0 {
+			return float32(q-16) * refF16(blk, 0)
+		}
+		return float32(float32(q)*refF16(blk, 0)) + refF16(blk, 2)
+	case IQ4_NL:
+		b := blk[2+e%16]
+		if e >= 16 {
+			b >>= 4
+		}
+		return refF16(blk, 0) * float32(refIQ4NL[b&0x0f])
+	case Q2_K:
+		half, r := e/128, e%128
+		run, l := r/32, r%32
+		q := int(blk[16+32*half+l]>>(2*run)) & 3
+		sc := blk[8*half+2*run+l/16] // sub-block (e/16): scale low nibble, min high
+		dl, ml := refF16(blk, 80)*float32(sc&0x0f), refF16(blk, 82)*float32(sc>>4)
+		return float32(dl*float32(q)) - ml
+	case Q3_K:
+		half, r := e/128, e%128
+		run, l := r/32, r%32
+		q := int(blk[32+32*half+l]>>(2*run)) & 3
+		if blk[l]&(1<<(4*half+run)) == 0 { // hmask
+			q -= 4
+		}
+		sub := e / 16
+		sc := blk[96:108]
+		var lo, hi byte
+		if sub < 8 {
+			lo = sc[sub] & 0x0f
+		} else {
+			lo = sc[sub-8] >> 4
+		}
+		hi = sc[8+sub%4] >> (2 * (sub / 4)) & 3
+		return refF16(blk, 108) * float32(int(lo|hi<<4)-32) * float32(q)
+	case IQ4_XS:
+		ib, in := e/32, e%32
+		b := blk[8+16*ib+in%16]
+		if in >= 16 {
+			b >>= 4
+		}
+		sh := binary.LittleEndian.Uint16(blk[2:])
+		ls := int(blk[4+ib/2]>>(4*(ib%2)))&0x0f | int(sh>>(2*ib)&3)<<4
+		return refF16(blk, 0) * float32(ls-32) * float32(refIQ4NL[b&0x0f])
 	}
 	panic("not quantized")
+}
+
+// refIQ4NL is ggml's kvalues_iq4nl.
+var refIQ4NL = [16]int{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
+
+// allQuant lists every quantized dtype.
+var allQuant = []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS}
+
+// refRounding is how the products with dt round their activations: block
+// 32 (Q8_0, Q8_1) or 256 (Q8_K), and whether the blocks carry Q8_1's s.
+func refRounding(dt DType) (block int, q8_1 bool) {
+	switch dt {
+	case Q8_0, Q4_0, Q5_0, IQ4_NL:
+		return 32, false
+	case Q4_1, Q5_1:
+		return 32, true
+	}
+	return 256, false
 }
 
 // randomBlocks returns rows·cols weights of dt as random bytes with sane
@@ -84,13 +164,18 @@ func randomBlocks(r *rand.Rand, dt DType, rows, cols int) []byte {
 			binary.LittleEndian.PutUint16(b[off+at:], F32ToF16(float32(r.Float64()*0.02+0.001)))
 		}
 		switch dt {
-		case Q8_0, Q4_0, Q4_K, Q5_K:
+		case Q8_0, Q4_0, Q4_K, Q5_K, Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS:
 			scale(0)
-			if dt == Q4_K || dt == Q5_K {
+			if dt == Q4_K || dt == Q5_K || dt == Q4_1 || dt == Q5_1 {
 				scale(2)
 			}
 		case Q6_K:
 			scale(208)
+		case Q2_K:
+			scale(80)
+			scale(82)
+		case Q3_K:
+			scale(108)
 		}
 	}
 	return b
@@ -98,7 +183,7 @@ func randomBlocks(r *rand.Rand, dt DType, rows, cols int) []byte {
 
 func TestQuantDequantMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+	for _, dt := range allQuant {
 		t.Run(dt.String(), func(t *testing.T) {
 			elems, bytes := dt.Block()
 			rows, cols := 3, 2*256
@@ -135,21 +220,33 @@ func matMulQuantRef(dst []float32, w Matrix, x []float32) {
 }
 
 // matMulQuantRefAbs is matMulQuantRef also writing Σ |term| of each sum
-// to abs (when not nil): the scale of float32 rounding error.
+// to abs (when not nil): the scale of float32 rounding error. For Q4_1 and
+// Q5_1 weights, w = d·q + m, the min's part of each block is m·s with s
+// the Q8_1 block's sum as llama.cpp rounds it (d_x·Σq_x in binary16), not
+// m·d_x·Σq_x: that is the definition of their product.
 func matMulQuantRefAbs(dst, abs []float32, w Matrix, x []float32) {
 	n := len(x) / w.Cols
 	var a qActs
 	a.quantize(w.DType, x, n, w.Cols)
-	block := 32
-	if w.DType != Q8_0 && w.DType != Q4_0 {
-		block = 256
-	}
+	block, q8_1 := refRounding(w.DType)
 	for t := 0; t < n; t++ {
 		for i := 0; i < w.Rows; i++ {
 			var s, sa float64
 			for j := 0; j < w.Cols; j++ {
 				k := t*w.Cols + j
-				v := float64(w.At(i, j)) * float64(a.d[k/block]) * float64(a.qs[k])
+				wj := float64(w.At(i, j))
+				if q8_1 {
+					_, bb := w.DType.Block()
+					blk := w.quantRow(i)[j/32*bb:]
+					m := float64(refF16(blk, 2))
+					wj = float64(refF16(blk, 0)) * float64(refQ(w.DType, blk, j%32))
+					if j%32 == 0 {
+						v := m * float64(a.s[k/32])
+						s += v
+						sa += math.Abs(v)
+					}
+				}
+				v := wj * float64(a.d[k/block]) * float64(a.qs[k])
 				s += v
 				sa += math.Abs(v)
 			}
@@ -161,9 +258,26 @@ func matMulQuantRefAbs(dst, abs []float32, w Matrix, x []float32) {
 	}
 }
 
+// refQ is the integer value of weight e of a Q4_1 or Q5_1 block.
+func refQ(dt DType, blk []byte, e int) int {
+	qs := 4
+	if dt == Q5_1 {
+		qs = 8
+	}
+	b := blk[qs+e%16]
+	q := int(b & 0x0f)
+	if e >= 16 {
+		q = int(b >> 4)
+	}
+	if dt == Q5_1 && binary.LittleEndian.Uint32(blk[4:])&(1<<e) != 0 {
+		q += 16
+	}
+	return q
+}
+
 func TestQuantMatMulMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+	for _, dt := range allQuant {
 		for _, n := range []int{1, 2, 5} {
 			t.Run(dt.String()+"/"+string(rune('0'+n)), func(t *testing.T) {
 				rows, cols := 7, 512
@@ -247,10 +361,10 @@ func FuzzQuantMatMul(f *testing.F) {
 	f.Add(uint8(0), uint64(1), []byte{1, 2, 3})
 	f.Add(uint8(3), uint64(7), []byte{0xff, 0x7c})
 	f.Fuzz(func(t *testing.T, kind uint8, seed uint64, raw []byte) {
-		dt := []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K}[int(kind)%5]
+		dt := allQuant[int(kind)%len(allQuant)]
 		r := rand.New(rand.NewPCG(seed, 9))
 		rows, cols := 5, 288 // a quad of rows and one more; a group of 8 blocks and one more
-		if dt != Q8_0 && dt != Q4_0 {
+		if elems, _ := dt.Block(); elems == 256 {
 			cols = 256
 		}
 		b := randomBlocks(r, dt, rows, cols)
