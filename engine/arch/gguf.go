@@ -43,6 +43,13 @@ func OpenGGUF(path string, opts ...OpenOption) (engine.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
+	return OpenGGUFFile(f, opts...)
+}
+
+// OpenGGUFFile is OpenGGUF on a file already open (parsed once, so that a
+// caller can read its tokenizer from the same parse). The model owns f from
+// then on: its Close closes f, and so does a failed open.
+func OpenGGUFFile(f *gguf.File, opts ...OpenOption) (engine.Model, error) {
 	var freeCopies func() error
 	var packed map[string]bool
 	if !configOf(opts).mapped {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync/atomic"
 
 	"tracer/engine/internal/mmap"
 )
@@ -69,8 +70,16 @@ func (t TensorInfo) Elements() int64 {
 	return n
 }
 
+// opened counts the files Open has mapped and parsed (Opened).
+var opened atomic.Int64
+
+// Opened is how many files Open has mapped and parsed in this process, for
+// tests and diagnostics: opening a model should parse its file once.
+func Opened() int64 { return opened.Load() }
+
 // Open memory-maps and parses the GGUF file at path. Close unmaps it.
 func Open(path string) (*File, error) {
+	opened.Add(1)
 	data, unmap, err := mmap.File(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)

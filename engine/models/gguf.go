@@ -3,6 +3,7 @@ package models
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,9 @@ const OllamaPrefix = "ollama:"
 
 // isGGUF reports whether the file at path starts with the GGUF magic.
 func isGGUF(path string) bool {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return false // a named pipe would block the open
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -32,21 +36,26 @@ func isGGUF(path string) bool {
 // openGGUF opens a GGUF file: the weights, the tokenizer and the chat
 // template from its metadata. spec is how the user named it.
 func openGGUF(spec, path string, opts []arch.OpenOption) (*Loaded, error) {
-	m, err := arch.OpenGGUF(path, opts...)
+	f, err := gguf.Open(path) // parsed once: the model owns it, the tokenizer reads it first
+	if err != nil {
+		return nil, fmt.Errorf("arch: %w", err)
+	}
+	m, err := arch.OpenGGUFFile(f, opts...)
 	if err != nil {
 		return nil, err
 	}
 	l := &Loaded{Spec: spec, Model: m}
-	f, err := gguf.Open(path)
-	if err != nil {
-		l.Close()
-		return nil, fmt.Errorf("models: %w", err)
-	}
-	defer f.Close()
 	if f.Has("tokenizer.ggml.model") {
 		if l.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
 			l.Close()
 			return nil, err
+		}
+		// llama.cpp sizes the vocabulary from the tokenizer and refuses a
+		// token_embd of another height; ids past the tokenizer would
+		// generate empty text.
+		if n, rows := l.Tokenizer.VocabSize(), m.Info().VocabSize; n != rows {
+			l.Close()
+			return nil, fmt.Errorf("models: %s: the tokenizer has %d tokens but token_embd has %d rows: the file is inconsistent (llama.cpp refuses it too); convert the model again", path, n, rows)
 		}
 	}
 	if src, ok, err := f.String("tokenizer.chat_template"); err != nil {
@@ -110,7 +119,7 @@ func OllamaBlob(spec string) (string, error) {
 		root = filepath.Join(home, ".ollama", "models")
 	}
 	manifest := filepath.Join(append([]string{root, "manifests"}, append(parts, tag)...)...)
-	data, err := os.ReadFile(manifest)
+	data, err := readManifest(manifest)
 	if err != nil {
 		return "", fmt.Errorf("model %q: no Ollama manifest at %s (is the model pulled? `ollama pull %s:%s`; OLLAMA_MODELS sets the store): %w",
 			spec, manifest, given, tag, err)
@@ -144,4 +153,31 @@ func OllamaBlob(spec string) (string, error) {
 		return blob, nil
 	}
 	return "", fmt.Errorf("model %q: %s has no layer of media type application/vnd.ollama.image.model", spec, manifest)
+}
+
+// maxManifest is the largest Ollama manifest OllamaBlob reads: real ones
+// are well under a kilobyte.
+const maxManifest = 1 << 20
+
+// readManifest reads an Ollama manifest: a regular file (a named pipe
+// would block the read, a device never end it) of at most maxManifest
+// bytes.
+func readManifest(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
+	if err == nil && len(data) > maxManifest {
+		err = fmt.Errorf("%s is larger than %d bytes: not an Ollama manifest", path, maxManifest)
+	}
+	return data, err
 }

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"tracer/engine/gguf"
 	"tracer/engine/hub"
@@ -176,5 +178,114 @@ func TestOpenGGUFChatTemplate(t *testing.T) {
 	ids := req.Prompts[0]
 	if len(ids) < 2 || ids[0] != 1 || slices.Contains(ids[1:], 1) {
 		t.Errorf("got ids %v, want BOS (1) once, first", ids)
+	}
+}
+
+// TestGGUFTokenizerMustFitTheEmbedding: a GGUF whose tokenizer has fewer
+// tokens than token_embd has rows (100 over 512) is refused, as llama.cpp
+// refuses it, instead of generating ids whose text is empty.
+func TestGGUFTokenizerMustFitTheEmbedding(t *testing.T) {
+	src, err := gguf.Open(refdata.Need(t, "models/tiny-random-llama/gguf/model-f32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	meta := slices.Clone(src.Meta)
+	cut := 0
+	for i, kv := range meta {
+		if !strings.HasPrefix(kv.Key, "tokenizer.ggml.") || kv.Type != gguf.TypeArray {
+			continue
+		}
+		switch v := kv.Value.(type) {
+		case []string:
+			meta[i].Value = v[:100]
+		case []float32:
+			meta[i].Value = v[:100]
+		case []int32:
+			meta[i].Value = v[:100]
+		default:
+			continue
+		}
+		cut++
+	}
+	if cut == 0 {
+		t.Fatal("the file has no tokenizer arrays to cut")
+	}
+	path := filepath.Join(t.TempDir(), "short-vocab.gguf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gguf.Write(f, meta, src.Tensors, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path)
+	if err == nil {
+		l.Close()
+		t.Fatal("a tokenizer of 100 tokens over 512 embedding rows opened")
+	}
+	if !strings.Contains(err.Error(), "100 tokens") || !strings.Contains(err.Error(), "512 rows") {
+		t.Errorf("got %v, want an error naming 100 tokens and 512 rows", err)
+	}
+}
+
+// TestGGUFIsParsedOnce: opening a GGUF model (weights, tokenizer, chat
+// template) maps and parses its file once.
+func TestGGUFIsParsedOnce(t *testing.T) {
+	path := refdata.Need(t, "models/tiny-random-llama/gguf/model-f32.gguf")
+	before := gguf.Opened()
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if n := gguf.Opened() - before; n != 1 || l.Tokenizer == nil {
+		t.Errorf("opening a GGUF parsed it %d times (tokenizer %v), want once", n, l.Tokenizer != nil)
+	}
+}
+
+// TestOllamaManifestsMustBeFiles: a manifest that is a named pipe, or a
+// link to /dev/zero, is refused at once instead of blocking the open or
+// reading without end; so is a model path that is a named pipe.
+func TestOllamaManifestsMustBeFiles(t *testing.T) {
+	root := ollamaStore(t, []byte("GGUF"), nil)
+	dir := filepath.Join(root, "manifests", "registry.ollama.ai", "library")
+	if err := os.MkdirAll(filepath.Join(dir, "pipe"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe", "latest"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "zero"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero", "latest")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OLLAMA_MODELS", root)
+	fifo := filepath.Join(t.TempDir(), "model.gguf")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"ollama:pipe", "ollama:zero", fifo} {
+		done := make(chan error, 1)
+		go func() {
+			l, err := Open(spec)
+			if err == nil {
+				l.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: got %v, want a refusal saying it is not a regular file", spec, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still opening after 10 s", spec)
+		}
 	}
 }

@@ -11,6 +11,12 @@ import (
 // File maps the regular file at path read-only. An empty file maps to an
 // empty slice.
 func File(path string) (data []byte, unmap func() error, err error) {
+	// Before opening: opening a named pipe blocks until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return nil, nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("not a regular file")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
