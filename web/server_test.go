@@ -16,6 +16,7 @@ import (
 	"tracer/engine/models"
 	"tracer/trace"
 	"tracer/web"
+	"tracer/web/internal/testsupport"
 )
 
 // newServer serves the handler of a new web.Server for the test.
@@ -49,29 +50,6 @@ func openPage(t *testing.T, ts *httptest.Server) (string, string) {
 		t.Fatal("GET /: no session id in the page")
 	}
 	return string(body), string(m[1])
-}
-
-// lessonTrace runs the toy greedily and returns the trace as JSON.
-func lessonTrace(t *testing.T) []byte {
-	t.Helper()
-	m, err := models.Open("toy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := m.Request(models.Input{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Record = true
-	tr, err := engine.Generate(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := trace.Write(&b, tr); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
 }
 
 // upload posts a file as the page's form does. asJSON sets the Accept
@@ -144,7 +122,7 @@ func TestImportMalformed(t *testing.T) {
 	const limit = 64 << 10
 	ts := newServer(t, web.Config{MaxTraceSize: limit})
 	_, session := openPage(t, ts)
-	good := lessonTrace(t)
+	good := testsupport.ToyJSON(t)
 	outside := bytes.Replace(good, []byte(`"new_ids": [`), []byte(`"new_ids": [ 99,`), 1)
 	outside = bytes.Replace(outside, []byte(`"ids": [`+"\n   0,"), []byte(`"ids": [`+"\n   0, 99,"), 1)
 	huge := append(bytes.TrimRight(good, "}\n"), []byte(`, "padding": "`+strings.Repeat("x", limit)+`"}`)...)
@@ -207,7 +185,7 @@ func TestImportMalformed(t *testing.T) {
 func TestImportAndExport(t *testing.T) {
 	ts := newServer(t, web.Config{})
 	_, session := openPage(t, ts)
-	good := lessonTrace(t)
+	good := testsupport.ToyJSON(t)
 
 	res, body := upload(t, ts, session, "lesson.json", good, true)
 	var r reply
