@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -145,10 +146,14 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitError
 	}
-	fmt.Fprintf(stdout, "tracer: serving on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	addrs := typeableAddrs(ln.Addr(), net.InterfaceAddrs)
+	fmt.Fprintf(stdout, "tracer: serving on http://%s/ (Ctrl-C to stop)\n", addrs[0])
 	if token := srv.TeachToken(); token != "" {
-		fmt.Fprintf(stdout, "tracer: classroom: students open http://%s/\n", ln.Addr())
-		fmt.Fprintf(stdout, "tracer: instructor (keep this link to yourself): http://%s/?teach=%s\n", ln.Addr(), token)
+		fmt.Fprintf(stdout, "tracer: classroom: students open http://%s/\n", addrs[0])
+		for _, a := range addrs[1:] {
+			fmt.Fprintf(stdout, "tracer: classroom: or http://%s/\n", a)
+		}
+		fmt.Fprintf(stdout, "tracer: instructor (keep this link to yourself): http://%s/?teach=%s\n", addrs[0], token)
 	}
 	if err := srv.ServeListener(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
@@ -220,4 +225,39 @@ func measureBandwidth(ctx context.Context) func() float64 {
 		bits.Store(math.Float64bits(bw[len(bw)-1].BestGBps))
 	}()
 	return func() float64 { return math.Float64frombits(bits.Load()) }
+}
+
+// typeableAddrs are the host:port addresses a person can type to reach a
+// listener: its own address, or, when it listens on every interface
+// (0.0.0.0 or [::]), the machine's addresses (IPv4 first, loopback last),
+// which interfaces lists.
+func typeableAddrs(a net.Addr, interfaces func() ([]net.Addr, error)) []string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return []string{a.String()}
+	}
+	port := strconv.Itoa(tcp.Port)
+	var v4, v6, loop []string
+	if list, err := interfaces(); err == nil {
+		for _, ia := range list {
+			n, ok := ia.(*net.IPNet)
+			if !ok || n.IP.IsLinkLocalUnicast() || n.IP.IsMulticast() {
+				continue
+			}
+			hp := net.JoinHostPort(n.IP.String(), port)
+			switch {
+			case n.IP.IsLoopback():
+				loop = append(loop, hp)
+			case n.IP.To4() != nil:
+				v4 = append(v4, hp)
+			default:
+				v6 = append(v6, hp)
+			}
+		}
+	}
+	out := append(append(v4, v6...), loop...)
+	if len(out) == 0 {
+		return []string{net.JoinHostPort("127.0.0.1", port)}
+	}
+	return out
 }

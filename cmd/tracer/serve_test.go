@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -332,4 +333,58 @@ func TestServeServerModels(t *testing.T) {
 	if len(auth) == 0 || auth[0] != "Bearer "+key {
 		t.Errorf("the server got Authorization %q, want the key from TRACER_TEST_SERVER_KEY", auth)
 	}
+}
+
+// TestServeAddressesCanBeTyped: listening on every interface, serve prints
+// the machine's addresses (IPv4 first), never [::] or 0.0.0.0, which no
+// student can type.
+func TestServeAddressesCanBeTyped(t *testing.T) {
+	ifaces := func() ([]net.Addr, error) {
+		return []net.Addr{
+			&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+			&net.IPNet{IP: net.ParseIP("fe80::1"), Mask: net.CIDRMask(64, 128)},
+			&net.IPNet{IP: net.ParseIP("2001:db8::5"), Mask: net.CIDRMask(64, 128)},
+			&net.IPNet{IP: net.ParseIP("192.168.1.5"), Mask: net.CIDRMask(24, 32)},
+		}, nil
+	}
+	for _, listen := range []string{"0.0.0.0", "::"} {
+		got := typeableAddrs(&net.TCPAddr{IP: net.ParseIP(listen), Port: 18434}, ifaces)
+		want := []string{"192.168.1.5:18434", "[2001:db8::5]:18434", "127.0.0.1:18434"}
+		if !slices.Equal(got, want) {
+			t.Errorf("listening on %s: got %v, want %v", listen, got, want)
+		}
+	}
+	if got := typeableAddrs(&net.TCPAddr{IP: net.ParseIP("10.0.0.2"), Port: 80}, ifaces); !slices.Equal(got, []string{"10.0.0.2:80"}) {
+		t.Errorf("listening on one address: got %v", got)
+	}
+	// The real command, on every interface: no unspecified address printed,
+	// and the students' link answers.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"serve", "--addr", "0.0.0.0:0", "--classroom"}, nil, &stdout, &stderr)
+	}()
+	link := regexp.MustCompile(`students open (http://\S+/)\n`)
+	deadline := time.Now().Add(10 * time.Second)
+	for link.FindStringSubmatch(stdout.String()) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("no students' link printed; stdout %q, stderr %q", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if out := stdout.String(); strings.Contains(out, "[::]") || strings.Contains(out, "0.0.0.0") {
+		t.Errorf("serve --addr 0.0.0.0:0 printed an address no one can type:\n%s", out)
+	}
+	res, err := http.Get(link.FindStringSubmatch(stdout.String())[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("the students' link: got %s", res.Status)
+	}
+	cancel()
+	<-code
 }
