@@ -43,6 +43,7 @@ const (
 	KeyStart           = "start"           // "Start the lesson"
 	KeyBackToLessons   = "back-to-lessons" // link to the list
 	KeyLessonDone      = "lesson-done"     // shown after a lesson's last step
+	KeyNextLesson      = "next-lesson"     // the link to the next lesson, after a lesson's last step: "Next: {title}"
 	KeyQuickCheck      = "quick-check"     // the quiz's heading
 	KeyCheckAnswer     = "check-answer"    // the quiz's button
 	KeyCorrect         = "correct"         // "Correct!"
@@ -142,7 +143,7 @@ const (
 func uiKeys() []string {
 	return []string{
 		KeyLessons, KeyLesson, KeyLessonN, KeyStepNOfTotal, KeyMomentNOfTotal, KeyNext, KeyPrevious,
-		KeyStart, KeyBackToLessons, KeyLessonDone, KeyQuickCheck, KeyCheckAnswer, KeyCorrect,
+		KeyStart, KeyBackToLessons, KeyLessonDone, KeyNextLesson, KeyQuickCheck, KeyCheckAnswer, KeyCorrect,
 		KeyNotQuite, KeyTryAgain, KeyYourProgress, KeyProgressDone, KeyLanguage, KeyLangEnglish,
 		KeyLangHindi, KeyRun, KeyRunAgain, KeyRunning, KeyModel, KeyToyModel, KeyRealModel,
 		KeyCompare, KeySameOutput, KeyDifferentOut, KeyPrompt, KeyNewTokens, KeyStopReason,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,20 @@ func walkLessonSteps(t *testing.T, ctx context.Context, base string, l lessons.L
 		if len(st.Questions) > 0 {
 			answerQuiz(t, ctx, where, &st.Questions[0])
 		}
+	}
+	// The last step leads on to the next lesson's first; the last lesson's
+	// to none.
+	cat, err := lessons.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	if n := slices.IndexFunc(cat.Lessons, func(x lessons.Lesson) bool { return x.ID == l.ID }) + 1; n < len(cat.Lessons) {
+		want = lessonpage.StepURL(cat.Lessons[n].ID, cat.Lessons[n].Steps[0].ID, lang)
+	}
+	got := evalJS[string](t, ctx, `document.querySelector("[data-testid=next-lesson]")?.getAttribute("href") ?? ""`)
+	if got != want {
+		t.Errorf("%s, last step: the next lesson's link is %q, want %q", l.ID, got, want)
 	}
 }
 

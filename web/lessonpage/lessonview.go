@@ -75,6 +75,11 @@ func stepPageView(cat *lessons.Catalog, l *lessons.Lesson, i int, lang string, h
 		v.NextURL = StepURL(l.ID, l.Steps[i+1].ID, lang)
 	} else {
 		v.Done = ui.Get(lessons.KeyLessonDone, lang)
+		if n < len(cat.Lessons) && len(cat.Lessons[n].Steps) > 0 {
+			next := &cat.Lessons[n]
+			v.NextLessonURL = StepURL(next.ID, next.Steps[0].ID, lang)
+			v.NextLesson = lessons.Fill(ui.Get(lessons.KeyNextLesson, lang), "title", next.Title.In(lang))
+		}
 	}
 	if len(st.Questions) > 0 {
 		v.Quiz = &view.QuizView{Title: ui.Get(lessons.KeyQuickCheck, lang), Correct: ui.Get(lessons.KeyCorrect, lang), NotQuite: ui.Get(lessons.KeyNotQuite, lang)}

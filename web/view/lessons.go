@@ -58,6 +58,9 @@ type LessonStepView struct {
 	Previous    string
 	Next        string
 	Done        string // "You have finished this lesson.", on the last step
+	// NextLessonURL and NextLesson link the last step to the next lesson's
+	// first ("" after the last lesson).
+	NextLessonURL, NextLesson string
 }
 
 // CodeView is a listing beside a step.
