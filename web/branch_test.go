@@ -113,7 +113,7 @@ func TestUntilEachBreakpoint(t *testing.T) {
 		index int
 		says  string
 	}{
-		{"top-1", map[string]string{"top1_below": "0.65"}, 2, "top-1 probability is 0.60, below 0.65"},
+		{"top-1", map[string]string{"top1_below": "0.65"}, 2, "raw top-1 probability (before the processors) is 0.60, below 0.65"},
 		{"entropy", map[string]string{"entropy_above": "0.65"}, 2, "entropy is 0.673 nats"},
 		{"token", map[string]string{"token": "</s>", "token_top_k": "1"}, 3, "entered the top 1"},
 		{"none", map[string]string{"entropy_above": "5"}, 3, "No breakpoint hit"},

@@ -324,6 +324,12 @@ func TestBrowserBreakpoints(t *testing.T) {
 	open(t, ctx, url)
 	fillRun(t, ctx, form{"do_sample": "false"})
 	runAndWait(t, ctx, "run-generate", "done")
+	// The form says which distribution its thresholds test (the raw one:
+	// "top-1 below 0.3" once fired where the processed top-1 was 0.30).
+	do(t, ctx, "open the breakpoints", chromedp.Evaluate[chromedp.Void](`document.getElementById("until-panel").open = true`))
+	if says := evalJS[string](t, ctx, `document.querySelector("[data-testid=until-raw]")?.innerText ?? ""`); !strings.Contains(says, "raw distribution") {
+		t.Errorf("the breakpoint form says %q, want it to name the raw distribution", says)
+	}
 	until := func(t *testing.T, fields map[string]string) (int, string) {
 		t.Helper()
 		goTo(t, ctx, 0)
@@ -344,7 +350,7 @@ func TestBrowserBreakpoints(t *testing.T) {
 		index  int
 		says   string
 	}{
-		{"top-1", map[string]string{"top1": "0.65"}, 2, "top-1 probability is 0.60"},
+		{"top-1", map[string]string{"top1": "0.65"}, 2, "raw top-1 probability (before the processors) is 0.60"},
 		{"entropy", map[string]string{"entropy": "0.65"}, 2, "entropy is 0.673"},
 		{"token", map[string]string{"token": "</s>", "topk": "1"}, 3, "entered the top 1"},
 	}

@@ -161,6 +161,7 @@ const (
 	KeyDbgTokSpecial        = "dbg-tok-special"
 	KeyDbgTokAdds           = "dbg-tok-adds"
 	KeyDbgBpTop1            = "dbg-bp-top1"
+	KeyDbgUntilRaw          = "dbg-until-raw"
 	KeyDbgBpRank            = "dbg-bp-rank"
 	KeyDbgBpEntropy         = "dbg-bp-entropy"
 	KeyDbgBpEnters          = "dbg-bp-enters"
@@ -479,6 +480,7 @@ func Keys() []string {
 		KeyDbgTokSpecial,
 		KeyDbgTokAdds,
 		KeyDbgBpTop1,
+		KeyDbgUntilRaw,
 		KeyDbgBpRank,
 		KeyDbgBpEntropy,
 		KeyDbgBpEnters,
