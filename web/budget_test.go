@@ -117,3 +117,22 @@ func TestExportsWaitInLine(t *testing.T) {
 		t.Errorf("an export with a free slot: got %d %.200s, want the page", code, msg)
 	}
 }
+
+// TestBranchHeaderNamesTheBranch: on a branch the header names the branch
+// and, for a what-if branch, its own settings, not only the parent's.
+func TestBranchHeaderNamesTheBranch(t *testing.T) {
+	s, _, c := liveServer(t, Config{}, 0)
+	generate(t, s, c, form{"do_sample": "true", "seed": "1"})
+	sendJSON(t, c, map[string]any{"type": "branch", "step": 1, "id": 2, "whatif": map[string]any{"temperature": 0.25, "top_k": 3}})
+	o := waitFor(t, c, "the branch's end", func(o live.Outbound) bool {
+		return finished(o) && strings.Contains(o.HTML, `data-testid="branch-active"`)
+	})
+	i := strings.Index(o.HTML, `class="source"`)
+	if i < 0 {
+		t.Fatalf("no header source in the view: %.300s", o.HTML)
+	}
+	header := o.HTML[i : i+strings.Index(o.HTML[i:], "</span>")]
+	if !strings.Contains(header, "step 2 →") || !strings.Contains(header, "T=0.25") {
+		t.Errorf("the branch's header says %q, want the branch and its T=0.25", header)
+	}
+}

@@ -96,6 +96,11 @@ func runView(d *Document, cur Cursor, o BuildOpts) (view.StepperView, []view.Cha
 	if generating {
 		v.Position = w.F(words.KeyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
 	}
+	if b := branchByID(t, cur.Branch); b != nil && b.Label != "" {
+		// On a branch the run's settings are the parent's unless the
+		// branch's label says otherwise (a what-if branch names its own).
+		v.Source += " · " + b.Label
+	}
 	if d.Notice != "" {
 		v.Notices = append(v.Notices, d.Notice)
 	}
