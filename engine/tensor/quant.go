@@ -125,7 +125,7 @@ func NewQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
 	return Matrix{Rows: rows, Cols: cols, DType: dtype, q: data}, nil
 }
 
-// The packed layout of Q8_0 and Q4_0 matrices interleaves rows four by
+// The packed layout of Q8_0, Q4_0 and Q5_0 matrices interleaves rows four by
 // four, so that the VNNI kernels, which take four rows at a time, read
 // the weights as one stream in order: the hardware prefetchers follow
 // one stream well, and four rows read side by side from ggml's layout
@@ -141,20 +141,39 @@ func NewQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
 // bytes. The rows after the last whole quad keep ggml's layout. Every
 // weight keeps its bytes and the matrix its size: only their order
 // changes.
+//
+// Q5_0 (bs 22) packs its groups' scales the same way, but a block's four
+// rows' 20 bytes of values are split so that the VNNI kernel loads each
+// part at once (q5PackedBlock):
+//
+//	per whole group of eight blocks (32·22 bytes):
+//		the 8 f16 scales of rows 0..3 (64 bytes), as above;
+//		for each block i < 8 (80 bytes): bits 0..15 of rows 0..3's qh
+//		(8 bytes, a row's little-endian uint16 after another), bits
+//		16..31 of them (8 bytes), rows 0..3's qs (64 bytes)
+//	per block left (88 bytes): rows 0..3's scales (8 bytes), then the
+//	block's 80 bytes of values as in a group
+//
+// so that the 64 bits of each half of qh are a mask of the bytes of the
+// 64 bytes of qs whose low (first 8 bytes) or high (next 8) nibbles take
+// a fifth bit.
 
 // PackedLayout reports whether products with dtype's weights are faster
-// in the packed layout on this machine: Q8_0 and Q4_0 where the VNNI
-// kernels run. Only there does NewPackedQuantMatrix accept them.
+// in the packed layout on this machine: Q8_0, Q4_0 and Q5_0 where the
+// VNNI kernels run. Only there does NewPackedQuantMatrix accept them.
 func PackedLayout(dtype DType) bool {
-	return useVNNI && (dtype == Q8_0 || dtype == Q4_0)
+	return useVNNI && packs(dtype)
 }
 
-// PackQuantRows writes src, whole rows of cols weights of dtype (Q8_0 or
-// Q4_0) in ggml's layout, to dst in the packed layout. dst has src's
-// length and is src itself or does not overlap it.
+// packs reports whether dtype has a packed layout.
+func packs(dtype DType) bool { return dtype == Q8_0 || dtype == Q4_0 || dtype == Q5_0 }
+
+// PackQuantRows writes src, whole rows of cols weights of dtype (Q8_0,
+// Q4_0 or Q5_0) in ggml's layout, to dst in the packed layout. dst has
+// src's length and is src itself or does not overlap it.
 func PackQuantRows(dst, src []byte, dtype DType, cols int) error {
-	if dtype != Q8_0 && dtype != Q4_0 {
-		return fmt.Errorf("tensor: only Q8_0 and Q4_0 rows pack, not %s", dtype)
+	if !packs(dtype) {
+		return fmt.Errorf("tensor: only Q8_0, Q4_0 and Q5_0 rows pack, not %s", dtype)
 	}
 	_, bs := dtype.Block()
 	if cols <= 0 || cols%32 != 0 || len(src)%(cols/32*bs) != 0 || len(dst) != len(src) {
@@ -171,6 +190,10 @@ func PackQuantRows(dst, src []byte, dtype DType, cols int) error {
 		if tmp != nil {
 			in = tmp
 			copy(in, out)
+		}
+		if dtype == Q5_0 {
+			packQ5_0Quad(out, in, nb)
+			continue
 		}
 		o := 0
 		for g := 0; g+8 <= nb; g += 8 {
@@ -194,6 +217,39 @@ func PackQuantRows(dst, src []byte, dtype DType, cols int) error {
 	return nil
 }
 
+// packQ5_0Quad writes a quad of Q5_0 rows of nb blocks, in (ggml's
+// layout), to out in Q5_0's packed layout.
+func packQ5_0Quad(out, in []byte, nb int) {
+	rb := nb * 22
+	m := Matrix{Rows: 4, Cols: 32 * nb, DType: Q5_0}
+	for j := range 4 {
+		for b := range nb {
+			blk := in[j*rb+b*22:]
+			scale, lo, hi, qs := m.q5PackedBlock(j, b)
+			copy(out[scale:scale+2], blk[0:2])
+			copy(out[lo:lo+2], blk[2:4])
+			copy(out[hi:hi+2], blk[4:6])
+			copy(out[qs:qs+16], blk[6:22])
+		}
+	}
+}
+
+// q5PackedBlock returns where block b of row i of a packed Q5_0 matrix
+// keeps its f16 scale, bits 0..15 and 16..31 of its qh (little-endian)
+// and its 16 bytes of qs: byte offsets in m.q. Row i must lie in a whole
+// quad.
+func (m Matrix) q5PackedBlock(i, b int) (scale, lo, hi, qs int) {
+	rb, groups := m.rowBytes(), m.Cols/32/8
+	quad, j := i/4*4*rb, i%4
+	if g, k := b/8, b%8; g < groups {
+		at := quad + g*32*22
+		v := at + 64 + 80*k
+		return at + 16*j + 2*k, v + 2*j, v + 8 + 2*j, v + 16 + 16*j
+	}
+	at := quad + groups*32*22 + (b-8*groups)*88
+	return at + 2*j, at + 8 + 2*j, at + 16 + 2*j, at + 24 + 16*j
+}
+
 // NewPackedQuantMatrix is NewQuantMatrix for data that PackQuantRows
 // rewrote, on a machine where PackedLayout(dtype) holds.
 func NewPackedQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
@@ -205,7 +261,7 @@ func NewPackedQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, err
 	return m, err
 }
 
-// packedBlock returns where block b of row i of a packed matrix keeps its
+// packedBlock returns where block b of row i of a packed Q8_0 or Q4_0 matrix keeps its
 // f16 scale and its values: byte offsets in m.q. Row i must lie in a
 // whole quad.
 func (m Matrix) packedBlock(i, b int) (scale, vals int) {
@@ -226,6 +282,14 @@ func (m Matrix) ggmlBlock(i, b int, tmp []byte) []byte {
 	_, bs := m.DType.Block()
 	if !m.packed || i >= m.Rows/4*4 {
 		return m.quantRow(i)[b*bs : (b+1)*bs]
+	}
+	if m.DType == Q5_0 {
+		scale, lo, hi, qs := m.q5PackedBlock(i, b)
+		copy(tmp[0:2], m.q[scale:])
+		copy(tmp[2:4], m.q[lo:])
+		copy(tmp[4:6], m.q[hi:])
+		copy(tmp[6:22], m.q[qs:])
+		return tmp[:22]
 	}
 	scale, vals := m.packedBlock(i, b)
 	copy(tmp[:2], m.q[scale:])

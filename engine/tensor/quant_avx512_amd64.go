@@ -6,8 +6,9 @@ import "golang.org/x/sys/cpu"
 
 // useVNNI reports whether the AVX-512 VNNI kernels of quant_avx512_amd64.s
 // run on this machine: VPDPBUSD (AVX512_VNNI) on ymm registers (VL), with
-// the sixteen extra registers of AVX-512 and the 16-bit shifts of BW. They
-// compute the bits of the AVX2 kernels.
+// the sixteen extra registers of AVX-512 and the 16-bit shifts, byte
+// masks and 64-bit mask registers of BW. They compute the bits of the
+// AVX2 kernels (of dotQ5_0 for Q5_0 rows).
 var useVNNI = useAVX512 && cpu.X86.HasAVX512VNNI
 
 // dotQuadsQ8_0VNNI writes, for p < quads and j < 4, dst[p+j·h]: the dot
@@ -56,3 +57,21 @@ func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int
 //
 //go:noescape
 func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+
+// dotQuadsQ5_0VNNI is dotQuadsQ8_0VNNI for Q5_0 rows (dotQ5_0's bits),
+// with the activations rounded as for Q8_0 weights (lane offsets of
+// shift 7).
+//
+//go:noescape
+func dotQuadsQ5_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
+
+// dotQuadsPackedQ5_0VNNI is dotQuadsPackedQ8_0VNNI for Q5_0 rows in their
+// packed layout (quant.go; dotQ5_0's bits).
+//
+//go:noescape
+func dotQuadsPackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
+
+// dotQuads2PackedQ5_0VNNI is dotQuads2PackedQ8_0VNNI for Q5_0 rows.
+//
+//go:noescape
+func dotQuads2PackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)

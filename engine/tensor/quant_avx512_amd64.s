@@ -2,9 +2,12 @@
 
 #include "textflag.h"
 
-// AVX-512 VNNI dot products of four Q8_0 or Q4_0 weight rows with
+// AVX-512 VNNI dot products of four Q8_0, Q4_0 or Q5_0 weight rows with
 // activations rounded to Q8_0 blocks: for each row the sum dotQ8_0AVX2 or
-// dotQ4_0AVX2 (quant_amd64.s) computes, bit for bit.
+// dotQ4_0AVX2 (quant_amd64.s) or dotQ5_0 (quant_more.go, llama.cpp's
+// ggml_vec_dot_q5_0_q8_0, which sums as dotQ4_0 does) computes, bit for
+// bit. Q5_0 goes as Q4_0 does, its fifth bits added under a mask (see
+// WQ5 and Q5VALS below).
 //
 // Per block of 32 the AVX2 kernels form eight int32 lanes, lane m the
 // exact sum of the products of values 4m..4m+3, and accumulate them by
@@ -693,6 +696,131 @@ end: \
 	VZEROUPPER \
 	RET
 
+
+// Q5_0 (22 bytes a block: f16 d, qh[4], qs[16]; the weight q5 - 16 with
+// q5 the nibble under bit j of qh). VPDPBUSD takes the weights as
+// unsigned bytes q5 + 112 (= (q5 - 16) + 128: 112..143) against the
+// lane offsets of Q8_0 weights (-128·Σx, shift 7), so the lanes are the
+// exact integers of dotQ5_0. A nibble n becomes n | 0x70 (one
+// VPTERNLOGD: (n & 0x0F) | 0x70), then those whose qh bit is set take
+// 0x10 more (VPADDB under the mask of qh's bits, loaded by KMOVD or
+// KMOVQ): 0x7n + 0x10 = 0x8n = n + 16 + 112.
+//
+// WQ5 leaves in y the 32 weights of the ggml block whose qh is at addr
+// (its qs 4 bytes on): weights 0..15 in the low half, 16..31 in the
+// high one (Y6 0x0F, Y7 0x70, Y8 q4Shift, as WQ4).
+#define WQ5(addr, y) \
+	KMOVD addr, K1 \
+	VBROADCASTI128 4+addr, y \
+	VPSRLVW Y8, y, y \
+	VPTERNLOGD $0xEA, Y7, Y6, y \
+	VPADDB q5Bit<>(SB), y, K1, y
+
+// Where block i of a group keeps its qh in ggml's layout (Q5_0).
+#define VALSQ5(i) i*22+2
+
+// Q5VALS leaves in z0 and z1 the weights of a packed Q5_0 block of four
+// rows whose 80 bytes of values are at off(base) (quant.go): z0 the low
+// nibbles, z1 the high ones, a 16-byte lane a row (Z6 0x0F, Z30 0x70,
+// Z31 0x10; klo and khi take the masks).
+#define Q5VALS(off, base, z0, z1, klo, khi) \
+	KMOVQ off(base), klo \
+	KMOVQ off+8(base), khi \
+	VMOVDQU64 off+16(base), z0 \
+	VPSRLW $4, z0, z1 \
+	VPTERNLOGD $0xEA, Z30, Z6, z0 \
+	VPTERNLOGD $0xEA, Z30, Z6, z1 \
+	VPADDB Z31, z0, klo, z0 \
+	VPADDB Z31, z1, khi, z1
+
+// Q5LANES is Q4LANES for the weights Q5VALS left in Z0 and Z1.
+#define Q5LANES(i) \
+	VBROADCASTI32X4 i*64(DI)(AX*1), Z13 \
+	VBROADCASTI32X4 i*64+16(DI)(AX*1), Z14 \
+	VBROADCASTI32X4 i*64+32(DI)(AX*1), Z2 \
+	VBROADCASTI32X4 i*64+48(DI)(AX*1), Z3 \
+	VPDPBUSD Z13, Z0, Z2 \
+	VPDPBUSD Z14, Z1, Z3 \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3
+
+// The packed Q5_0 kernels' pieces, as Q4_0's (the same accumulators and
+// GATHER4).
+#define SETUP5 \
+	MOVL $0x0F0F0F0F, AX \
+	VPBROADCASTD AX, Z6 \
+	MOVL $0x70707070, AX \
+	VPBROADCASTD AX, Z30 \
+	MOVL $0x10101010, AX \
+	VPBROADCASTD AX, Z31
+
+#define BP5(i, zi) \
+	Q5VALS(64+i*80, SI, Z0, Z1, K4, K5) \
+	Q5LANES(i) \
+	VMOVDQA64 zi, Z10 \
+	VPERMI2PS Z24, Z12, Z10 \
+	Q4FMA(Z10)
+
+// TAIL5: a block left, 88 bytes at SI: the four rows' scales, then the
+// values as in a group.
+#define TAIL5 \
+	VCVTPH2PS (SI), X12 \
+	VMOVDQU64 tail5Idx<>(SB), Z10 \
+	VPERMPS Z12, Z10, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	Q5VALS(8, SI, Z0, Z1, K4, K5) \
+	Q5LANES(0) \
+	Q4FMA(Z12)
+
+#define BP5X2(i, zi) \
+	PREFETCHT0 PFQ+64+i*80(SI) \
+	PREFETCHT0 PFQ+143+i*80(SI) \
+	PREFETCHT0 PFQ+64+i*80(R14) \
+	PREFETCHT0 PFQ+143+i*80(R14) \
+	Q5VALS(64+i*80, SI, Z0, Z1, K4, K5) \
+	Q5VALS(64+i*80, R14, Z5, Z8, K6, K7) \
+	VBROADCASTI32X4 i*64(DI)(AX*1), Z13 \
+	VBROADCASTI32X4 i*64+16(DI)(AX*1), Z14 \
+	VBROADCASTI32X4 i*64+32(DI)(AX*1), Z2 \
+	VBROADCASTI32X4 i*64+48(DI)(AX*1), Z3 \
+	VMOVDQA64 Z2, Z7 \
+	VMOVDQA64 Z3, Z15 \
+	VPDPBUSD Z13, Z0, Z2 \
+	VPDPBUSD Z14, Z1, Z3 \
+	VPDPBUSD Z13, Z5, Z7 \
+	VPDPBUSD Z14, Z8, Z15 \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3 \
+	VCVTDQ2PS Z7, Z7 \
+	VCVTDQ2PS Z15, Z15 \
+	VMOVDQA64 zi, Z10 \
+	VPERMI2PS Z24, Z12, Z10 \
+	VMOVDQA64 zi, Z25 \
+	VPERMI2PS Z29, Z28, Z25 \
+	VFMADD231PS Z2, Z10, Z4 \
+	VFMADD231PS Z3, Z10, Z9 \
+	VFMADD231PS Z7, Z25, Z26 \
+	VFMADD231PS Z15, Z25, Z27
+
+// q5Bit: 0x10 in every byte, the fifth bit of WQ5's weights.
+DATA q5Bit<>+0(SB)/8, $0x1010101010101010
+DATA q5Bit<>+8(SB)/8, $0x1010101010101010
+DATA q5Bit<>+16(SB)/8, $0x1010101010101010
+DATA q5Bit<>+24(SB)/8, $0x1010101010101010
+GLOBL q5Bit<>(SB), RODATA|NOPTR, $32
+
+// tail5Idx: the VPERMPS indices that spread four rows' scale products
+// (lanes 0..3) a row a 16-byte lane.
+DATA tail5Idx<>+0(SB)/8, $0
+DATA tail5Idx<>+8(SB)/8, $0
+DATA tail5Idx<>+16(SB)/8, $0x0000000100000001
+DATA tail5Idx<>+24(SB)/8, $0x0000000100000001
+DATA tail5Idx<>+32(SB)/8, $0x0000000200000002
+DATA tail5Idx<>+40(SB)/8, $0x0000000200000002
+DATA tail5Idx<>+48(SB)/8, $0x0000000300000003
+DATA tail5Idx<>+56(SB)/8, $0x0000000300000003
+GLOBL tail5Idx<>(SB), RODATA|NOPTR, $64
+
 // func dotQuadsQ8_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsQ8_0VNNI(SB), NOSPLIT, $0-64
 	MOVL $0x80808080, AX
@@ -725,6 +853,23 @@ TEXT ·dotQuads2PackedQ8_0VNNI(SB), NOSPLIT, $0-48
 // func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
 TEXT ·dotQuads2PackedQ4_0VNNI(SB), NOSPLIT, $0-48
 	DOTQUADSP2(18, SETUP4, permQ4<>(SB), BP4X2, TAIL4, GATHER4)
+
+// func dotQuadsQ5_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
+TEXT ·dotQuadsQ5_0VNNI(SB), NOSPLIT, $0-64
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Y6
+	MOVL $0x70707070, AX
+	VPBROADCASTD AX, Y7
+	VMOVDQU q4Shift<>(SB), Y8
+	DOTQUADS(WQ5, 22, VALSQ5)
+
+// func dotQuadsPackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
+TEXT ·dotQuadsPackedQ5_0VNNI(SB), NOSPLIT, $0-48
+	DOTQUADSP(22, SETUP5, permQ4<>(SB), BP5, TAIL5, GATHER4)
+
+// func dotQuads2PackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+TEXT ·dotQuads2PackedQ5_0VNNI(SB), NOSPLIT, $0-48
+	DOTQUADSP2(22, SETUP5, permQ4<>(SB), BP5X2, TAIL5, GATHER4)
 
 // func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int)
 // quantizeQ8_0 of blocks of 32 values at x, in AVX-512: qs the rounded

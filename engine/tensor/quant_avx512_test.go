@@ -17,11 +17,12 @@ func sameBits(a, b float32) bool {
 	return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b)) || a != a && b != b
 }
 
-// q8Dots returns one Q8_0 or Q4_0 row's dot product with the activations
-// x by each kernel this machine has: "go" always, "avx2" and the VNNI
-// kernels where they run: the row alone (computed four times), and four
-// rows whose third is a copy with its first scale changed, in ggml's
-// layout and packed. "changed go" is the Go twin of the copy, which every
+// q8Dots returns one Q8_0, Q4_0 or Q5_0 row's dot product with the
+// activations x by each kernel this machine has: "go" always, "avx2"
+// (not Q5_0) and the VNNI kernels where they run: the row alone (computed
+// four times), and four rows whose third is a copy with its first scale
+// changed, in ggml's layout and packed, and two packed quads in two
+// streams. "changed go" is the Go twin of the copy, which every
 // key starting "changed " must equal.
 func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 	var a qActs
@@ -30,13 +31,17 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 	n := len(a.d)
 	out := map[string]float32{}
 	dot, avx2 := dotQ8_0, dotQ8_0AVX2
-	quads, packed := dotQuadsQ8_0VNNI, dotQuadsPackedQ8_0VNNI
-	if dt == Q4_0 {
+	quads, packed, packed2 := dotQuadsQ8_0VNNI, dotQuadsPackedQ8_0VNNI, dotQuads2PackedQ8_0VNNI
+	switch dt {
+	case Q4_0:
 		dot, avx2 = dotQ4_0, dotQ4_0AVX2
-		quads, packed = dotQuadsQ4_0VNNI, dotQuadsPackedQ4_0VNNI
+		quads, packed, packed2 = dotQuadsQ4_0VNNI, dotQuadsPackedQ4_0VNNI, dotQuads2PackedQ4_0VNNI
+	case Q5_0: // no AVX2 kernel
+		dot, avx2 = dotQ5_0, nil
+		quads, packed, packed2 = dotQuadsQ5_0VNNI, dotQuadsPackedQ5_0VNNI, dotQuads2PackedQ5_0VNNI
 	}
 	out["go"] = dot(w, a.d, a.qs)
-	if useAsm {
+	if useAsm && avx2 != nil {
 		out["avx2"] = avx2(&w[0], &a.d[0], &a.qs[0], n)
 	}
 	if useVNNI {
@@ -58,6 +63,16 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 		packed(&four[0], &w4p[0], &a.d[0], &a.xv[0], n, 1)
 		out["vnni packed 0"], out["vnni packed 1"], out["vnni packed 3"] = four[0], four[1], four[3]
 		out["changed vnni packed 2"] = four[2]
+		// Two quads in two streams: the second with rows 0 and 2 swapped.
+		w8 := slices.Concat(w4, w2, w, w, w)
+		w8p := make([]byte, len(w8))
+		if err := PackQuantRows(w8p, w8, dt, 32*n); err != nil {
+			panic(err)
+		}
+		var eight [8]float32
+		packed2(&eight[0], &w8p[0], &a.d[0], &a.xv[0], n, 1)
+		out["vnni 2 streams 0"], out["vnni 2 streams 5"], out["vnni 2 streams 7"] = eight[0], eight[5], eight[7]
+		out["changed vnni 2 streams 2"], out["changed vnni 2 streams 4"] = eight[2], eight[4]
 	}
 	return out
 }
@@ -118,7 +133,7 @@ func TestQuantQ8KernelsSameBits(t *testing.T) {
 			}
 		}},
 	}
-	for _, dt := range []DType{Q8_0, Q4_0} {
+	for _, dt := range []DType{Q8_0, Q4_0, Q5_0} {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/%s", dt, c.name), func(t *testing.T) {
 				w := randomBlocks(r, dt, 1, 32*c.blocks)
@@ -166,18 +181,17 @@ func TestFMA32(t *testing.T) {
 	}
 }
 
-// FuzzQuantQ8Kernels: any bytes as a Q8_0 or Q4_0 row (scales included:
-// NaN, infinities, subnormals) against any activations. Property: no
-// panic, and every kernel gives the Go twin's bits.
+// FuzzQuantQ8Kernels: any bytes as a Q8_0, Q4_0 or Q5_0 row (scales
+// included: NaN, infinities, subnormals) against any activations.
+// Property: no panic, and every kernel gives the Go twin's bits.
 func FuzzQuantQ8Kernels(f *testing.F) {
-	f.Add(false, uint8(1), uint64(1), []byte{0x80, 0x7f, 0x00, 0x3c})
-	f.Add(true, uint8(18), uint64(2), []byte{0xff, 0x7c, 0x01})
-	f.Add(true, uint8(3), uint64(3), []byte{})
-	f.Fuzz(func(t *testing.T, q4 bool, blocks uint8, seed uint64, raw []byte) {
-		dt := Q8_0
-		if q4 {
-			dt = Q4_0
-		}
+	f.Add(uint8(0), uint8(1), uint64(1), []byte{0x80, 0x7f, 0x00, 0x3c})
+	f.Add(uint8(1), uint8(18), uint64(2), []byte{0xff, 0x7c, 0x01})
+	f.Add(uint8(1), uint8(3), uint64(3), []byte{})
+	f.Add(uint8(2), uint8(17), uint64(4), []byte{0xff, 0xff, 0x00, 0x7c, 0x00, 0xfc})
+	f.Add(uint8(2), uint8(9), uint64(5), []byte{0x01, 0x80})
+	f.Fuzz(func(t *testing.T, kind uint8, blocks uint8, seed uint64, raw []byte) {
+		dt := []DType{Q8_0, Q4_0, Q5_0}[kind%3]
 		n := 1 + int(blocks)%64
 		r := rand.New(rand.NewPCG(seed, 13))
 		w := randomBlocks(r, dt, 1, 32*n)
@@ -192,11 +206,11 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 	})
 }
 
-// TestQuantMatMulSameBits: a whole quantized product (Q8_0 and Q4_0 rows
-// four at a time a quarter of the matrix apart by the VNNI kernels, the
-// rows left alone; packed quads, in a decode two at a time in two
+// TestQuantMatMulSameBits: a whole quantized product (Q8_0, Q4_0 and Q5_0
+// rows four at a time a quarter of the matrix apart by the VNNI kernels,
+// the rows left alone; packed quads, in a decode two at a time in two
 // streams; K-quant rows by runs; several rows of x, split over a pool),
-// Q8_0 and Q4_0 in ggml's layout and packed where the VNNI kernels run,
+// Q8_0, Q4_0 and Q5_0 in ggml's layout and packed where the VNNI kernels run,
 // gives every output the Go twin's bits; the packed matrix gives back
 // ggml's weights.
 func TestQuantMatMulSameBits(t *testing.T) {
@@ -207,7 +221,7 @@ func TestQuantMatMulSameBits(t *testing.T) {
 	shapes := []shape{{1, 32, 1}, {2, 64, 1}, {3, 96, 2}, {7, 576, 1}, {65, 160, 3}, {131, 64, 2}, {9, 288, 2}, {6, 512, 3}, {13, 1536, 1},
 		{16, 288, 1}, {23, 160, 1}, {40, 576, 1}, {200, 800, 1}} // decode: packed quads in two streams, groups and blocks left
 	kShapes := []shape{{1, 256, 1}, {7, 512, 3}, {65, 768, 2}, {600, 256, 2}} // K-quants: runs of rows
-	for _, dt := range []DType{Q8_0, Q4_0, Q4_K, Q5_K, Q6_K} {
+	for _, dt := range []DType{Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K} {
 		if elems, _ := dt.Block(); elems == 256 {
 			shapes = kShapes
 		}
@@ -409,8 +423,8 @@ func FuzzQuantQ8_0Z(f *testing.F) {
 	})
 }
 
-// TestPackedDecodeSameBits: a decode (one row of x) of a packed Q8_0 or
-// Q4_0 matrix, quads two at a time in two streams and an odd one alone,
+// TestPackedDecodeSameBits: a decode (one row of x) of a packed Q8_0,
+// Q4_0 or Q5_0 matrix, quads two at a time in two streams and an odd one alone,
 // gives the Go twin's bits at random shapes: any number of rows (quads,
 // and rows after the last quad) and of blocks (groups of eight and
 // blocks left), alone and split over a pool. (Where nothing packs, the
@@ -420,7 +434,7 @@ func TestPackedDecodeSameBits(t *testing.T) {
 	pool := NewPool(2)
 	defer pool.Close()
 	for range 40 {
-		for _, dt := range []DType{Q8_0, Q4_0} {
+		for _, dt := range []DType{Q8_0, Q4_0, Q5_0} {
 			rows, cols := 1+r.IntN(300), 32*(1+r.IntN(40))
 			m, err := NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
 			if err != nil {

@@ -13,10 +13,10 @@ import (
 // weights. The shapes are SmolLM2-135M's: 1536×576 (gate, up), 576×1536
 // (down), 8192×576 (a matrix of 5 MB, past L2, in L3) and 49152×576 (the
 // vocabulary, 30 MB of Q8_0, from memory); the K-quants cut the columns
-// to a multiple of 256. Q8_0 and Q4_0 run in ggml's layout and, where the
-// VNNI kernels run, in the packed one a GGUF file's copy uses. The types
-// without assembly (Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS) run their
-// pure-Go kernels.
+// to a multiple of 256. Q8_0, Q4_0 and Q5_0 run in ggml's layout and,
+// where the VNNI kernels run, in the packed one a GGUF file's copy uses
+// (Q5_0 without them runs its pure-Go kernel). The types without assembly
+// (Q4_1, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS) run their pure-Go kernels.
 func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)

@@ -231,7 +231,7 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, n int) {
 func (j *quantJob) Run(lo, hi int) {
 	w, a := j.w, j.a
 	in, out := w.Cols, w.Rows
-	if useVNNI && (w.DType == Q8_0 || w.DType == Q4_0) {
+	if useVNNI && packs(w.DType) { // Q8_0, Q4_0, Q5_0: dotQ5_0's bits for Q5_0
 		j.runQuads(lo, hi)
 		return
 	}
@@ -276,7 +276,7 @@ func dotQ8Act(dt DType, w []byte, xd []float32, xq []int8) float32 {
 	return dotQ4_0(w, xd, xq)
 }
 
-// runQuads computes the Q8_0 or Q4_0 rows [lo, hi) with the VNNI kernels
+// runQuads computes the Q8_0, Q4_0 or Q5_0 rows [lo, hi) with the VNNI kernels
 // four at a time. In ggml's layout the four rows are lo+k+j·q for j < 4
 // (q a quarter of the rows: adjacent rows read side by side are streams
 // the prefetchers follow badly; measured on our AMD EPYC, 4 times slower
@@ -311,8 +311,11 @@ func (j *quantJob) quads(k, h, count int) {
 	w, a := j.w, j.a
 	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
 	kernel := dotQuadsQ8_0VNNI
-	if w.DType == Q4_0 {
+	switch w.DType {
+	case Q4_0:
 		kernel = dotQuadsQ4_0VNNI
+	case Q5_0:
+		kernel = dotQuadsQ5_0VNNI
 	}
 	chunk := count
 	if j.n > 1 {
@@ -336,8 +339,11 @@ func (j *quantJob) packedQuads(first, end int) {
 	w, a := j.w, j.a
 	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
 	kernel, kernel2 := dotQuadsPackedQ8_0VNNI, dotQuads2PackedQ8_0VNNI
-	if w.DType == Q4_0 {
+	switch w.DType {
+	case Q4_0:
 		kernel, kernel2 = dotQuadsPackedQ4_0VNNI, dotQuads2PackedQ4_0VNNI
+	case Q5_0:
+		kernel, kernel2 = dotQuadsPackedQ5_0VNNI, dotQuads2PackedQ5_0VNNI
 	}
 	if pairs := (end - first) / 2; j.n == 1 && pairs > 0 {
 		dst := j.dst[4*first : 4*(first+2*pairs)]

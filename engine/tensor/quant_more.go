@@ -20,7 +20,10 @@ import (
 // fused multiply-adds included, so that a product's bits are llama.cpp's:
 // one flipped rounding of a later activation moves a probability by up to
 // 1e-2 in the small test models. Each is pure Go; quantJob.dotMore picks
-// the kernel, where an assembly twin can be put later.
+// the kernel. Q5_0 rows have an assembly twin where the VNNI kernels run
+// (quant_avx512_amd64.s: dotQuads*Q5_0VNNI, in ggml's layout and the
+// packed one, quant.go), which quantJob.Run takes instead: dotQ5_0's
+// bits, which the tests hold it to.
 
 // iq4nlValues is ggml's kvalues_iq4nl: the sixteen weights an IQ4_NL or
 // IQ4_XS nibble stands for, before the block's scale.
@@ -237,7 +240,8 @@ func dotQ4_1(w []byte, xd, xs []float32, xq []int8) float32 {
 
 // dotQ5_0 is the Q5_0 row w against Q8_0 activations in dotQ4_0's order
 // (llama.cpp's AVX2 ggml_vec_dot_q5_0_q8_0 and tinyBLAS sum them so): the
-// five-bit values less 16.
+// five-bit values less 16. The VNNI kernels (dotQuads*Q5_0VNNI) compute
+// the same bits.
 func dotQ5_0(w []byte, xd []float32, xq []int8) float32 {
 	var acc [8]float32
 	var v [32]int32

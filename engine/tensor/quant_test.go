@@ -425,6 +425,10 @@ func twinDot(dt DType, w []byte, a *qActs, t, cols int) float32 {
 		return dotQ8_0(w, xd, xq)
 	case Q4_0:
 		return dotQ4_0(w, xd, xq)
+	case Q5_0:
+		return dotQ5_0(w, xd, xq)
+	case IQ4_NL:
+		return dotIQ4NL(w, xd, xq)
 	case Q4_K:
 		return dotQ4K(w, xd, xq, bs)
 	case Q5_K:
