@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"tracer/trace"
+	"tracer/web"
 	"tracer/web/export"
 )
 
@@ -24,6 +25,7 @@ func cmdExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	lang := fs.String("lang", "en", "the file's language: en or hi")
 	noCharts := fs.Bool("no-charts", false, "leave out the charts (a smaller file)")
 	maxMiB := fs.Int64("max-size", trace.DefaultMaxSize>>20, "largest trace to accept, in MiB")
+	maxBranches := fs.Int("max-branches", web.DefaultMaxBranches, "the most branches a trace may have (every branch's positions draw the whole tree, so the work grows with branches × positions)")
 	// Flags may follow the files: tracer export --html run.json -o run.html.
 	var files []string
 	for {
@@ -58,6 +60,10 @@ func cmdExport(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		t, err := readTrace(name, stdin, *maxMiB<<20)
 		if err != nil {
 			fmt.Fprintf(stderr, "tracer export: %s\n", hint(err))
+			return exitError
+		}
+		if n := len(t.Branches); n > *maxBranches {
+			fmt.Fprintf(stderr, "tracer export: %s has %d branches, more than --max-branches %d: give a larger --max-branches to export it (the work and the file grow with branches × positions)\n", name, n, *maxBranches)
 			return exitError
 		}
 		runs = append(runs, export.Run{Trace: t, Label: label(name)})

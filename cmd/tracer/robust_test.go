@@ -253,3 +253,47 @@ func TestSecondInterruptEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestExportBoundsBranches: a trace of 2,000 branches (180 KB) is refused
+// by tracer export at once, naming --max-branches, instead of rendering
+// every branch's positions with the whole tree (49 s and 755 MB); within
+// the flag it exports.
+func TestExportBoundsBranches(t *testing.T) {
+	tr, err := trace.Decode([]byte(mustToy(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		tr.Branches = append(tr.Branches, trace.Branch{ID: i + 1, Steps: []trace.Step{}, Output: trace.Output{StopReason: trace.StopCancelled}})
+	}
+	path := filepath.Join(t.TempDir(), "branches.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trace.Write(f, tr); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, errOut, code := tracer(t, "", "export", "--html", path, "-o", filepath.Join(t.TempDir(), "out.html"))
+	if code != exitError || !strings.Contains(errOut, "--max-branches") {
+		t.Errorf("exit %d, stderr %q; want exit %d naming --max-branches", code, errOut, exitError)
+	}
+	tr.Branches = tr.Branches[:3]
+	f, _ = os.Create(path)
+	trace.Write(f, tr)
+	f.Close()
+	if _, errOut, code := tracer(t, "", "export", "--html", path, "-o", filepath.Join(t.TempDir(), "out.html")); code != 0 {
+		t.Errorf("three branches: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// mustToy is the toy's greedy trace as tracer run --json writes it.
+func mustToy(t *testing.T) string {
+	t.Helper()
+	out, errOut, code := tracer(t, "", "run", "--model", "toy", "--json")
+	if code != 0 {
+		t.Fatalf("tracer run: exit %d, %s", code, errOut)
+	}
+	return out
+}
