@@ -126,6 +126,13 @@ func pageError(t *testing.T, ctx context.Context) string {
 	return evalJS[string](t, ctx, `(() => { const e = document.querySelector("[data-testid=error-message]"); return e.hidden ? "" : e.textContent.trim(); })()`)
 }
 
+// refusal returns the message beside the run form of a run the server
+// refused, or "".
+func refusal(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	return evalJS[string](t, ctx, `(() => { const e = document.querySelector("[data-testid=run-error]"); return e.hidden ? "" : e.textContent.trim(); })()`)
+}
+
 // shoot saves a screenshot to docs/ when TRACER_SCREENSHOTS=1.
 func shoot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
@@ -204,8 +211,8 @@ func TestBrowserLiveGeneration(t *testing.T) {
 	t.Run("option error", func(t *testing.T) {
 		fillRun(t, ctx, form{"model": "toy", "do_sample": "true", "temperature": "0"})
 		click(t, ctx, "run-generate")
-		waitJS(t, ctx, "the error", `!document.querySelector("[data-testid=error-message]").hidden`)
-		if e := pageError(t, ctx); !strings.Contains(e, "temperature must be strictly positive when sampling") {
+		waitJS(t, ctx, "the error", `!document.querySelector("[data-testid=run-error]").hidden`)
+		if e := refusal(t, ctx); !strings.Contains(e, "temperature must be strictly positive when sampling") {
 			t.Errorf("got error %q, want the engine's message", e)
 		}
 	})

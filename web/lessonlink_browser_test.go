@@ -54,8 +54,8 @@ func TestBrowserDeepLinkFillsForm(t *testing.T) {
 	}
 	do(t, ctx, "open the run form", chromedp.Evaluate[chromedp.Void](`document.getElementById("run-panel").open = true`))
 	click(t, ctx, "run-generate")
-	waitJS(t, ctx, "the new run or an error", `(() => { const s = document.querySelector("[data-testid=run-status]"); return !s.dataset.stale && s.dataset.state === "done" || !document.querySelector("[data-testid=error-message]").hidden; })()`)
-	if e := pageError(t, ctx); e != "" {
+	waitJS(t, ctx, "the new run or an error", `(() => { const s = document.querySelector("[data-testid=run-status]"); return !s.dataset.stale && s.dataset.state === "done" || !document.querySelector("[data-testid=error-message]").hidden || !document.querySelector("[data-testid=run-error]").hidden; })()`)
+	if e := pageError(t, ctx) + refusal(t, ctx); e != "" {
 		t.Fatalf("Generate after the link: %s", e)
 	}
 	if again := exportedNewIDs(t, ctx); !slices.Equal(again, first) {

@@ -164,6 +164,36 @@ func TestGenerateErrors(t *testing.T) {
 	}
 }
 
+// TestGenerateErrorKinds: the error of a run refused before it starts
+// says so and names the run form's field its message names; that of a run
+// that failed after it started says the run's view shows it (issue 37,
+// points 8 and 9).
+func TestGenerateErrorKinds(t *testing.T) {
+	_, _, c := liveServer(t, Config{MaxNewTokens: 50}, 0)
+	for _, tc := range []struct {
+		typ   string
+		form  form
+		field string
+	}{
+		{"generate", form{"max_new_tokens": "51"}, "max_new_tokens"},
+		{"generate", form{"do_sample": "true", "temperature": "0"}, "temperature"},
+		{"generate", form{"prompt": "I adore"}, ""},
+		{"compare", form{"variants": "greedy"}, "variants"},
+		{"compare", form{"variants": "greedy\nT=0.7 top_p=2"}, "variants"},
+	} {
+		sendJSON(t, c, map[string]any{"type": tc.typ, "form": tc.form})
+		o := waitFor(t, c, "the refusal", func(o live.Outbound) bool { return o.Type == live.MsgError })
+		if !o.Refused || o.Field != tc.field || o.Shown {
+			t.Errorf("%s %v: got refused %v, field %q, shown %v (%q), want refused naming %q", tc.typ, tc.form, o.Refused, o.Field, o.Shown, o.Message, tc.field)
+		}
+	}
+	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"input": "ids", "prompt": "0 99"}})
+	o := waitFor(t, c, "the run's error", errorSaying("outside the vocabulary"))
+	if o.Refused || o.Field != "" || !o.Shown {
+		t.Errorf("a failed run: got refused %v, field %q, shown %v, want shown alone", o.Refused, o.Field, o.Shown)
+	}
+}
+
 func TestGenerateStreamsAndStops(t *testing.T) {
 	s, sess, c := liveServer(t, Config{}, 5*time.Millisecond)
 	sendJSON(t, c, map[string]any{"type": "generate", "form": form{"model": "loop", "max_new_tokens": "400"}})

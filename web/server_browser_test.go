@@ -109,8 +109,8 @@ func waitShowing(t *testing.T, ctx context.Context, what, cond string) {
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(wctx, chromedp.Evaluate[bool](expr, chromedp.EvalAwaitPromise)); err != nil {
-		shown := evalJS[string](t, ctx, `(() => { const s = document.querySelector("[data-testid=run-status]"), e = document.querySelector("[data-testid=error-message]");
-			return s.dataset.state + " (" + s.textContent.trim() + "), " + document.querySelector("[data-testid=step-index]").dataset.count + " steps, error: " + (e.hidden ? "none" : e.textContent.trim()); })()`)
+		shown := evalJS[string](t, ctx, `(() => { const s = document.querySelector("[data-testid=run-status]"), e = document.querySelector("[data-testid=error-message]"), r = document.querySelector("[data-testid=run-error]");
+			return s.dataset.state + " (" + s.textContent.trim() + "), " + document.querySelector("[data-testid=step-index]").dataset.count + " steps, error: " + (e.hidden ? "none" : e.textContent.trim()) + ", refusal: " + (r.hidden ? "none" : r.textContent.trim()); })()`)
 		t.Fatalf("waiting for %s: %v; the page shows %s", what, err, shown)
 	}
 }
@@ -245,8 +245,8 @@ func TestBrowserServerModel(t *testing.T) {
 		} {
 			fillRun(t, ctx, form{"model": tc.model, "prompt": "Once"})
 			click(t, ctx, "run-generate")
-			waitJS(t, ctx, "the error", `!document.querySelector("[data-testid=error-message]").hidden`)
-			if e := pageError(t, ctx); !strings.Contains(e, tc.says) {
+			waitJS(t, ctx, "the error", `!document.querySelector("[data-testid=run-error]").hidden`)
+			if e := refusal(t, ctx); !strings.Contains(e, tc.says) {
 				t.Errorf("%s: got error %q, want it to say %q", tc.model, e, tc.says)
 			}
 		}

@@ -21,8 +21,10 @@ import (
 // It runs behind a recovery boundary: a panic while answering is this
 // page's error, and the server goes on.
 func (s *Protocol) handleMessage(c *client, data []byte) {
+	var m inbound
 	err := s.Guard("answering the page's message", func() error {
-		m, err := ParseInbound(data)
+		var err error
+		m, err = ParseInbound(data)
 		if err == nil {
 			err = s.Apply(c.sess, m)
 		}
@@ -50,9 +52,19 @@ func (s *Protocol) handleMessage(c *client, data []byte) {
 		s.Publish(c.sess)
 		return nil
 	})
-	if err != nil {
-		s.Hub.send(c, ErrorMessage(s.Catalog.Redact(err.Error())))
+	if err == nil {
+		return
 	}
+	text := s.Catalog.Redact(err.Error())
+	if m.Type == MsgGenerate || m.Type == MsgCompare { // refused: no run started
+		field := ""
+		if m.Form != nil {
+			field = runs.FormField(*m.Form, m.Type == MsgCompare, text)
+		}
+		s.Hub.send(c, refusedMessage(text, field))
+		return
+	}
+	s.Hub.send(c, ErrorMessage(text))
 }
 
 // Apply makes the change a message asks of a session.

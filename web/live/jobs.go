@@ -43,14 +43,26 @@ func (s *Protocol) startRuns(sess *Session, specs []runs.Spec, compare bool, sou
 	k := s.sessionSink(sess, j)
 	s.launch(sess, j, func() error {
 		var errs []error
+		shown := true
 		for _, r := range d.Runs {
 			if err := s.GenerateRun(j.ctx, r, k); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", r.Label, err))
+				shown = shown && r.Err() != ""
 			}
 		}
-		return errors.Join(errs...)
+		err := errors.Join(errs...)
+		if err != nil && shown {
+			return shownError{err}
+		}
+		return err
 	})
 }
+
+// shownError is the error of runs whose statuses in the view say why
+// they failed ("generation failed: …"): the page need not repeat it.
+type shownError struct{ error }
+
+func (e shownError) Unwrap() error { return e.error }
 
 // InsideOpts are the inside stores' options for a session's runs.
 func (s *Protocol) InsideOpts(sess *Session) runs.InsideOpts {
@@ -178,7 +190,8 @@ func (s *Protocol) launch(sess *Session, j *job, work func() error) {
 				s.Hold(sess)
 				s.publishGated(sess)
 				if j.err != nil {
-					s.Hub.broadcast(sess.ID, ErrorMessage(s.Catalog.Redact(j.err.Error())))
+					var shown shownError
+					s.Hub.broadcast(sess.ID, failedMessage(s.Catalog.Redact(j.err.Error()), errors.As(j.err, &shown)))
 				}
 				return
 			}

@@ -23,6 +23,9 @@ import (
 //	generate {form}; compare {form}            as above, then a view per step as it arrives, queue
 //	                                             {ahead} while the run waits for a slot (-1 once it
 //	                                             starts), a last view, and error if the run failed
+//	                                             ({shown: true} when the view's status shows it); a
+//	                                             run refused before it starts: error {refused: true,
+//	                                             field?} (the form's field the message names), no view
 //	view                                       view to the sender; a follower's stream starts over (cast)
 //	pair {on}; charts {on, dark?}              view to the session's pages (allowed while following)
 //	detach; rejoin                             view (the page's own copy, or the instructor's again)
@@ -213,10 +216,31 @@ type Outbound struct {
 	Running bool   `json:"running,omitempty"`
 	HTML    string `json:"html,omitempty"`
 	Message string `json:"message,omitempty"`
+	// An error's kind: Refused, the page's generate or compare was refused
+	// before its run started (the run form is to fix: Field names the
+	// form's field the message names, if any); Shown, a run failed and the
+	// view's status shows why already.
+	Refused bool   `json:"refused,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Shown   bool   `json:"shown,omitempty"`
 }
 
 // ErrorMessage encodes an error reply.
 func ErrorMessage(text string) []byte {
 	b, _ := json.Marshal(Outbound{Type: MsgError, Message: text})
+	return b
+}
+
+// refusedMessage encodes the error of a run refused before it started,
+// about the run form's field (or "").
+func refusedMessage(text, field string) []byte {
+	b, _ := json.Marshal(Outbound{Type: MsgError, Message: text, Refused: true, Field: field})
+	return b
+}
+
+// failedMessage encodes the error of a run that failed; shown says the
+// run's view shows it.
+func failedMessage(text string, shown bool) []byte {
+	b, _ := json.Marshal(Outbound{Type: MsgError, Message: text, Shown: shown})
 	return b
 }

@@ -93,8 +93,11 @@ func runView(d *Document, cur Cursor, o BuildOpts) (view.StepperView, []view.Cha
 		Position: w.F(lessons.KeyStepNOfTotal, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n)), Hit: cur.Hit,
 		Status: statusView(r, cur.Branch, len(steps), w), StopReason: out.StopReason,
 	}
-	if generating {
+	switch {
+	case generating:
 		v.Position = w.F(words.KeyDbgStepSoFar, "n", strconv.Itoa(pos+1), "total", strconv.Itoa(n))
+	case len(steps) == 0: // no step 1 of 1 to show
+		v.Position = w.F(words.KeyDbgNSteps, "n", "0")
 	}
 	if b := branchByID(t, cur.Branch); b != nil && b.Label != "" {
 		// On a branch the run's settings are the parent's unless the
@@ -104,7 +107,9 @@ func runView(d *Document, cur Cursor, o BuildOpts) (view.StepperView, []view.Cha
 	if d.Notice != "" {
 		v.Notices = append(v.Notices, d.Notice)
 	}
-	v.ShowOutput = v.AtEnd && !generating && out.StopReason != ""
+	// A failed run's status says why it ended: its placeholder stop
+	// reason (cancelled) would contradict it.
+	v.ShowOutput = v.AtEnd && !generating && out.StopReason != "" && v.Status.State != "failed"
 	v.Output = out.NewText
 	if row < len(out.NewTexts) {
 		v.Output = out.NewTexts[row]
@@ -117,8 +122,11 @@ func runView(d *Document, cur Cursor, o BuildOpts) (view.StepperView, []view.Cha
 		v.Panels = panelsView(r, steps, pos, row, w, o.Bandwidth, !o.Ahead)
 	} else {
 		note := w.T(words.KeyDbgNoSteps)
-		if r.Live {
+		switch {
+		case r.Live:
 			note = w.T(words.KeyDbgWaiting)
+		case v.Status.State == "failed":
+			note = w.T(words.KeyDbgFailedNoSteps)
 		}
 		v.Step = view.StepView{Label: w.T(lessons.KeyPrompt), Tokens: namedTokensBefore(t, steps, 0, row, r.namer()), Note: note}
 		v.Text = view.OutputView{Prompt: promptText(t, row)}

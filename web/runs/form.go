@@ -123,6 +123,45 @@ func (f *Form) settings(maxNew int) (*engine.Settings, error) {
 	return s, nil
 }
 
+// FormField names the run form's field that the error msg, refusing f
+// before its run started, is about: the first of the form's option fields
+// (max_new_tokens, top_k, …) or its prompt that msg names as a word; for a
+// comparison, its compare box when msg is about a compare line or names an
+// option a line sets. "" when msg names none.
+func FormField(f Form, compare bool, msg string) string {
+	if compare && strings.HasPrefix(msg, "compare ") {
+		return "variants"
+	}
+	fields := f.optionFields()
+	name := ""
+	for i := 0; i < len(msg) && name == ""; i++ {
+		if i > 0 && isWordByte(msg[i-1]) {
+			continue
+		}
+		j := i
+		for j < len(msg) && isWordByte(msg[j]) {
+			j++
+		}
+		if w := msg[i:j]; w == "prompt" || fields[w] != nil {
+			name = w
+		}
+	}
+	if compare && fields[name] != nil {
+		lines, _ := f.variantLines()
+		for _, v := range lines {
+			if *v.form.optionFields()[name] != *fields[name] {
+				return "variants"
+			}
+		}
+	}
+	return name
+}
+
+// isWordByte reports whether c may be part of an option's name.
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
 // optFloat parses an optional number field of another form (the
 // breakpoints'): "" is nil.
 func optFloat(name, text string) (*float64, error) {

@@ -91,3 +91,28 @@ func TestFormSettingsSetTheirOption(t *testing.T) {
 		})
 	}
 }
+
+// TestFormField maps a refusal's message to the run form's field it names.
+func TestFormField(t *testing.T) {
+	for _, tc := range []struct {
+		form    Form
+		compare bool
+		msg     string
+		want    string
+	}{
+		{Form{}, false, "max_new_tokens 100000 is more than this server allows (1024)", "max_new_tokens"},
+		{Form{}, false, "temperature must be strictly positive when sampling", "temperature"},
+		{Form{}, false, `top_k: "x" is not a whole number`, "top_k"},
+		{Form{}, false, `prompt ids, line 1: "x" is not a token id`, "prompt"},
+		{Form{}, false, "16 prompts: at most 16, one per line", ""},   // a word, not the field's name
+		{Form{}, false, "min_p_extra is set; seed 7", "seed"},         // not min_p: part of a longer name
+		{Form{}, false, `model "x" is not on this server's list`, ""}, // the model is not an option
+		{Form{}, true, "compare needs at least two lines of settings", "variants"},
+		{Form{Variants: "greedy\nT=0.7 top_k=x"}, true, `T=0.7 top_k=x: top_k: "x" is not a whole number`, "variants"},
+		{Form{TopK: "x", Variants: "greedy\nT=0.7"}, true, `greedy: top_k: "x" is not a whole number`, "top_k"},
+	} {
+		if got := FormField(tc.form, tc.compare, tc.msg); got != tc.want {
+			t.Errorf("FormField(%q): got %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}

@@ -89,6 +89,10 @@ type Run struct {
 // or a server's, rather than imported: it can branch and is shown as a run.
 func (r *Run) generated() bool { return r.Model != nil || r.server != nil }
 
+// Err is why the run's generation failed, as its status says it; "" when
+// it did not fail.
+func (r *Run) Err() string { return r.err }
+
 // maxCaches bounds the KV caches a run keeps for branching (a real model's
 // cache can be tens of MiB): beyond it the oldest branch's goes, and
 // branching from that branch recomputes its prefix.

@@ -11,6 +11,7 @@
   const fileInput = importForm.querySelector("input[type=file]");
   const runPanel = document.getElementById("run-panel");
   const runForm = document.getElementById("run-form");
+  const runError = document.getElementById("run-error");
   const branchForm = document.getElementById("branch-form");
   const untilPanel = document.getElementById("until-panel");
   const untilForm = document.getElementById("until-form");
@@ -72,7 +73,8 @@
   // msg fills a message of the page's language: msg("msgStatus", {status: "500"}).
   const msg = (name, values) => String(body.dataset[name] || "").replace(/\{(\w+)\}/g, (_, k) => (values && k in values ? values[k] : ""));
 
-  // reveal: the next view is a new run's: show it at the top of the window.
+  // reveal: the next view is a new run's: fold the run form away and show
+  // the run at the top of the window.
   let reveal = false;
   // revealStepper scrolls the stepper's top to just below the sticky controls.
   function revealStepper() {
@@ -146,6 +148,7 @@
     sync();
     if (reveal) {
       reveal = false;
+      runPanel.open = false;
       revealStepper();
     }
     document.dispatchEvent(new CustomEvent("tracer:view", { detail: m }));
@@ -214,7 +217,9 @@
     } else if (m.type === "whatif") {
       document.dispatchEvent(new CustomEvent("tracer:whatif", { detail: m })); // whatif.js
     } else if (m.type === "error") {
-      showError(String(m.message || msg("msgFailed")));
+      const text = String(m.message || msg("msgFailed"));
+      if (m.refused) showRefused(text, m.field);
+      else if (!m.shown) showError(text); // a failed run's status shows its error
       stopPlay();
       document.dispatchEvent(new Event("tracer:error")); // whatif.js
     } else if (m.type === "expired") {
@@ -240,6 +245,31 @@
   function showError(text) {
     errorBox.textContent = text;
     errorBox.hidden = text === "";
+  }
+
+  // showRefused says why the server refused a run beside the run form,
+  // which stays open on the run shown before, and marks the field the
+  // message names and puts the cursor in it.
+  function showRefused(text, field) {
+    reveal = false;
+    runPanel.open = true;
+    runError.textContent = text;
+    runError.hidden = false;
+    const el = field ? runForm.elements.namedItem(field) : null;
+    if (!(el instanceof HTMLElement)) return;
+    el.setAttribute("aria-invalid", "true");
+    el.setAttribute("aria-describedby", runError.id);
+    el.focus();
+  }
+
+  // clearRefused takes a refusal's message and mark away: a new run is asked for.
+  function clearRefused() {
+    runError.hidden = true;
+    runError.textContent = "";
+    for (const el of runForm.querySelectorAll("[aria-invalid]")) {
+      el.removeAttribute("aria-invalid");
+      el.removeAttribute("aria-describedby");
+    }
   }
 
   // sync enables the buttons for the position the fragment shows.
@@ -311,12 +341,20 @@
     delete form.variants;
     delete form.compare_model; // Compare's second model
     delete form.pull; // the download box's field, if a cached page still names it
-    // The form folds away and the new run's first view shows at the top.
-    runPanel.open = false;
+    // The new run's first view folds the form away and shows at the top;
+    // a refusal keeps the form open (showRefused).
+    clearRefused();
     reveal = true;
     send({ type: "generate", form });
   });
   runForm.elements.input.addEventListener("change", syncRunForm);
+  // Editing a marked field takes its mark away; the message stays until the next run.
+  runForm.addEventListener("input", (e) => {
+    if (e.target instanceof Element && e.target.hasAttribute("aria-invalid")) {
+      e.target.removeAttribute("aria-invalid");
+      e.target.removeAttribute("aria-describedby");
+    }
+  });
   const pullButton = document.getElementById("pull");
   if (pullButton) {
     pullButton.addEventListener("click", () => {
@@ -328,7 +366,7 @@
     stopPlay();
     const form = formObject(runForm);
     delete form.pull;
-    runPanel.open = false;
+    clearRefused();
     reveal = true;
     send({ type: "compare", form });
   });

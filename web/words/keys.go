@@ -106,6 +106,7 @@ const (
 	KeyDbgStepSoFar         = "dbg-step-so-far"
 	KeyDbgNoSteps           = "dbg-no-steps"
 	KeyDbgWaiting           = "dbg-waiting"
+	KeyDbgFailedNoSteps     = "dbg-failed-no-steps"
 	KeyDbgNSteps            = "dbg-n-steps"
 	KeyDbgOneStep           = "dbg-one-step"
 	KeyDbgStatusRunning     = "dbg-status-running"
@@ -425,6 +426,7 @@ func Keys() []string {
 		KeyDbgStepSoFar,
 		KeyDbgNoSteps,
 		KeyDbgWaiting,
+		KeyDbgFailedNoSteps,
 		KeyDbgNSteps,
 		KeyDbgOneStep,
 		KeyDbgStatusRunning,
