@@ -14,9 +14,9 @@ import (
 // before opening, and open with O_NONBLOCK so that a file swapped for a
 // pipe in between still cannot hang them.
 
-// regular returns the FileInfo of the file at path (following symlinks)
+// Regular returns the FileInfo of the file at path (following symlinks)
 // and an ErrNotRegular error when it is not a regular file.
-func regular(path string) (fs.FileInfo, error) {
+func Regular(path string) (fs.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func kindOf(mode fs.FileMode) string {
 // (O_NONBLOCK, which changes nothing for a regular file), and the type is
 // checked again on the open file.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	if _, err := regular(path); err != nil {
+	if _, err := Regular(path); err != nil {
 		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)

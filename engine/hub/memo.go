@@ -38,7 +38,7 @@ func newHeaderMemo() *headerMemo { return &headerMemo{entries: map[string]memoEn
 // parsing its header only when the memo has no entry for this version of
 // the file. A path that is not a regular file is refused unopened.
 func (m *headerMemo) count(path string, byDType map[string]int64) error {
-	fi, err := regular(path)
+	fi, err := Regular(path)
 	if err != nil {
 		return err
 	}

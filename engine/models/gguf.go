@@ -11,6 +11,7 @@ import (
 	"tracer/engine/arch"
 	"tracer/engine/chat"
 	"tracer/engine/gguf"
+	"tracer/engine/hub"
 	"tracer/engine/tokenizer"
 )
 
@@ -20,7 +21,7 @@ const OllamaPrefix = "ollama:"
 
 // isGGUF reports whether the file at path starts with the GGUF magic.
 func isGGUF(path string) bool {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+	if _, err := hub.Regular(path); err != nil {
 		return false // a named pipe would block the open
 	}
 	f, err := os.Open(path)
@@ -159,16 +160,12 @@ func OllamaBlob(spec string) (string, error) {
 // are well under a kilobyte.
 const maxManifest = 1 << 20
 
-// readManifest reads an Ollama manifest: a regular file (a named pipe
-// would block the read, a device never end it) of at most maxManifest
-// bytes.
+// readManifest reads an Ollama manifest: a regular file (hub.Regular: a
+// named pipe would block the read, a device never end it) of at most
+// maxManifest bytes.
 func readManifest(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
+	if _, err := hub.Regular(path); err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
