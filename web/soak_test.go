@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,10 +63,12 @@ func TestSoak(t *testing.T) {
 	var requests atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
+	var once sync.Once
 	for i := range 50 {
 		wg.Go(func() {
 			for round := 0; ctx.Err() == nil; round++ {
 				if err := soakRound(ctx, hc, ts.URL, i+round, imported, &requests); err != nil && ctx.Err() == nil {
+					once.Do(func() { t.Log(soakDiagnosis(s)) })
 					errs <- fmt.Errorf("client %d, round %d: %w", i, round, err)
 					return
 				}
@@ -147,18 +150,22 @@ func soakRound(ctx context.Context, hc *http.Client, base string, seed int, impo
 		return err
 	}
 	defer c.Close()
-	ask := func(msg any, done func(live.Outbound) bool) error {
+	// ask sends msg and reads until done says the answer came; its error
+	// names the message and what arrived meanwhile.
+	ask := func(msg map[string]any, done func(live.Outbound) bool) error {
 		b, _ := json.Marshal(msg)
 		if err := c.WriteMessage(websocket.TextMessage, b); err != nil {
 			return err
 		}
 		requests.Add(1)
+		var seen []string
 		for {
 			c.SetReadDeadline(time.Now().Add(45 * time.Second))
 			var o live.Outbound
 			if err := c.ReadJSON(&o); err != nil {
-				return err
+				return fmt.Errorf("%s (session %s), after %v: %w", msg["type"], id, seen, err)
 			}
+			seen = append(seen, fmt.Sprintf("%s(running %v, seq %d)", o.Type, o.Running, o.Seq))
 			if done(o) {
 				return nil
 			}
@@ -194,4 +201,38 @@ func soakRound(ctx context.Context, hc *http.Client, base string, seed int, impo
 		return fmt.Errorf("import: %s", ires.Status)
 	}
 	return nil
+}
+
+// soakDiagnosis says what the server is doing when a page's answer is
+// late: the generations running and waiting, the connections, and the
+// goroutines grouped by where they stand.
+func soakDiagnosis(s *Server) string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	where := map[string]int{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		lines := strings.Split(g, "\n")
+		top := ""
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, "tracer/") {
+				top = l
+				break
+			}
+		}
+		if top == "" && len(lines) > 1 {
+			top = lines[1]
+		}
+		where[strings.SplitN(lines[0], "[", 2)[len(strings.SplitN(lines[0], "[", 2))-1]+" "+top]++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "when the first answer was late: %d generations running of %d, %d connections, %d sessions, %d goroutines:\n", len(s.Slots), cap(s.Slots), s.Hub.Count(), s.Sessions.Len(), runtime.NumGoroutine())
+	keys := make([]string, 0, len(where))
+	for k := range where {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return where[keys[i]] > where[keys[j]] })
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%5d  %s\n", where[k], k)
+	}
+	return b.String()
 }

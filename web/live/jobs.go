@@ -1,7 +1,6 @@
 package live
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -122,17 +121,17 @@ func (q *runQueue) leave(s *Protocol, e *Session) {
 		return
 	}
 	q.waiting = slices.Delete(q.waiting, i, i+1)
-	b, _ := json.Marshal(queueMessage{Type: msgQueue, Ahead: -1})
-	s.Hub.broadcast(e.ID, b)
+	s.Hub.placeSession(e.ID, -1)
 	q.tellLocked(s, i)
 }
 
 // tellLocked tells the runs from place i on how many runs are ahead of
-// theirs. The caller holds q.mu.
+// theirs. The caller holds q.mu. A page keeps only its newest place (see
+// client.place): while a long line moves, each of its pages hears where
+// it stands when it next writes, not every step of the way.
 func (q *runQueue) tellLocked(s *Protocol, i int) {
 	for k := i; k < len(q.waiting); k++ {
-		b, _ := json.Marshal(queueMessage{Type: msgQueue, Ahead: k})
-		s.Hub.broadcast(q.waiting[k].ID, b)
+		s.Hub.placeSession(q.waiting[k].ID, k)
 	}
 }
 

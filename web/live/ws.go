@@ -3,6 +3,7 @@ package live
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,9 +39,10 @@ const (
 // through the hub, so a connection's send channel is closed exactly once,
 // by the hub, and never written after.
 //
-// A connection gets two kinds of messages. Views are coalesced: it holds
-// only the newest one not yet written, so a slow page skips views instead
-// of slowing the server. Error replies queue in order, up to sendBuffer; a
+// A connection gets three kinds of messages. Views and its run's place in
+// the line for a slot are coalesced: it holds only the newest one of each
+// not yet written, so a slow page skips them instead of slowing the
+// server. Replies (errors, what-if) queue in order, up to sendBuffer; a
 // page that lets them pile up is dropped.
 type hub struct {
 	Mu        sync.Mutex
@@ -135,6 +137,16 @@ func (h *hub) broadcast(sessionID string, msg []byte) {
 // offer hands c a view; it replaces any older view c has not written yet.
 func (h *hub) offer(c *client, msg []byte, seq uint64) {
 	c.offer(msg, seq)
+}
+
+// placeSession tells every connection of the session where its run
+// waits in line: ahead runs before it, -1 once it waits no more.
+func (h *hub) placeSession(sessionID string, ahead int) {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	for c := range h.BySession[sessionID] {
+		c.place(ahead)
+	}
 }
 
 // offerSession hands a view to every connection of the session.
@@ -234,6 +246,8 @@ type client struct {
 	mu      sync.Mutex
 	view    []byte // the newest view not yet written; nil when none
 	viewSeq uint64 // its sequence number, or the last written one's
+	ahead   int    // the newest place in line not yet written (runs ahead, -1 none)
+	placed  bool   // whether ahead waits to be written
 
 	cast      State         // what the page holds of the classroom's stream; the write pump's alone
 	castAt    atomic.Uint64 // the leader's stamp of the last stream message written
@@ -258,6 +272,31 @@ func (c *client) offer(msg []byte, seq uint64) {
 	case c.wake <- struct{}{}:
 	default:
 	}
+}
+
+// place keeps the run's newest place in line to write next, in place of
+// any older one not yet written, and wakes the write pump. It never
+// blocks: a page far back in a long line would otherwise queue a message
+// for every run that starts ahead of it, and be dropped as stuck.
+func (c *client) place(ahead int) {
+	c.mu.Lock()
+	c.ahead, c.placed = ahead, true
+	c.mu.Unlock()
+	c.nudge()
+}
+
+// takePlace returns the place in line waiting to be written, as a "queue"
+// message, or nil.
+func (c *client) takePlace() []byte {
+	c.mu.Lock()
+	ahead, placed := c.ahead, c.placed
+	c.placed = false
+	c.mu.Unlock()
+	if !placed {
+		return nil
+	}
+	b, _ := json.Marshal(queueMessage{Type: msgQueue, Ahead: ahead})
+	return b
 }
 
 // nudge wakes the write pump without a view: a follower's pump then takes
@@ -419,6 +458,9 @@ func (c *client) writePump() {
 				return
 			}
 		case <-c.wake:
+			if p := c.takePlace(); p != nil && !write(websocket.TextMessage, p) {
+				return
+			}
 			if c.sess.Following() {
 				c.takeView() // the stream shows the instructor's view
 				if !c.writeCast() {
