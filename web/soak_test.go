@@ -222,7 +222,14 @@ func soakDiagnosis(s *Server) string {
 		if top == "" && len(lines) > 1 {
 			top = lines[1]
 		}
-		where[strings.SplitN(lines[0], "[", 2)[len(strings.SplitN(lines[0], "[", 2))-1]+" "+top]++
+		state := lines[0]
+		if i := strings.Index(state, "["); i >= 0 {
+			state = state[i:]
+		}
+		if i := strings.LastIndex(top, "("); i >= 0 {
+			top = top[:i] // the function, without its arguments
+		}
+		where[state+" "+top]++
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "when the first answer was late: %d generations running of %d, %d connections, %d sessions, %d goroutines:\n", len(s.Slots), cap(s.Slots), s.Hub.Count(), s.Sessions.Len(), runtime.NumGoroutine())
