@@ -175,3 +175,41 @@ func TestBrowserFunnelScale(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserFunnelShowsRemoved (issue 37, point 7): with top-k 8 the
+// funnel lists the eight candidates that survive and, below them, faded,
+// the leading ones top-k removed, each saying which stage removed it.
+func TestBrowserFunnelShowsRemoved(t *testing.T) {
+	skipShort(t)
+	ctx := openSampledStory(t)
+	type row struct {
+		Rank, Token, RemovedBy, Fate, Marks string
+		Opacity                             float64
+	}
+	rows := evalJS[[]row](t, ctx, `[...document.querySelectorAll("[data-testid=funnel] [data-testid=funnel-token]")].map((tr) => ({
+		Rank: tr.querySelector(".rank").textContent.trim(),
+		Token: tr.querySelector("th").textContent,
+		RemovedBy: tr.dataset.removedBy ?? "",
+		Fate: tr.querySelector(".fate").textContent.trim(),
+		Marks: [...tr.querySelectorAll(".mark")].map((m) => m.textContent).join(""),
+		Opacity: +getComputedStyle(tr.querySelector("th")).opacity,
+	}))`)
+	if len(rows) != 12 {
+		t.Fatalf("got %d funnel rows %+v, want the 8 kept and 4 removed", len(rows), rows)
+	}
+	for i, r := range rows {
+		wantRank := fmt.Sprint(i + 1)
+		if r.Rank != wantRank {
+			t.Errorf("row %d: rank %q, want %s (kept and removed follow the raw order here)", i, r.Rank, wantRank)
+		}
+		if i < 8 {
+			if r.RemovedBy != "" || r.Fate != "kept" || r.Marks != "✓✓" || r.Opacity != 1 {
+				t.Errorf("row %d (%q): removed by %q, fate %q, marks %q, opacity %v: want kept by both stages, not faded", i, r.Token, r.RemovedBy, r.Fate, r.Marks, r.Opacity)
+			}
+			continue
+		}
+		if r.RemovedBy != "top_k" || r.Fate != "removed by top_k" || r.Marks != "✓✗" || r.Opacity >= 1 {
+			t.Errorf("row %d (%q): removed by %q, fate %q, marks %q, opacity %v: want removed by top_k, faded", i, r.Token, r.RemovedBy, r.Fate, r.Marks, r.Opacity)
+		}
+	}
+}

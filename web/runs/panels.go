@@ -16,8 +16,9 @@ import (
 
 // Sizes of the step panels.
 const (
-	funnelTokens = 8  // leading raw candidates followed through the stages
-	streamWindow = 16 // tokens replayed into the stream decoder to find what it holds back
+	funnelTokens  = 8  // leading raw candidates followed through the stages
+	funnelRemoved = 4  // of the candidates a stage removed, the leading ones shown besides
+	streamWindow  = 16 // tokens replayed into the stream decoder to find what it holds back
 )
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
@@ -59,13 +60,28 @@ func funnelView(sr trace.StepRow, vocab int, w words.Words) view.FunnelView {
 			Width: keptShare(st.Kept, vocab),
 		})
 	}
+	// The leading raw candidates that survive, and the leading ones a stage
+	// removed, each up to its quota: with top-k 10 the first rows are all
+	// kept, and the removed rows below them show what top-k took away.
+	kept, removed := 0, 0
 	for k, c := range sr.Candidates {
-		if k == funnelTokens {
+		if kept == funnelTokens && removed == funnelRemoved {
 			break
 		}
-		ft := view.FunnelTokenView{Token: TokenText(c.Token, c.ID), Chosen: c.ID == sr.Chosen.ID}
+		ft := view.FunnelTokenView{Token: TokenText(c.Token, c.ID), Rank: k + 1, Chosen: c.ID == sr.Chosen.ID}
 		for _, st := range sr.Stages {
-			ft.Marks = append(ft.Marks, stageMark(st, c.ID))
+			m := stageMark(st, c.ID)
+			if m == "removed" && ft.RemovedBy == "" {
+				ft.RemovedBy = st.Name
+			}
+			ft.Marks = append(ft.Marks, m)
+		}
+		if ft.RemovedBy == "" && kept < funnelTokens {
+			kept++
+		} else if ft.RemovedBy != "" && removed < funnelRemoved {
+			removed++
+		} else {
+			continue
 		}
 		v.Tokens = append(v.Tokens, ft)
 	}

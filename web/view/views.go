@@ -181,7 +181,8 @@ type PanelsView struct {
 }
 
 // FunnelView shows the sampling stages: how many tokens each keeps, and
-// which of the leading raw candidates survive each.
+// what becomes of the leading raw candidates: those that survive, and
+// below them, faded, the leading ones a stage removed.
 type FunnelView struct {
 	Stages []StageView
 	Tokens []FunnelTokenView
@@ -198,9 +199,11 @@ type StageView struct {
 
 // FunnelTokenView is one leading raw candidate and its fate at each stage.
 type FunnelTokenView struct {
-	Token  string
-	Chosen bool
-	Marks  []string // per stage: "kept", "removed" or "unknown" (outside the recorded top)
+	Token     string
+	Rank      int // 1-based, by raw probability
+	Chosen    bool
+	Marks     []string // per stage: "kept", "removed" or "unknown" (outside the recorded top)
+	RemovedBy string   // the first stage that removed it; "" when it survived every stage
 }
 
 // DrawView lays the kept tokens on [0, 1) by descending probability with a

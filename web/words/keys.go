@@ -143,6 +143,9 @@ const (
 	KeyDbgTvTitle           = "dbg-tv-title"
 	KeyDbgExportRun         = "dbg-export-run"
 	KeyDbgFunnelRaw         = "dbg-funnel-raw"
+	KeyDbgFunnelFate        = "dbg-funnel-fate"
+	KeyDbgFunnelRemovedBy   = "dbg-funnel-removed-by"
+	KeyDbgFunnelSurvived    = "dbg-funnel-survived"
 	KeyDbgFunnelForced      = "dbg-funnel-forced"
 	KeyDbgExplainGreedy     = "dbg-explain-greedy"
 	KeyDbgExplainSample     = "dbg-explain-sample"
@@ -463,6 +466,9 @@ func Keys() []string {
 		KeyDbgTvTitle,
 		KeyDbgExportRun,
 		KeyDbgFunnelRaw,
+		KeyDbgFunnelFate,
+		KeyDbgFunnelRemovedBy,
+		KeyDbgFunnelSurvived,
 		KeyDbgFunnelForced,
 		KeyDbgExplainGreedy,
 		KeyDbgExplainSample,
