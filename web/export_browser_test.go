@@ -27,8 +27,8 @@ import (
 	"tracer/web/export"
 	"tracer/web/internal/testsupport"
 	"tracer/web/live"
+	"tracer/web/marks"
 	"tracer/web/runs"
-	"tracer/web/view"
 )
 
 // openExport writes an exported file into a temporary folder and opens it
@@ -185,7 +185,7 @@ func TestBrowserExportSampledRun(t *testing.T) {
 						t.Errorf("step %d: no %s", i+1, sel)
 					}
 				}
-				want := view.VisibleToken(runs.TokenText(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID))
+				want := marks.TokenOrID(tr.Steps[i].Rows[0].Chosen.Token, tr.Steps[i].Rows[0].Chosen.ID)
 				if got := text(t, ctx, "[data-testid=chosen-token]"); got != strings.TrimSpace(want) {
 					t.Errorf("step %d: got chosen %q, want %q", i+1, got, want)
 				}
@@ -269,8 +269,8 @@ func TestBrowserExportBranchTree(t *testing.T) {
 			press(t, ctx, kb.Home, 0)
 			press(t, ctx, kb.End, len(steps)-1)
 			c := steps[len(steps)-1].Rows[0].Chosen
-			if got := text(t, ctx, "[data-testid=chosen-token]"); got != runs.TokenText(c.Token, c.ID) {
-				t.Errorf("the branch's last step: got chosen %q, want %q (the trunk's was %q)", got, runs.TokenText(c.Token, c.ID), trunk)
+			if got := text(t, ctx, "[data-testid=chosen-token]"); got != marks.TokenOrID(c.Token, c.ID) {
+				t.Errorf("the branch's last step: got chosen %q, want %q (the trunk's was %q)", got, marks.TokenOrID(c.Token, c.ID), trunk)
 			}
 			if l := left(); len(l) > 0 {
 				t.Errorf("requests left the page: %q", l)

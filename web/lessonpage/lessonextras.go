@@ -8,7 +8,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
-	"tracer/web/runs"
+	"tracer/web/marks"
 	"tracer/web/view"
 )
 
@@ -77,7 +77,7 @@ func columnExtras(c *view.RunColumnView, t *trace.Trace, st *lessons.Step, ui le
 			if st.At.Index == 0 && len(mask) > 0 && mask[len(mask)-1] == 0 {
 				key = lessons.KeyRowAtPad
 			}
-			e.RowsAt = append(e.RowsAt, lessons.Fill(g(key), "r", strconv.Itoa(row.Row+1), "x", runs.TokenText(row.Chosen.Token, row.Chosen.ID)))
+			e.RowsAt = append(e.RowsAt, lessons.Fill(g(key), "r", strconv.Itoa(row.Row+1), "x", marks.TokenOrID(row.Chosen.Token, row.Chosen.ID)))
 		}
 	}
 }

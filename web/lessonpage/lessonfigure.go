@@ -9,6 +9,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/runs"
 	"tracer/web/view"
 	"tracer/web/words"
@@ -113,7 +114,7 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.
 		}
 		row.Fed = strconv.Itoa(fed)
 		if len(s.Rows) > 0 {
-			row.Chosen = runs.TokenText(s.Rows[0].Chosen.Token, s.Rows[0].Chosen.ID)
+			row.Chosen = marks.TokenOrID(s.Rows[0].Chosen.Token, s.Rows[0].Chosen.ID)
 			if first != t && i < len(first.Steps) && len(first.Steps[i].Rows) > 0 && first.Steps[i].Rows[0].Chosen.ID != s.Rows[0].Chosen.ID {
 				row.Differs = true
 			}

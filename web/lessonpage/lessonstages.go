@@ -8,7 +8,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
-	"tracer/web/runs"
+	"tracer/web/marks"
 	"tracer/web/view"
 )
 
@@ -36,7 +36,7 @@ func stageFigures(a *view.AtStepView, t *trace.Trace, st *lessons.Step, ui lesso
 	if st.Highlights("draw") && row.Draw != nil {
 		a.Draw = lessons.Fill(ui.Get(lessons.KeyDrawFell, lang),
 			"u", prob4(row.Draw.U), "from", prob4(row.Draw.CumBefore), "to", prob4(row.Draw.CumAfter),
-			"token", runs.TokenText(row.Chosen.Token, row.Chosen.ID))
+			"token", marks.TokenOrID(row.Chosen.Token, row.Chosen.ID))
 	}
 }
 
@@ -66,7 +66,7 @@ func tempBars(row *trace.StepRow, ui lessons.Strings, lang string) *view.TempBar
 	}
 	for _, c := range cands {
 		p, ok := after[c.ID]
-		b := view.TempBarView{Token: runs.TokenText(c.Token, c.ID), Raw: prob4(c.Prob), RawWidth: width(c.Prob, top), AftWidth: width(p, top), After: prob4(p)}
+		b := view.TempBarView{Token: marks.TokenOrID(c.Token, c.ID), Raw: prob4(c.Prob), RawWidth: width(c.Prob, top), AftWidth: width(p, top), After: prob4(p)}
 		if !ok {
 			b.After = "–" // not among the recorded leaders after the stage
 		}
@@ -142,7 +142,7 @@ func sideBySide(ui lessons.Strings, lang string, cols []view.RunColumnView, trac
 			}
 			row := t.Steps[i].Rows[0]
 			has[k], ids[k], fed[k] = true, row.Chosen.ID, len(row.InputIDs)
-			cell := view.SideCellView{Fed: strconv.Itoa(fed[k]), Chosen: runs.TokenText(row.Chosen.Token, row.Chosen.ID)}
+			cell := view.SideCellView{Fed: strconv.Itoa(fed[k]), Chosen: marks.TokenOrID(row.Chosen.Token, row.Chosen.ID)}
 			if row.Draw != nil {
 				cell.Draw = "u = " + prob4(row.Draw.U)
 			}

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"tracer/trace"
+	"tracer/web/marks"
 )
 
 // candidate is one token of the candidates chart.
@@ -87,7 +88,7 @@ func stageToken(row *trace.StepRow, id int) string {
 
 // candidatesChart draws step's candidates: each token's raw probability
 // beside its final one, the chosen token's final bar in the pick colour.
-func candidatesChart(t *trace.Trace, step, widthPx int, pal palette, words Words, tt tokenText) (*frame, error) {
+func candidatesChart(t *trace.Trace, step, widthPx int, pal palette, words Words, tt marks.Style) (*frame, error) {
 	st := &t.Steps[step]
 	if len(st.Rows) == 0 || len(st.Rows[0].Candidates) == 0 {
 		return nil, fmt.Errorf("plots: %s: %w: step %d records no candidates", Candidates, ErrNoData, step)
@@ -136,16 +137,16 @@ type candidateLayers struct {
 	ticks      []plot.Tick  // token labels
 	raw, final *bars        // side by side; raw alone, wider, without a final distribution
 	values     *valueLabels // the final probability (raw without one) over each pair
-	removed    *marks       // × where a processor removed the token
+	removed    *axisMarks   // × where a processor removed the token
 }
 
-func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, tt tokenText) *candidateLayers {
+func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, tt marks.Style) *candidateLayers {
 	hasFinal := row.Final != nil
 	l := &candidateLayers{
 		raw:     &bars{offset: -0.4, width: 0.4, swatch: pal.raw},
 		final:   &bars{offset: 0, width: 0.4, swatch: pal.final},
 		values:  &valueLabels{style: pal.text(sans, tickSize, pal.ink)},
-		removed: &marks{mark: "×", style: pal.text(sans, labelSize, pal.muted)},
+		removed: &axisMarks{mark: "×", style: pal.text(sans, labelSize, pal.muted)},
 	}
 	if !hasFinal {
 		l.raw.offset, l.raw.width = -0.3, 0.6
@@ -178,7 +179,7 @@ func newCandidateLayers(cands []candidate, row *trace.StepRow, pal palette, tt t
 }
 
 // candidatesTitle names the step and its choice.
-func candidatesTitle(t *trace.Trace, row *trace.StepRow, step int, words Words, tt tokenText) string {
+func candidatesTitle(t *trace.Trace, row *trace.StepRow, step int, words Words, tt marks.Style) string {
 	c := row.Chosen
 	p, rank := probLabel(c.Prob), strconv.Itoa(c.Rank)
 	var how string
@@ -263,15 +264,15 @@ func (b *bars) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(b.swatch, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
 }
 
-// marks draws a short text just above the x axis at each of its x values.
-type marks struct {
+// axisMarks draws a short text just above the x axis at each of its x values.
+type axisMarks struct {
 	at    []float64
 	mark  string
 	style text.Style
 }
 
 // Plot implements plot.Plotter.
-func (m *marks) Plot(c draw.Canvas, p *plot.Plot) {
+func (m *axisMarks) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	sty := m.style
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
@@ -281,7 +282,7 @@ func (m *marks) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 // Thumbnail implements plot.Thumbnailer.
-func (m *marks) Thumbnail(c *draw.Canvas) {
+func (m *axisMarks) Thumbnail(c *draw.Canvas) {
 	sty := m.style
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
 	c.FillText(sty, c.Center(), m.mark)

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"tracer/web/marks"
 
 	"golang.org/x/image/font/sfnt"
 	"gonum.org/v1/plot/font"
@@ -15,68 +16,29 @@ import (
 // maxLabel is the most runes a token label shows before an ellipsis.
 const maxLabel = 12
 
-// tokenText says how tokens read in one output format: the marks that
-// stand for whitespace, and which runes its fonts draw.
-type tokenText struct {
-	space, newline, tab string
-	drawable            func(rune) bool // nil: every rune
-}
-
 // tokenTextFor decides how tokens read in format f. The SVG uses the
-// page's marks (web/output.go): ␣ a space, ⏎ a newline, → a tab. Liberation
+// page's marks (web/marks): ␣ a space, ⏎ a newline, → a tab. Liberation
 // lacks ␣ and ⏎, but the SVG's font-family falls back to the page's shipped
 // faces (fontFallbacks), which hold them; the layout measures a missing
 // rune as Liberation's .notdef, one cell of Liberation Mono, so a token
 // label keeps the width it is drawn with. The PNG is drawn with Liberation
 // alone and cannot fall back: · for a space, ¶ for a newline, → for a tab,
 // and runes Liberation lacks are written as escapes.
-func tokenTextFor(f Format) tokenText {
+func tokenTextFor(f Format) marks.Style {
 	if f == PNG {
-		return tokenText{space: "·", newline: "¶", tab: "→", drawable: newGlyphs(mono).has}
+		return marks.Style{Space: "·", Newline: "¶", Tab: "→", Drawable: newGlyphs(mono).has}
 	}
-	return tokenText{space: "␣", newline: "⏎", tab: "→"}
+	return marks.Page
 }
 
-// tokenLabel returns how a token reads on the candidates axis: its
-// vocabulary string with what would be invisible made visible. A space and
-// SentencePiece's ▁ (which stands for one) read as tt's space mark, a
-// newline or carriage return as its newline mark, a tab as its tab mark;
-// other control or invisible characters become Go escapes (\u200b), bytes
-// that are not UTF-8 \xff. Byte-level BPE's Ġ and Ċ are shown as the
-// vocabulary spells them: they are visible already, and in other
-// vocabularies they are letters. A token without a string (no tokenizer)
-// shows its id as #id. Runes tt's fonts cannot draw are escaped too; long
-// labels end in an ellipsis.
-func tokenLabel(tok string, id int, tt tokenText) string {
+// tokenLabel returns how a token reads on the candidates axis: as the page
+// writes it (web/marks) in style tt, at most maxLabel runes; a token
+// without a string (no tokenizer) shows its id as #id.
+func tokenLabel(tok string, id int, tt marks.Style) string {
 	if tok == "" {
 		return "#" + strconv.Itoa(id)
 	}
-	var b strings.Builder
-	n := 0
-	for i, w := 0, 0; i < len(tok); i += w {
-		r, size := utf8.DecodeRuneInString(tok[i:])
-		w = size
-		if n == maxLabel {
-			b.WriteString("…")
-			break
-		}
-		n++
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, tok[i])
-		case r == ' ' || r == '▁':
-			b.WriteString(tt.space)
-		case r == '\n' || r == '\r':
-			b.WriteString(tt.newline)
-		case r == '\t':
-			b.WriteString(tt.tab)
-		case tt.drawable != nil && !tt.drawable(r):
-			b.WriteString(escapeRune(r))
-		default:
-			b.WriteString(visibleRune(r))
-		}
-	}
-	return b.String()
+	return tt.Write(tok, maxLabel)
 }
 
 // cleanText makes s safe to draw as a title or key entry: bytes that are not
@@ -93,38 +55,10 @@ func cleanText(s string) string {
 		case r == ' ' || r == '\u00a0':
 			b.WriteRune(r)
 		default:
-			b.WriteString(visibleRune(r))
+			b.WriteString(marks.Visible(r))
 		}
 	}
 	return b.String()
-}
-
-// visibleRune returns r, or an escape when r would draw as nothing.
-func visibleRune(r rune) string {
-	if unicode.IsControl(r) || unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || !unicode.IsPrint(r) {
-		return escapeRune(r)
-	}
-	return string(r)
-}
-
-// escapeRune writes r as Go would in a string literal: \n, \t, \r, \x00,
-// \u200b or \U0001f600.
-func escapeRune(r rune) string {
-	switch r {
-	case '\n':
-		return `\n`
-	case '\t':
-		return `\t`
-	case '\r':
-		return `\r`
-	}
-	switch {
-	case r < 0x80:
-		return fmt.Sprintf(`\x%02x`, r)
-	case r <= 0xffff:
-		return fmt.Sprintf(`\u%04x`, r)
-	}
-	return fmt.Sprintf(`\U%08x`, r)
 }
 
 // glyphs reports whether a font has a glyph for a rune, for the PNG, whose

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"tracer/web/marks"
+
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 )
@@ -16,12 +18,12 @@ func TestTokenLabel(t *testing.T) {
 	noCJK := func(r rune) bool { return r < 0x3000 }
 	svg, png := tokenTextFor(SVG), tokenTextFor(PNG)
 	svgNoCJK := svg
-	svgNoCJK.drawable = noCJK
+	svgNoCJK.Drawable = noCJK
 	tests := []struct {
 		name string
 		tok  string
 		id   int
-		tt   tokenText
+		tt   marks.Style
 		want string
 	}{
 		{"plain", "love", 5, svg, "love"},
@@ -65,12 +67,12 @@ func TestLabelMarksAreInTheFonts(t *testing.T) {
 		name string
 		g    *glyphs
 	}{{"sans", newGlyphs(sans)}, {"mono", newGlyphs(mono)}} {
-		for _, r := range png.space + png.newline + png.tab + `\…×#` {
+		for _, r := range png.Space + png.Newline + png.Tab + `\…×#` {
 			if !f.g.has(r) {
 				t.Errorf("Liberation %s has no glyph for %q, which PNG labels use", f.name, r)
 			}
 		}
-		for _, r := range svg.space + svg.newline {
+		for _, r := range svg.Space + svg.Newline {
 			if f.g.has(r) {
 				t.Errorf("Liberation %s draws %q: the SVG no longer needs the page's faces for it", f.name, r)
 			}

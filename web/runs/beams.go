@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -36,7 +37,7 @@ func beamTree(r *Run, steps []trace.Step, pos int, w words.Words) *view.BeamTree
 		if name != nil {
 			tok = name(id)
 		}
-		return view.VisibleToken(TokenText(tok, id))
+		return marks.TokenOrID(tok, id)
 	}
 	lp := t.Options.LengthPenalty
 	v := &view.BeamTreeView{Note: w.F(words.KeyDbgBeamsNote, "beams", strconv.Itoa(t.Options.NumBeams), "penalty", strconv.FormatFloat(lp, 'g', -1, 64))}

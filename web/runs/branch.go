@@ -12,6 +12,7 @@ import (
 	"tracer/engine/remote"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 )
 
@@ -245,9 +246,9 @@ func AddBranch(p *BranchPlan) trace.Branch {
 	t := p.r.Trace
 	label := fmt.Sprintf("step %d → #%d", p.At+1, p.id)
 	if p.r.Model != nil && p.r.Model.Tokenizer != nil {
-		label = fmt.Sprintf("step %d → %s", p.At+1, TokenText(p.r.Model.Tokenizer.Token(p.id), p.id))
+		label = fmt.Sprintf("step %d → %s", p.At+1, marks.TokenOrID(p.r.Model.Tokenizer.Token(p.id), p.id))
 	} else if p.text != "" {
-		label = fmt.Sprintf("step %d → %s", p.At+1, TokenText(p.text, p.id))
+		label = fmt.Sprintf("step %d → %s", p.At+1, marks.TokenOrID(p.text, p.id))
 	}
 	if p.settings != "" {
 		label += " (" + p.settings + ")"

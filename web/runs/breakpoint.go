@@ -8,6 +8,7 @@ import (
 
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/words"
 )
 
@@ -96,7 +97,7 @@ func (b *Breakpoints) Check(steps []trace.Step, i, row int) string {
 		hits = append(hits, b.W.F(words.KeyDbgHitTop1, "p", probText(sr.Candidates[0].Prob), "limit", strconv.FormatFloat(*b.top1, 'g', -1, 64)))
 	}
 	if b.rank != nil && sr.Chosen.Rank > *b.rank {
-		hits = append(hits, b.W.F(words.KeyDbgHitRank, "token", strconv.Quote(TokenText(sr.Chosen.Token, sr.Chosen.ID)),
+		hits = append(hits, b.W.F(words.KeyDbgHitRank, "token", strconv.Quote(marks.TokenOrID(sr.Chosen.Token, sr.Chosen.ID)),
 			"rank", strconv.Itoa(sr.Chosen.Rank), "limit", strconv.Itoa(*b.rank)))
 	}
 	if b.entropy != nil && sr.Entropy > *b.entropy {

@@ -8,6 +8,7 @@ import (
 
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -217,7 +218,7 @@ func BuildStep(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w 
 			break
 		}
 		cv := view.CandidateView{
-			ID: c.ID, Token: view.VisibleToken(TokenText(c.Token, c.ID)), Prob: probText(c.Prob), Width: percent(c.Prob),
+			ID: c.ID, Token: marks.TokenOrID(c.Token, c.ID), Prob: probText(c.Prob), Width: percent(c.Prob),
 			Chosen: c.ID == r.Chosen.ID, Logit: logitText(c.Logit),
 		}
 		if fl, ok := processed[c.ID]; ok && fl != c.Logit {
@@ -240,7 +241,7 @@ func BuildStep(t *trace.Trace, steps []trace.Step, i, row int, toks []string, w 
 		}
 		v.Candidates = append(v.Candidates, cv)
 	}
-	v.Chosen = view.TokenView{Text: view.VisibleToken(TokenText(r.Chosen.Token, r.Chosen.ID)), Special: isSpecial(t, r.Chosen.ID)}
+	v.Chosen = view.TokenView{Text: marks.TokenOrID(r.Chosen.Token, r.Chosen.ID), Special: isSpecial(t, r.Chosen.ID)}
 	v.ChosenProb = probText(r.Chosen.Prob)
 	v.By = byWord(r.Chosen.By, w)
 	if d := r.Draw; d != nil {
@@ -279,15 +280,6 @@ func f64Last(p []float64) float64 {
 	return p[len(p)-1]
 }
 
-// TokenText is a token as the page shows it: its vocabulary string, or its
-// id when the trace has none (a model without a tokenizer).
-func TokenText(tok string, id int) string {
-	if tok == "" {
-		return "#" + strconv.Itoa(id)
-	}
-	return tok
-}
-
 // tokensBefore is a row's context before step i of steps: the prompt (with
 // its padding) and the tokens chosen at earlier steps, whitespace made
 // visible.
@@ -309,9 +301,9 @@ func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func
 		text := "#" + strconv.Itoa(id)
 		switch {
 		case named:
-			text = view.VisibleToken(t.Prompt.Tokens[k])
+			text = marks.Token(t.Prompt.Tokens[k])
 		case name != nil:
-			text = view.VisibleToken(TokenText(name(id), id))
+			text = marks.TokenOrID(name(id), id)
 		}
 		pad := k < len(mask) && mask[k] == 0
 		if pad {
@@ -322,7 +314,7 @@ func namedTokensBefore(t *trace.Trace, steps []trace.Step, i, row int, name func
 	for _, s := range steps[:min(i, len(steps))] {
 		if row < len(s.Rows) {
 			c := s.Rows[row].Chosen
-			out = append(out, view.TokenView{Text: view.VisibleToken(TokenText(c.Token, c.ID)), Special: isSpecial(t, c.ID)})
+			out = append(out, view.TokenView{Text: marks.TokenOrID(c.Token, c.ID), Special: isSpecial(t, c.ID)})
 		}
 	}
 	if n := len(out) - maxContext; n > 0 {

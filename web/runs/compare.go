@@ -11,6 +11,7 @@ import (
 	"tracer/engine/models"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -170,7 +171,7 @@ func compareView(d *Document, pos int, session string, w words.Words) *view.Comp
 			cell := view.CompareCellView{Current: i == pos, Diverged: i == div}
 			if i < len(t.Steps) {
 				c := t.Steps[i].Rows[0].Chosen
-				cell.Token = TokenText(c.Token, c.ID)
+				cell.Token = marks.TokenOrID(c.Token, c.ID)
 				cell.Differs = i >= len(base) || base[i].Rows[0].Chosen.ID != c.ID
 			} else {
 				cell.Token = "·"
@@ -227,7 +228,7 @@ func divergenceText(runs []*Run, div int, w words.Words) string {
 		what := w.T(words.KeyDbgCmpStoppedPick)
 		if div < len(r.Trace.Steps) {
 			c := r.Trace.Steps[div].Rows[0].Chosen
-			what = strconv.Quote(TokenText(c.Token, c.ID))
+			what = strconv.Quote(marks.TokenOrID(c.Token, c.ID))
 		}
 		picks = append(picks, w.F(words.KeyDbgCmpChose, "run", r.Label, "what", what))
 	}

@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -218,7 +218,7 @@ func contextKeys(t *trace.Trace, steps []trace.Step, pos, row, n int) ([]string,
 	for k, id := range ids {
 		text := "#" + strconv.Itoa(id)
 		if named {
-			text = visibleSpace(t.Prompt.Tokens[k])
+			text = marks.Token(t.Prompt.Tokens[k])
 		}
 		pad := k < len(mask) && mask[k] == 0
 		if pad {
@@ -229,7 +229,7 @@ func contextKeys(t *trace.Trace, steps []trace.Step, pos, row, n int) ([]string,
 	for _, s := range steps[:min(pos, len(steps))] {
 		if row < len(s.Rows) {
 			c := s.Rows[row].Chosen
-			texts, pads = append(texts, visibleSpace(TokenText(c.Token, c.ID))), append(pads, false)
+			texts, pads = append(texts, marks.TokenOrID(c.Token, c.ID)), append(pads, false)
 		}
 	}
 	if len(texts) != n || t.Options.NumBeams > 1 {
@@ -239,12 +239,6 @@ func contextKeys(t *trace.Trace, steps []trace.Step, pos, row, n int) ([]string,
 		}
 	}
 	return texts, pads
-}
-
-// visibleSpace shows a token's whitespace: a space as ␣, a newline as ↵, a
-// tab as ⇥ (also the tokenizers' own space and newline marks ▁, Ġ and Ċ).
-func visibleSpace(s string) string {
-	return strings.NewReplacer(" ", "␣", "▁", "␣", "Ġ", "␣", "\n", "↵", "Ċ", "↵", "\t", "⇥", "\r", "␍").Replace(s)
 }
 
 // BuildLens shows a row's lens: lens is [layer] → top entries by
@@ -266,14 +260,14 @@ func BuildLens(lens [][]trace.Candidate, chosen trace.Chosen, w words.Words) *vi
 		r := view.LensRowView{Layer: l + 1}
 		for _, c := range cs[:min(LensShown, len(cs))] {
 			r.Cells = append(r.Cells, view.LensCellView{
-				ID: c.ID, Token: visibleSpace(TokenText(c.Token, c.ID)), Prob: probText(c.Prob),
+				ID: c.ID, Token: marks.TokenOrID(c.Token, c.ID), Prob: probText(c.Prob),
 				Tint:   strconv.FormatFloat(min(max(c.Prob, 0), 1), 'f', 2, 64),
 				Chosen: c.ID == chosen.ID && v.First > 0 && l+1 >= v.First,
 			})
 		}
 		v.Rows = append(v.Rows, r)
 	}
-	token := visibleSpace(TokenText(chosen.Token, chosen.ID))
+	token := marks.TokenOrID(chosen.Token, chosen.ID)
 	total := strconv.Itoa(n)
 	switch {
 	case v.First == 0:

@@ -81,24 +81,6 @@ func TestStrongest(t *testing.T) {
 	}
 }
 
-func TestVisibleSpace(t *testing.T) {
-	cases := []struct{ name, in, want string }{
-		{"space", " Once", "␣Once"},
-		{"sentencepiece", "▁Once", "␣Once"},
-		{"gpt-2", "Ġthe", "␣the"},
-		{"newline", "\n<s>\n", "↵<s>↵"},
-		{"tab", "\tx", "⇥x"},
-		{"plain", "abc", "abc"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := visibleSpace(tc.in); got != tc.want {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestAttentionView(t *testing.T) {
 	w := testsupport.Words(t, lessons.English)
 	tr := insideTrace()

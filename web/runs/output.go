@@ -2,11 +2,13 @@ package runs
 
 import (
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"tracer/engine/tokenizer"
 	"tracer/lessons"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 )
 
@@ -39,7 +41,7 @@ func alts(r trace.StepRow) []view.AltView {
 		if k == outputAlts {
 			break
 		}
-		out = append(out, view.AltView{Token: view.VisibleToken(TokenText(c.Token, c.ID)), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
+		out = append(out, view.AltView{Token: marks.TokenOrID(c.Token, c.ID), Prob: probText(c.Prob), Chosen: c.ID == r.Chosen.ID})
 	}
 	return out
 }
@@ -79,7 +81,10 @@ func runOutput(r *Run, steps []trace.Step, pos, row int) view.OutputView {
 			text = string(held[:n])
 			held = slices.Clone(held[n:])
 		default:
-			text = TokenText(sr.Chosen.Token, sr.Chosen.ID)
+			text = sr.Chosen.Token // the vocabulary's string, read as text
+			if text == "" {
+				text = "#" + strconv.Itoa(sr.Chosen.ID)
+			}
 		}
 		if i < first {
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -68,7 +69,7 @@ func funnelView(sr trace.StepRow, vocab int, w words.Words) view.FunnelView {
 		if kept == funnelTokens && removed == funnelRemoved {
 			break
 		}
-		ft := view.FunnelTokenView{Token: TokenText(c.Token, c.ID), Rank: k + 1, Chosen: c.ID == sr.Chosen.ID}
+		ft := view.FunnelTokenView{Token: marks.TokenOrID(c.Token, c.ID), Rank: k + 1, Chosen: c.ID == sr.Chosen.ID}
 		for _, st := range sr.Stages {
 			m := stageMark(st, c.ID)
 			if m == "removed" && ft.RemovedBy == "" {
@@ -154,17 +155,17 @@ func drawView(sr trace.StepRow) *view.DrawView {
 // candidateToken finds the text of id among the row's recorded candidates.
 func candidateToken(sr trace.StepRow, id int) string {
 	if sr.Chosen.ID == id {
-		return TokenText(sr.Chosen.Token, id)
+		return marks.TokenOrID(sr.Chosen.Token, id)
 	}
 	for _, c := range sr.Candidates {
 		if c.ID == id {
-			return TokenText(c.Token, id)
+			return marks.TokenOrID(c.Token, id)
 		}
 	}
 	for _, st := range sr.Stages {
 		for _, c := range st.Top {
 			if c.ID == id {
-				return TokenText(c.Token, id)
+				return marks.TokenOrID(c.Token, id)
 			}
 		}
 	}
@@ -175,7 +176,7 @@ func candidateToken(sr trace.StepRow, id int) string {
 func chosenView(t *trace.Trace, sr trace.StepRow, w words.Words) view.ChosenView {
 	c := sr.Chosen
 	v := view.ChosenView{
-		Token: view.TokenView{Text: TokenText(c.Token, c.ID), Special: isSpecial(t, c.ID)},
+		Token: view.TokenView{Text: marks.TokenOrID(c.Token, c.ID), Special: isSpecial(t, c.ID)},
 		ID:    c.ID, Prob: probText(c.Prob), Rank: c.Rank, By: byWord(c.By, w),
 	}
 	switch c.By {
@@ -266,7 +267,7 @@ func trafficView(s trace.Step, w words.Words, bandwidth float64) view.TrafficVie
 func tokenizerView(r *Run, steps []trace.Step, pos, row int, w words.Words) view.TokenizerView {
 	sr := steps[pos].Rows[min(row, len(steps[pos].Rows)-1)]
 	c := sr.Chosen
-	v := view.TokenizerView{Token: TokenText(c.Token, c.ID)}
+	v := view.TokenizerView{Token: marks.TokenOrID(c.Token, c.ID)}
 	var tok tokenizer.Tokenizer
 	if r.Model != nil {
 		tok = r.Model.Tokenizer
@@ -327,7 +328,7 @@ func promptTokens(r *Run, tok tokenizer.Tokenizer, row int) []view.PromptTokenVi
 		if len(out) == maxPromptTokens {
 			break
 		}
-		out = append(out, view.PromptTokenView{Token: TokenText(tok.Token(id), id), ID: id, Hex: hexBytes(tok.TokenBytes(id))})
+		out = append(out, view.PromptTokenView{Token: marks.TokenOrID(tok.Token(id), id), ID: id, Hex: hexBytes(tok.TokenBytes(id))})
 	}
 	return out
 }

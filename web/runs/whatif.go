@@ -12,6 +12,7 @@ import (
 	"tracer/engine"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
+	"tracer/web/marks"
 	"tracer/web/view"
 	"tracer/web/words"
 )
@@ -434,7 +435,7 @@ func BuildWhatIf(w WhatIfStep, out whatIfOutcome, wd words.Words) view.WhatIfVie
 	v := view.WhatIfView{
 		Step: sv, Funnel: funnelView(out.Row, w.T.Model.VocabSize, wd), Draw: drawView(out.Row),
 		ChosenID: out.Row.Chosen.ID, Label: out.settings.label(),
-		Choice: wd.F(words.KeyDbgWhatIfChoice, "token", TokenText(out.Row.Chosen.Token, out.Row.Chosen.ID)),
+		Choice: wd.F(words.KeyDbgWhatIfChoice, "token", marks.TokenOrID(out.Row.Chosen.Token, out.Row.Chosen.ID)),
 	}
 	if out.partial > 0 {
 		v.Notes = append(v.Notes, wd.F(words.KeyDbgWhatIfPartial, "n", strconv.Itoa(out.partial), "vocab", strconv.Itoa(w.T.Model.VocabSize)))

@@ -374,10 +374,16 @@
     b.addEventListener("click", () => send({ type: "stop" }));
   }
 
+  // plainToken reads a token as the page writes it (web/marks) back into
+  // its text: ␣ a space, ⏎ a newline, → a tab.
+  function plainToken(shown) {
+    return shown.replace(/␣/g, " ").replace(/⏎/g, "\n").replace(/→/g, "\t");
+  }
+
   // branchWith branches to what the Branch box holds: an id ("403" or
   // "#403"); a token as a JSON string, its spaces kept (" the" typed with
   // its quotes, "\n"); or a token as typed, trimmed, where the page's marks
-  // ␣ and ⏎ stand for a space and a newline as they do on the page.
+  // stand for whitespace as they do on the page (plainToken).
   function branchWith(raw) {
     const typed = raw.trim();
     if (typed.startsWith('"')) {
@@ -393,7 +399,7 @@
     const text = typed.replace(/^#(?=\d+$)/, "");
     if (text === "") return;
     if (/^\d+$/.test(text)) send({ type: "branch", id: Number(text) });
-    else send({ type: "branch", token: text.replace(/␣/g, " ").replace(/⏎/g, "\n") });
+    else send({ type: "branch", token: plainToken(text) });
   }
   branchForm.addEventListener("submit", (e) => {
     e.preventDefault();

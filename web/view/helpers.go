@@ -7,21 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
-	"strings"
 
 	"github.com/a-h/templ"
 
 	"tracer/lessons"
 	"tracer/web/static"
-)
-
-// Marks that make a token's whitespace visible. The page's shipped faces
-// hold all three (web/static): ␣ and ⏎ in the symbols face, → in the
-// mono face.
-const (
-	markSpace   = "␣" // U+2423 OPEN BOX: a space, or SentencePiece's ▁
-	markNewline = "⏎" // U+23CE RETURN SYMBOL: a newline or carriage return
-	markTab     = "→" // U+2192 RIGHTWARDS ARROW: a tab
 )
 
 // AttnLinks is how many of the strongest earlier keys the attention panel
@@ -92,29 +82,4 @@ func LangQuery(lang string) string {
 		return ""
 	}
 	return "?lang=" + lang
-}
-
-// VisibleToken returns a token's text with its whitespace made visible:
-// each space (and SentencePiece's ▁, which stands for one) reads ␣, a
-// newline or carriage return ⏎, a tab →. GPT-2's byte-level marks (Ġ, Ċ)
-// are visible already and stay as the vocabulary spells them. Chips,
-// candidates, the beam tree and the Branch box all show tokens through it.
-func VisibleToken(tok string) string {
-	if !strings.ContainsAny(tok, " \n\r\t▁") {
-		return tok
-	}
-	var b strings.Builder
-	for _, r := range tok {
-		switch r {
-		case ' ', '▁':
-			b.WriteString(markSpace)
-		case '\n', '\r':
-			b.WriteString(markNewline)
-		case '\t':
-			b.WriteString(markTab)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
