@@ -3,6 +3,7 @@ package runs
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"tracer/engine/tokenizer"
@@ -89,7 +90,7 @@ func runOutput(r *Run, steps []trace.Step, pos, row int) view.OutputView {
 		if i < first {
 			continue
 		}
-		ov := view.OutputTokenView{Text: text, Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob), Current: i == pos}
+		ov := view.OutputTokenView{Text: text, ID: sr.Chosen.ID, Odd: i%2 == 1, Shape: tokenShape(text), Jump: i, Tint: tintBand(sr.Chosen.Prob), Prob: probText(sr.Chosen.Prob), Current: i == pos}
 		if pos-i < altTokens {
 			ov.Alts = alts(sr)
 		}
@@ -97,6 +98,20 @@ func runOutput(r *Run, steps []trace.Step, pos, row int) view.OutputView {
 	}
 	v.Legend = len(v.Tokens) > 0
 	return v
+}
+
+// tokenShape says how a token of the text so far needs help to be seen
+// and tapped: "newline" for whitespace holding a line break (its ⏎ is
+// drawn faint before the break), "narrow" for a single character (a
+// space, a comma), given a minimum width; "" otherwise.
+func tokenShape(text string) string {
+	switch {
+	case strings.TrimSpace(text) == "" && strings.ContainsAny(text, "\n\r"):
+		return "newline"
+	case utf8.RuneCountInString(text) <= 1:
+		return "narrow"
+	}
+	return ""
 }
 
 // completeUTF8 returns how many leading bytes of b form whole characters:

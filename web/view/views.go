@@ -365,6 +365,9 @@ type OutputView struct {
 // OutputTokenView is one generated token of the text so far.
 type OutputTokenView struct {
 	Text    string // the token's text as it reads in the output
+	ID      int    // the token's id
+	Odd     bool   // every other token: neighbours are outlined apart
+	Shape   string // "narrow": one character, given a tap width; "newline": whitespace with a line break, its ⏎ shown faint; "" other
 	Jump    int    // the position to go to for its step; -1: none
 	Tint    string // probability band: "p0" (below 0.05) to "p4" (0.8 and up)
 	Prob    string // "0.62"
