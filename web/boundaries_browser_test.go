@@ -26,7 +26,7 @@ func TestBrowserTokenBoundaries(t *testing.T) {
 			waitJS(t, ctx, "the layout", fmt.Sprintf(`window.innerWidth === %d`, width))
 			type tok struct {
 				Text, Shadow, Alts, Label, ID string
-				Width, FontPx              float64
+				Width, FontPx                 float64
 			}
 			toks := evalJS[[]tok](t, ctx, `[...document.querySelectorAll("[data-testid=output-text] .otok")].map((e) => {
 				const s = getComputedStyle(e);
