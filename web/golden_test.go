@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"tracer/engine/bench"
 	"tracer/engine/hub/hubtest"
 	"tracer/engine/models"
 	"tracer/engine/refdata"
@@ -68,7 +69,8 @@ func TestModelsFolderScan(t *testing.T) {
 func TestGenerateRealModels(t *testing.T) {
 	dir := realModels(t)
 	// The server's bandwidth probe is stood in for by a fixed figure.
-	s, sess, c := liveServer(t, Config{ModelsDir: dir, Bandwidth: func() float64 { return 40 }}, 0)
+	machine := bench.Machine{Threads: 2, Passes: 10, CacheBytes: 32 << 20, DRAM: bench.Bandwidth{MedianGBps: 40}, Cache: bench.Bandwidth{MedianGBps: 120}}
+	s, sess, c := liveServer(t, Config{ModelsDir: dir, Machine: func() bench.Machine { return machine }}, 0)
 	cases := []struct {
 		name string
 		form form
@@ -77,7 +79,7 @@ func TestGenerateRealModels(t *testing.T) {
 		{"tiny-gpt2", form{"model": "tiny-gpt2", "input": "ids", "prompt": "15496 11 616 1438 318", "max_new_tokens": "6", "do_sample": "true", "top_k": "20", "top_p": "0.9", "seed": "3"},
 			[]string{`data-stage="top_k"`, `data-stage="top_p"`, `data-testid="draw-marker"`, `data-testid="kv-total"`, `data-testid="traffic-achieved"`, `data-testid="chart-kv"`, `data-testid="chart-cost"`}},
 		{"stories260K", form{"model": "stories260K/stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "8"},
-			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, `data-testid="machine-bandwidth">40.0 GB/s<`, "%)</dd>", `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
+			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, `data-testid="machine-bandwidth" data-resident="true">120.0 GB/s (CPU cache)<`, `data-testid="traffic-where">Cache-resident`, "%)</dd>", `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
 		{"stories260K GGUF, F16", form{"model": "stories260K/stories260K-f16.gguf", "prompt": "Once upon a time", "max_new_tokens": "8"},
 			[]string{`data-testid="kv-total"`, `data-testid="token-hex"`, `data-testid="prompt-tokens"`, "The prompt as tokens (5)"}},
 	}

@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tracer/engine/bench"
 	modelhub "tracer/engine/hub"
 
 	"tracer/engine/models"
@@ -96,10 +97,11 @@ type Config struct {
 	AllowHosts   []string      // host names the server answers to besides loopback names and its IP address
 	Logger       *slog.Logger  // nil: no logging
 
-	// Bandwidth reports the machine's main-memory read bandwidth in GB/s,
-	// 0 while it is still being measured; the traffic panel sets each
-	// step's achieved bandwidth against it. nil: not measured ("n/a").
-	Bandwidth func() float64
+	// Machine reports what the bandwidth probe measured of the machine
+	// (main memory and the last-level cache), zero while it is still being
+	// measured; the traffic panel sets each step's achieved bandwidth
+	// against the memory its bytes come from. nil: not measured ("n/a").
+	Machine func() bench.Machine
 
 	// Servers are serving engines (llama.cpp, vLLM, SGLang, Ollama, any
 	// OpenAI-compatible server) whose models the run form offers beside
@@ -185,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, static: static, exports: make(chan struct{}, max(1, runtime.NumCPU()/2))}
 	s.Protocol = live.New(live.Config{
 		MaxSessions: cfg.MaxSessions, SessionTTL: cfg.SessionTTL, MaxPageRuns: cfg.MaxPageRuns, MaxHeld: cfg.MaxHeld,
-		NoPull: cfg.NoPull, Bandwidth: cfg.Bandwidth, OnLoopback: s.onLoopback,
+		NoPull: cfg.NoPull, Machine: cfg.Machine, OnLoopback: s.onLoopback,
 		Hub: cfg.Hub, HFCache: cfg.HFCache, MaxPullBytes: cfg.MaxPullBytes, MaxPulls: cfg.MaxPulls,
 	}, rn)
 	if s.Book, err = words.Load(); err != nil {
@@ -213,6 +215,10 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /lessons/{lesson}/{step}", s.handleLessonStep)
 	return s, nil
 }
+
+// Busy reports whether a generation is running, so that a measurement of
+// the machine would compete with it.
+func (s *Server) Busy() bool { return len(s.Slots) > 0 }
 
 // TeachToken returns the classroom's instructor token: the instructor's
 // page is /?teach=TOKEN, and students open /. It is "" outside classroom

@@ -181,8 +181,8 @@ func printBench(out io.Writer, r *bench.Report) {
 	row("bytes per token", "%.1f MB (weights + KV cache read)", float64(r.BytesPerToken)/1e6)
 	row("decode bandwidth", "%s", stat(r.DecodeGBps, "GB/s"))
 	for _, b := range r.BandwidthBefore {
-		row(fmt.Sprintf("read bandwidth, %d thr", b.Threads), "%.1f GB/s before, %.1f between repetitions, %.1f after (best of %d passes over %d MiB, %s)",
-			b.BestGBps, best(r.BandwidthBetween, b.Threads), best(r.BandwidthAfter, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
+		row(fmt.Sprintf("read bandwidth, %d thr", b.Threads), "%.1f GB/s median before (best %.1f), best %.1f between repetitions, %.1f after (%d passes over %d MiB, %s)",
+			b.MedianGBps, b.BestGBps, best(r.BandwidthBetween, b.Threads), best(r.BandwidthAfter, b.Threads), r.ProbeReps, r.ProbeBytes>>20, r.ProbeISA)
 	}
 	row("of the limit", "%.0f%% best, %.0f%% median (limit %.1f GB/s)", 100*r.BandwidthFraction, 100*r.MedianFraction, r.BandwidthLimitGBps)
 	row("of the probes around", "%.0f%% best, %.0f%% median (each repetition against the better probe before or after it)", 100*r.PairedFraction.Max, 100*r.PairedFraction.Median)

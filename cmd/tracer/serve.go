@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"tracer/engine/bench"
 	"tracer/engine/hub"
@@ -112,9 +113,9 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *verbose {
 		level = slog.LevelInfo
 	}
-	bw := measureBandwidth(ctx)
+	machine, probe := machineProbe(ctx, stdout)
 	srv, err := web.New(web.Config{
-		Bandwidth:    bw,
+		Machine:      machine,
 		Hub:          pull,
 		Model:        *model,
 		ModelsDir:    *modelsDir,
@@ -146,6 +147,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitError
 	}
+	probe(srv.Busy)
 	addrs := typeableAddrs(ln.Addr(), net.InterfaceAddrs)
 	fmt.Fprintf(stdout, "tracer: serving on http://%s/ (Ctrl-C to stop)\n", addrs[0])
 	if token := srv.TeachToken(); token != "" {
@@ -204,27 +206,55 @@ func redactFlag(v string) string {
 	return v[:start+3] + "..." + v[at:]
 }
 
-// bandwidthProbeBytes is the array the server's bandwidth probe reads: far
-// larger than any cache, small enough to measure in well under a second.
-const bandwidthProbeBytes = 256 << 20
+// probeEvery is how often the server measures the machine again, when no
+// generation is running: a figure from one moment (another process busy,
+// the CPU's clock low) does not stand for good.
+const probeEvery = 10 * time.Minute
 
-// measureBandwidth measures the machine's main-memory read bandwidth with
-// tracer bench's probe (all cores, best of a few passes) in the background
-// and returns a function that reports it in GB/s, 0 until the measurement
-// is done or when it failed.
-func measureBandwidth(ctx context.Context) func() float64 {
-	var bits atomic.Uint64
-	go func() {
-		if ctx.Err() != nil {
-			return
+// machineProbe measures the machine's memory (bench.ProbeMachine, every
+// thread: what tracer bench measures) in the background, at once and then
+// every probeEvery while busy reports no generation running, and reports
+// each measurement on out. get returns the latest; zero until the first.
+func machineProbe(ctx context.Context, out io.Writer) (get func() bench.Machine, start func(busy func() bool)) {
+	var latest atomic.Pointer[bench.Machine]
+	get = func() bench.Machine {
+		if m := latest.Load(); m != nil {
+			return *m
 		}
-		bw, _, err := bench.ProbeBandwidth(bandwidthProbeBytes, runtime.NumCPU(), 5)
-		if err != nil || len(bw) == 0 {
-			return
-		}
-		bits.Store(math.Float64bits(bw[len(bw)-1].BestGBps))
-	}()
-	return func() float64 { return math.Float64frombits(bits.Load()) }
+		return bench.Machine{}
+	}
+	start = func(busy func() bool) {
+		go func() {
+			for ctx.Err() == nil {
+				if !busy() {
+					m, err := bench.ProbeMachine(runtime.NumCPU(), 0)
+					if err != nil {
+						fmt.Fprintf(out, "tracer: note: the memory bandwidth probe failed: %v\n", err)
+						return
+					}
+					if latest.Load() == nil {
+						fmt.Fprintf(out, "tracer: %s\n", machineLine(m))
+					}
+					latest.Store(&m)
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(probeEvery):
+				}
+			}
+		}()
+	}
+	return get, start
+}
+
+// machineLine says what the probe measured, as the server reports it.
+func machineLine(m bench.Machine) string {
+	line := fmt.Sprintf("machine: main memory reads %.1f GB/s (median; %.1f to %.1f over %d passes, %d threads, %d MiB)",
+		m.DRAM.MedianGBps, m.DRAM.WorstGBps, m.DRAM.BestGBps, m.Passes, m.Threads, m.ProbeBytes>>20)
+	if m.Cache.MedianGBps > 0 {
+		line += fmt.Sprintf("; its %d KiB CPU cache %.1f GB/s", m.CacheBytes>>10, m.Cache.MedianGBps)
+	}
+	return line
 }
 
 // typeableAddrs are the host:port addresses a person can type to reach a

@@ -50,10 +50,10 @@ func (o *Options) defaults() {
 		o.Reps = 3
 	}
 	if o.ProbeBytes <= 0 {
-		o.ProbeBytes = max(4*l3Bytes(), 512<<20)
+		o.ProbeBytes = DefaultProbeBytes()
 	}
 	if o.ProbeReps <= 0 {
-		o.ProbeReps = 10
+		o.ProbeReps = DefaultProbeReps
 	}
 	if o.FMARounds <= 0 {
 		o.FMARounds = 20_000_000

@@ -4,8 +4,6 @@ package bench
 
 import (
 	"os"
-	"strconv"
-	"strings"
 
 	"tracer/engine/internal/mmap"
 )
@@ -24,23 +22,22 @@ func PeakRSSBytes() int64 { return mmap.ProcBytes("/proc/self/status", "VmHWM") 
 // reports whether the kernel allowed it.
 func ResetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }
 
-// l3Bytes is the size of the last-level cache of CPU 0, or 0 when unknown.
-func l3Bytes() int64 {
-	b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cache/index3/size")
-	if err != nil {
-		return 0
+// l3Bytes is the size of CPU 0's last-level cache as sysfs reports it,
+// or 0 when unknown.
+func l3Bytes() int64 { return sysfsCacheBytes() }
+
+// sysfsCacheBytes is the size of the highest level of CPU 0's cache that
+// sysfs lists (index3, else index2), or 0: a virtual machine often lists
+// none. (/proc/cpuinfo's "cache size" is the L2 on AMD, and the package's
+// total L3 that CPUID reports is not what one core's share of it holds:
+// neither is used.)
+func sysfsCacheBytes() int64 {
+	for _, index := range []string{"index3", "index2"} {
+		if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cache/" + index + "/size"); err == nil {
+			if n := sizeBytes(string(b)); n > 0 {
+				return n
+			}
+		}
 	}
-	s := strings.TrimSpace(string(b))
-	mul := int64(1)
-	switch {
-	case strings.HasSuffix(s, "K"):
-		mul, s = 1<<10, strings.TrimSuffix(s, "K")
-	case strings.HasSuffix(s, "M"):
-		mul, s = 1<<20, strings.TrimSuffix(s, "M")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n * mul
+	return 0
 }

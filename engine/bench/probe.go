@@ -17,6 +17,7 @@ type Bandwidth struct {
 	Threads    int     `json:"threads"`
 	BestGBps   float64 `json:"best_gbps"`
 	MedianGBps float64 `json:"median_gbps"`
+	WorstGBps  float64 `json:"worst_gbps,omitempty"` // the slowest pass: with BestGBps, the spread
 }
 
 // FMAPeak is the FP32 fused multiply-add throughput with some number of
@@ -31,29 +32,42 @@ type FMAPeak struct {
 // MeasureRead times reps passes of the read kernel over a (len a multiple
 // of 64 per thread) split in threads equal parts, after one warm-up pass.
 func MeasureRead(a []float32, threads, reps int) Bandwidth {
-	threads, reps = max(threads, 1), max(reps, 1)
+	return measureSweeps(a, threads, reps, 1)
+}
+
+// measureSweeps is MeasureRead with sweeps reads of a per pass: an array
+// a cache holds is read in well under a millisecond, too short to time
+// one sweep at a time.
+func measureSweeps(a []float32, threads, reps, sweeps int) Bandwidth {
+	threads, reps, sweeps = max(threads, 1), max(reps, 1), max(sweeps, 1)
 	chunks := len(a) / 64
 	share := func(t int) []float32 {
 		return a[chunks*t/threads*64 : chunks*(t+1)/threads*64]
 	}
 	pass := func() {
 		if threads == 1 {
-			readSum(a[:chunks*64])
+			for range sweeps {
+				readSum(a[:chunks*64])
+			}
 			return
 		}
-		inParallel(threads, func(t int) { readSum(share(t)) })
+		inParallel(threads, func(t int) {
+			for range sweeps {
+				readSum(share(t))
+			}
+		})
 	}
 	pass()
-	best, median := bestAndMedian(reps, pass)
-	bytes := float64(chunks * 64 * 4)
-	return Bandwidth{Threads: threads, BestGBps: bytes / best / 1e9, MedianGBps: bytes / median / 1e9}
+	best, median, worst := timePasses(reps, pass)
+	bytes := float64(chunks*64*4) * float64(sweeps)
+	return Bandwidth{Threads: threads, BestGBps: bytes / best / 1e9, MedianGBps: bytes / median / 1e9, WorstGBps: bytes / worst / 1e9}
 }
 
 // MeasureFMA times reps runs of the FMA kernel, iters rounds per thread.
 func MeasureFMA(threads, reps, iters int) FMAPeak {
 	threads, reps = max(threads, 1), max(reps, 1)
 	perRound, _ := fmaRounds(1)
-	best, median := bestAndMedian(reps, func() {
+	best, median, _ := timePasses(reps, func() {
 		inParallel(threads, func(int) { fmaRounds(iters) })
 	})
 	flops := float64(threads) * float64(iters) * float64(perRound)
@@ -74,9 +88,9 @@ func inParallel(threads int, work func(t int)) {
 	wg.Wait()
 }
 
-// bestAndMedian times reps (at least 1) calls of run and returns the
-// fastest and the median, in seconds.
-func bestAndMedian(reps int, run func()) (best, median float64) {
+// timePasses times reps (at least 1) calls of run and returns the
+// fastest, the median and the slowest, in seconds.
+func timePasses(reps int, run func()) (best, median, worst float64) {
 	secs := make([]float64, reps)
 	for r := range secs {
 		start := time.Now()
@@ -84,7 +98,7 @@ func bestAndMedian(reps int, run func()) (best, median float64) {
 		secs[r] = time.Since(start).Seconds()
 	}
 	slices.Sort(secs)
-	return secs[0], secs[reps/2]
+	return secs[0], secs[reps/2], secs[reps-1]
 }
 
 // readSumGo is the read kernel in Go: four 16-wide accumulators.

@@ -41,3 +41,28 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("FMA kernel sum %v, want > 0", s)
 	}
 }
+
+func TestSizeBytes(t *testing.T) {
+	for in, want := range map[string]int64{"32768K\n": 32 << 20, "32M": 32 << 20, "1024K": 1 << 20, "512": 512, "": 0, "x": 0, "-5K": 0} {
+		if got := sizeBytes(in); got != want {
+			t.Errorf("sizeBytes(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// TestMachineFor: a step that fits in the cache is set against the cache's
+// bandwidth, a larger one (or any, with the cache unknown) against main
+// memory's.
+func TestMachineFor(t *testing.T) {
+	m := Machine{DRAM: Bandwidth{MedianGBps: 20}, Cache: Bandwidth{MedianGBps: 90}, CacheBytes: 1 << 20}
+	if bw, resident := m.For(600 << 10); !resident || bw.MedianGBps != 90 {
+		t.Errorf("600 KiB: %v %v, want the cache's 90 GB/s", bw, resident)
+	}
+	if bw, resident := m.For(2 << 20); resident || bw.MedianGBps != 20 {
+		t.Errorf("2 MiB: %v %v, want main memory's 20 GB/s", bw, resident)
+	}
+	m.CacheBytes = 0
+	if _, resident := m.For(1); resident {
+		t.Error("with the cache unknown, a step counts as cache-resident")
+	}
+}

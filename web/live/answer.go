@@ -242,7 +242,7 @@ func (s *Protocol) ViewMessage(sess *Session) ([]byte, uint64) {
 // preferences.
 func (s *Protocol) StepperFor(sess *Session) (view.StepperView, bool, uint64) {
 	sess.Mu.Lock()
-	o := runs.BuildOpts{Session: sess.ID, Charts: sess.charts, Dark: sess.dark, Words: s.Words(sess.Lang), Bandwidth: s.bandwidth()}
+	o := runs.BuildOpts{Session: sess.ID, Charts: sess.charts, Dark: sess.dark, Words: s.Words(sess.Lang), Machine: s.machine()}
 	if sess.pair {
 		o.Lesson = s.Lesson
 	}

@@ -89,7 +89,7 @@ func (w *castWhatIf) get(stamp uint64, key string, compute func() ([]byte, error
 func (s *Protocol) castGroup(sess *Session) (string, runs.BuildOpts) {
 	sess.Mu.Lock()
 	defer sess.Mu.Unlock()
-	o := runs.BuildOpts{Session: castSession, Charts: sess.charts, Dark: sess.dark, Words: s.Words(sess.Lang), Bandwidth: s.bandwidth(), Following: "instructor"}
+	o := runs.BuildOpts{Session: castSession, Charts: sess.charts, Dark: sess.dark, Words: s.Words(sess.Lang), Machine: s.machine(), Following: "instructor"}
 	if sess.pair {
 		o.Lesson = s.Lesson
 	}

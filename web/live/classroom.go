@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"tracer/engine/bench"
 )
 
 // classroom is the server's classroom mode: one instructor session (the
@@ -114,10 +116,10 @@ func (s *Protocol) OpenClassroom() error {
 	return nil
 }
 
-// bandwidth is the machine's read bandwidth in GB/s, 0 when unknown.
-func (s *Protocol) bandwidth() float64 {
-	if s.cfg.Bandwidth == nil {
-		return 0
+// machine is what the bandwidth probe measured; zero when unknown.
+func (s *Protocol) machine() bench.Machine {
+	if s.cfg.Machine == nil {
+		return bench.Machine{}
 	}
-	return s.cfg.Bandwidth()
+	return s.cfg.Machine()
 }

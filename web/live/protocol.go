@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"tracer/engine/bench"
 	modelhub "tracer/engine/hub"
 	"tracer/web/runs"
 	"tracer/web/view"
@@ -47,7 +48,7 @@ type Config struct {
 	MaxPageRuns  int
 	MaxHeld      int64
 	NoPull       bool
-	Bandwidth    func() float64
+	Machine      func() bench.Machine
 	OnLoopback   func() bool
 	Hub          *modelhub.Options
 	HFCache      string

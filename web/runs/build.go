@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"tracer/engine/bench"
 	"tracer/lessons"
 	"tracer/trace"
 	"tracer/web/marks"
@@ -21,14 +22,14 @@ const (
 
 // BuildOpts is what a view needs besides the document and the cursor.
 type BuildOpts struct {
-	Session   string      // the recipient's session id, for download URLs
-	Lesson    *Document   // the toy's lesson, to pair with a real run; nil when off
-	Charts    bool        // build the charts panel
-	Dark      bool        // charts in the dark palette
-	Following string      // classroom state for the banner: "instructor", "detached" or ""
-	Words     words.Words // the recipient's language
-	Bandwidth float64     // the machine's read bandwidth in GB/s; 0 while unknown
-	Ahead     bool        // rendered ahead of a move (the classroom's stream): start no look inside a step
+	Session   string        // the recipient's session id, for download URLs
+	Lesson    *Document     // the toy's lesson, to pair with a real run; nil when off
+	Charts    bool          // build the charts panel
+	Dark      bool          // charts in the dark palette
+	Following string        // classroom state for the banner: "instructor", "detached" or ""
+	Words     words.Words   // the recipient's language
+	Machine   bench.Machine // what the bandwidth probe measured; zero while unknown
+	Ahead     bool          // rendered ahead of a move (the classroom's stream): start no look inside a step
 }
 
 // BuildStepper translates a document at a cursor into the stepper's view,
@@ -120,7 +121,7 @@ func runView(d *Document, cur Cursor, o BuildOpts) (view.StepperView, []view.Cha
 		v.Step.Tokens = namedTokensBefore(t, steps, pos, row, r.namer())
 		v.Text = runOutput(r, steps, pos, row)
 		v.Step.Branchable = r.generated() && !r.Live && RowCount(t) == 1 && t.Options.NumBeams <= 1
-		v.Panels = panelsView(r, steps, pos, row, w, o.Bandwidth, !o.Ahead)
+		v.Panels = panelsView(r, steps, pos, row, w, o.Machine, !o.Ahead)
 	} else {
 		note := w.T(words.KeyDbgNoSteps)
 		switch {

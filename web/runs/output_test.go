@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"tracer/engine/bench"
 	"tracer/trace"
 	"tracer/web/internal/testsupport"
 	"tracer/web/view"
@@ -160,7 +162,7 @@ func TestTrafficShowsTheBatch(t *testing.T) {
 	step := trace.Step{ElapsedNS: 2e6, Traffic: &trace.Traffic{WeightBytes: 270 << 20, FLOPs: 1e9, BatchRuns: 12, BatchTokens: 12}}
 	for _, lang := range []string{"en", "hi"} {
 		w := testsupport.Words(t, lang)
-		v := trafficView(step, w, 0)
+		v := trafficView(step, w, bench.Machine{})
 		if !strings.Contains(v.Batch, "12") || !strings.Contains(v.Batch, "11") {
 			t.Errorf("%s: the batch note %q names neither the 12 tokens nor the 11 other runs", lang, v.Batch)
 		}
@@ -176,10 +178,42 @@ func TestTrafficShowsTheBatch(t *testing.T) {
 	tr := *step.Traffic
 	tr.BatchRuns, tr.BatchTokens = 0, 0
 	alone.Traffic = &tr
-	if v := trafficView(alone, testsupport.Words(t, "en"), 0); v.Batch != "" {
+	if v := trafficView(alone, testsupport.Words(t, "en"), bench.Machine{}); v.Batch != "" {
 		t.Errorf("a step that ran alone shows a batch: %q", v.Batch)
 	}
-	if want := "Weights read once for 12 tokens"; !strings.HasPrefix(trafficView(step, testsupport.Words(t, "en"), 0).Batch, want) {
+	if want := "Weights read once for 12 tokens"; !strings.HasPrefix(trafficView(step, testsupport.Words(t, "en"), bench.Machine{}).Batch, want) {
 		t.Errorf("the English note does not start %q", want)
+	}
+}
+
+// TestTrafficSaysWhereTheBytesComeFrom (issue 37, point 1): a step whose
+// bytes fit in the CPU cache is labelled cache-resident and set against
+// the cache's bandwidth, a larger one against main memory's; both say
+// when and how the bandwidth was measured, with its spread.
+func TestTrafficSaysWhereTheBytesComeFrom(t *testing.T) {
+	m := bench.Machine{
+		Threads: 2, Passes: 10, CacheBytes: 32 << 20, At: time.Date(2026, 12, 6, 12, 3, 0, 0, time.UTC),
+		DRAM:  bench.Bandwidth{MedianGBps: 26.1, BestGBps: 27.3, WorstGBps: 24.0},
+		Cache: bench.Bandwidth{MedianGBps: 104.5, BestGBps: 110.0, WorstGBps: 98.2},
+	}
+	w := testsupport.Words(t, "en")
+	small := trace.Step{ElapsedNS: 100e3, Traffic: &trace.Traffic{WeightBytes: 554 << 10, KVReadBytes: 10 << 10, KVWriteBytes: 1 << 10}}
+	v := trafficView(small, w, m)
+	if !v.Resident || v.Bandwidth != "104.5 GB/s (CPU cache)" || !strings.HasPrefix(v.Where, "Cache-resident") {
+		t.Errorf("a 565 KiB step: resident %v, bandwidth %q, where %q; want cache-resident, against the cache's 104.5 GB/s", v.Resident, v.Bandwidth, v.Where)
+	}
+	if want := "(6%)"; !strings.HasSuffix(v.Achieved, want) { // 5.8 GB/s of 104.5
+		t.Errorf("achieved %q, want it to end %s of the cache's bandwidth", v.Achieved, want)
+	}
+	if !strings.Contains(v.Probe, "12:03") || !strings.Contains(v.Probe, "98.2 to 110.0 GB/s") || !strings.Contains(v.Probe, "10 passes") {
+		t.Errorf("probe note %q, want its time, passes and spread", v.Probe)
+	}
+	large := trace.Step{ElapsedNS: 10e6, Traffic: &trace.Traffic{WeightBytes: 270 << 20}}
+	v = trafficView(large, w, m)
+	if v.Resident || v.Bandwidth != "26.1 GB/s (main memory)" || !strings.Contains(v.Where, "main memory") || !strings.Contains(v.Probe, "24.0 to 27.3 GB/s") {
+		t.Errorf("a 270 MiB step: resident %v, bandwidth %q, where %q, probe %q; want main memory's 26.1 GB/s and its spread", v.Resident, v.Bandwidth, v.Where, v.Probe)
+	}
+	if v := trafficView(large, w, bench.Machine{}); v.Bandwidth != "n/a" || v.Where != "" || v.Probe != "" {
+		t.Errorf("not yet measured: %+v, want n/a and no notes", v)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"tracer/engine/bench"
 	"tracer/engine/tokenizer"
 	"tracer/trace"
 	"tracer/web/marks"
@@ -24,7 +25,7 @@ const (
 
 // panelsView shows step pos of steps (a run's path) for one row in detail.
 // A look inside the step that is not kept starts only when look is true.
-func panelsView(r *Run, steps []trace.Step, pos, row int, w words.Words, bandwidth float64, look bool) *view.PanelsView {
+func panelsView(r *Run, steps []trace.Step, pos, row int, w words.Words, machine bench.Machine, look bool) *view.PanelsView {
 	s := steps[pos]
 	sr := s.Rows[min(row, len(s.Rows)-1)]
 	var prev *trace.Step
@@ -36,7 +37,7 @@ func panelsView(r *Run, steps []trace.Step, pos, row int, w words.Words, bandwid
 		Draw:      drawView(sr),
 		Chosen:    chosenView(r.Trace, sr, w),
 		KV:        kvView(s, prev, w),
-		Traffic:   trafficView(s, w, bandwidth),
+		Traffic:   trafficView(s, w, machine),
 		Tokenizer: tokenizerView(r, steps, pos, row, w),
 		Inside:    InsideFor(r, steps, pos, row, w, look),
 	}
@@ -229,13 +230,14 @@ func kvView(s trace.Step, prev *trace.Step, w words.Words) view.KVView {
 }
 
 // trafficView shows the step's memory traffic and arithmetic, and the
-// achieved bandwidth against the machine's (bandwidth GB/s; 0 while the
-// server has not measured it: "n/a").
-func trafficView(s trace.Step, w words.Words, bandwidth float64) view.TrafficView {
+// achieved bandwidth against the memory the step's bytes come from, as
+// the machine's probe measured it (m; unknown while not yet measured:
+// "n/a"). A step that reads less than the last-level cache holds reads
+// from the cache once the first steps have brought its weights in: it is
+// labelled cache-resident and compared with the cache's bandwidth, not
+// with main memory's.
+func trafficView(s trace.Step, w words.Words, m bench.Machine) view.TrafficView {
 	v := view.TrafficView{Bandwidth: "n/a", Time: durationText(s.ElapsedNS)}
-	if bandwidth > 0 {
-		v.Bandwidth = strconv.FormatFloat(bandwidth, 'f', 1, 64) + " GB/s"
-	}
 	tr := s.Traffic
 	if tr == nil {
 		v.Note = w.T(words.KeyDbgTrafficNone)
@@ -248,13 +250,29 @@ func trafficView(s trace.Step, w words.Words, bandwidth float64) view.TrafficVie
 	if tr.BatchRuns > 1 {
 		v.Batch = w.F(words.KeyDbgTrafficBatch, "tokens", strconv.Itoa(tr.BatchTokens), "others", strconv.Itoa(tr.BatchRuns-1))
 	}
+	moved := tr.WeightBytes + tr.KVReadBytes + tr.KVWriteBytes
+	var limit float64
+	if m.Known() {
+		bw, resident := m.For(moved)
+		limit = bw.MedianGBps
+		memory, where := words.KeyDbgMemoryDRAM, words.KeyDbgTrafficFromDRAM
+		if resident {
+			memory, where = words.KeyDbgMemoryCache, words.KeyDbgTrafficResident
+		}
+		v.Bandwidth = strconv.FormatFloat(limit, 'f', 1, 64) + " GB/s (" + w.T(memory) + ")"
+		v.Resident = resident
+		if m.CacheBytes > 0 {
+			v.Where = w.F(where, "bytes", bytesText(moved), "cache", bytesText(m.CacheBytes))
+		}
+		v.Probe = w.F(words.KeyDbgProbeNote, "time", m.At.Format("15:04"), "threads", strconv.Itoa(m.Threads), "passes", strconv.Itoa(m.Passes),
+			"lo", strconv.FormatFloat(bw.WorstGBps, 'f', 1, 64), "hi", strconv.FormatFloat(bw.BestGBps, 'f', 1, 64))
+	}
 	v.Achieved = "n/a"
 	if s.ElapsedNS > 0 {
-		moved := float64(tr.WeightBytes + tr.KVReadBytes + tr.KVWriteBytes)
-		gbps := moved / float64(s.ElapsedNS)
+		gbps := float64(moved) / float64(s.ElapsedNS)
 		v.Achieved = strconv.FormatFloat(gbps, 'f', 2, 64) + " GB/s"
-		if bandwidth > 0 {
-			v.Achieved += " (" + strconv.FormatFloat(100*gbps/bandwidth, 'f', 0, 64) + "%)"
+		if limit > 0 {
+			v.Achieved += " (" + strconv.FormatFloat(100*gbps/limit, 'f', 0, 64) + "%)"
 		}
 	}
 	return v

@@ -262,7 +262,10 @@ type TrafficView struct {
 	Intensity   string // "1.0 FLOP/byte"
 	Time        string // "1.2 ms"
 	Achieved    string // "3.4 GB/s"
-	Bandwidth   string // the machine's bandwidth, "n/a" until measured
+	Bandwidth   string // what the step is compared with: "26.1 GB/s (main memory)", "n/a" until measured
+	Resident    bool   // the step's bytes fit in the last-level cache
+	Where       string // where the step's bytes come from, and why
+	Probe       string // when and how the bandwidth was measured, with its spread
 	Batch       string // the forward pass it shared with other runs, or ""
 	Note        string
 }

@@ -134,6 +134,11 @@ const (
 	KeyDbgTime              = "dbg-time"
 	KeyDbgAchieved          = "dbg-achieved"
 	KeyDbgMachineBandwidth  = "dbg-machine-bandwidth"
+	KeyDbgMemoryCache       = "dbg-memory-cache"
+	KeyDbgMemoryDRAM        = "dbg-memory-dram"
+	KeyDbgTrafficResident   = "dbg-traffic-resident"
+	KeyDbgTrafficFromDRAM   = "dbg-traffic-from-dram"
+	KeyDbgProbeNote         = "dbg-probe-note"
 	KeyDbgPullLabel         = "dbg-pull-label"
 	KeyDbgPullButton        = "dbg-pull-button"
 	KeyDbgPullStarted       = "dbg-pull-started"
@@ -457,6 +462,11 @@ func Keys() []string {
 		KeyDbgTime,
 		KeyDbgAchieved,
 		KeyDbgMachineBandwidth,
+		KeyDbgMemoryCache,
+		KeyDbgMemoryDRAM,
+		KeyDbgTrafficResident,
+		KeyDbgTrafficFromDRAM,
+		KeyDbgProbeNote,
 		KeyDbgPullLabel,
 		KeyDbgPullButton,
 		KeyDbgPullStarted,
