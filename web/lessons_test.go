@@ -1,15 +1,19 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
 
+	"tracer/engine"
+	"tracer/engine/models"
 	"tracer/engine/refdata"
 	"tracer/lessons"
 )
@@ -130,6 +134,76 @@ func TestLessonNoRealModel(t *testing.T) {
 		i := strings.Index(body, `data-testid="no-real-model"`)
 		if code != http.StatusOK || i < 0 || !strings.Contains(body[i:], tc.says) {
 			t.Errorf("%s: got %d, want 200 with the no-real-model message saying %q", tc.lang, code, tc.says)
+		}
+	}
+}
+
+// TestLessonFiguresAgreeWithTheirText (issue 37, point 2): a figure shows
+// what its sentence says. Lesson 1's first step says the toy gives "I" and
+// "you" finite logits and every other word of its eight minus infinity: the
+// figure lists all eight, six at minus infinity with probability 0. Lesson
+// 8's first step says a decode step reads every matrix in full and of the
+// embedding table one row: on stories260K (whose output layer shares the
+// table) a decode step's weight bytes are the model's plus one row of the
+// table, and the text says where a step's bytes come from.
+func TestLessonFiguresAgreeWithTheirText(t *testing.T) {
+	srv, err := New(Config{ModelsDir: storiesDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h := srv.Handler()
+
+	code, body := get(t, h, "/lessons/one-token-at-a-time/forward-pass")
+	if code != http.StatusOK {
+		t.Fatalf("lesson 1: got %d", code)
+	}
+	if !strings.Contains(body, "gives <code>I</code> and <code>you</code> finite logits; every other word gets minus infinity") {
+		t.Fatalf("lesson 1's text no longer says what this test checks: %.400s", body[strings.Index(body, `data-testid="lesson-text"`):])
+	}
+	cands := regexp.MustCompile(`(?s)<li class="cand[^"]*" data-testid="candidate[^"]*"><span class="tok">([^<]*)</span>\s*<span class="logit muted" data-testid="candidate-logit">[^<]* ([^<]*)</span>.*?<span class="p">([^<]*)</span>`).FindAllStringSubmatch(body, -1)
+	var finite, minusInf []string
+	for _, c := range cands {
+		if c[2] == "−∞" {
+			if c[3] != "0.00" {
+				t.Errorf("%s: minus infinity with probability %s, want 0.00", c[1], c[3])
+			}
+			minusInf = append(minusInf, c[1])
+		} else {
+			finite = append(finite, c[1])
+		}
+	}
+	if len(cands) != 8 || strings.Join(finite, " ") != "I you" || len(minusInf) != 6 {
+		t.Errorf("lesson 1's figure lists %d candidates, finite %v, minus infinity %v; want the toy's 8 words, I and you finite, the other 6 at minus infinity", len(cands), finite, minusInf)
+	}
+
+	code, body = get(t, h, "/lessons/memory-bound/bytes-per-token")
+	if code != http.StatusOK {
+		t.Fatalf("lesson 8: got %d", code)
+	}
+	if !strings.Contains(body, "of the embedding table only the newest token") || !strings.Contains(body, "the difference is the embedding table") {
+		t.Errorf("lesson 8's first step does not say that a step reads one row of the embedding table")
+	}
+	m, err := models.Open(refdata.Need(t, "models/stories260K/stories260K.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	info := m.Model.Info()
+	n, no := 3, false
+	req, err := m.Request(models.Input{Texts: []string{"Once upon a time"}}, &engine.Settings{MaxNewTokens: &n, DoSample: &no})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Record = true
+	tr, err := engine.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := int64(info.Hidden * 4) // one f32 row of the embedding table
+	for _, s := range tr.Steps[1:] {
+		if got, want := s.Traffic.WeightBytes, info.WeightBytes+row; got != want {
+			t.Errorf("decode step %d reads %d weight bytes, want the model's %d plus one %d-byte row of the (shared) embedding table", s.Index, got, info.WeightBytes, row)
 		}
 	}
 }

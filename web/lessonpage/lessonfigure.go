@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"tracer/engine/tokenizer"
 	"tracer/lessons"
 	"tracer/trace"
 	"tracer/web/marks"
@@ -33,7 +34,9 @@ func figureLabels(ui lessons.Strings, lang string) view.FigureLabels {
 // runsFigure shows a step's runs side by side. For a right-padded batch
 // beside a left-padded one, the rows that differ are junk.
 // w is the page's words in lang, for the columns the debugger draws too.
-func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string) *view.FigureView {
+// tok, when not nil, names the ids a small vocabulary's figure lists
+// beyond the recorded candidates (see runColumn).
+func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []lessons.Run, model string, traces []*trace.Trace, lang string, tok tokenizer.Tokenizer) *view.FigureView {
 	f := &view.FigureView{Labels: figureLabels(ui, lang)}
 	var left *trace.Trace
 	for _, t := range traces {
@@ -52,7 +55,7 @@ func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []less
 		if t.Options.Padding == "right" && left != nil {
 			ref = left
 		}
-		c := runColumn(t, ref, traces[0], st.At, label, w)
+		c := runColumn(t, ref, traces[0], st.At, label, w, tok)
 		c.Command = run.Command(model)
 		c.Model = model
 		if c.At != nil {
@@ -75,10 +78,17 @@ func runsFigure(w words.Words, ui lessons.Strings, st *lessons.Step, runs []less
 	return f
 }
 
+// smallVocab is the largest vocabulary whose every token a lesson figure
+// lists at a step: the toy's eight words, minus infinity included.
+const smallVocab = 16
+
 // runColumn shows one run: its output, the step At points at, its steps
 // and its costs. ref, when not nil, is the run whose rows it is judged by;
 // first is the step's first run, whose choices each step is compared with.
-func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.Words) view.RunColumnView {
+// For a vocabulary of at most smallVocab tokens the step lists them all:
+// the ids the trace does not record (it records only finite scores) get
+// minus infinity and a probability of 0, named by tok.
+func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.Words, tok tokenizer.Tokenizer) view.RunColumnView {
 	c := view.RunColumnView{Label: label, Model: t.Model.Name, TraceModel: t.Model.Name, NewIDList: NewIDList(t), StopReason: t.Output.StopReason, Notices: t.Notices}
 	if len(t.Prompt.Rows) > 1 {
 		c.Rows = batchRows(t, ref)
@@ -104,6 +114,15 @@ func runColumn(t, ref, first *trace.Trace, at lessons.At, label string, w words.
 				text = strconv.FormatFloat(float64(l), 'g', 4, 32)
 			}
 			c.At.Logits = append(c.At.Logits, text)
+		}
+		if v := t.Model.VocabSize; v <= smallVocab && tok != nil && len(s.Rows[0].Candidates) < min(v, t.Options.RecordTop) {
+			for id := range v {
+				if _, ok := logits[id]; ok {
+					continue
+				}
+				c.At.Candidates = append(c.At.Candidates, view.CandidateView{ID: id, Token: marks.TokenOrID(tok.Token(id), id), Prob: "0.00", Width: "0%"})
+				c.At.Logits = append(c.At.Logits, "−∞")
+			}
 		}
 	}
 	for i, s := range t.Steps {

@@ -319,7 +319,7 @@ func (s *Pages) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons
 	if mi, ok := st.Moment(); ok || st.At.Kind == lessons.AtBefore && toy.Of(m) != nil {
 		f = s.momentFigure(traces[0], m, st, mi, ok, lang)
 	} else {
-		f = runsFigure(s.book.In(lang), ui, st, runs, name, traces, lang)
+		f = runsFigure(s.book.In(lang), ui, st, runs, name, traces, lang, m.Tokenizer)
 		f.Inside = s.lessonInside(ctx, strings.Join([]string{l.ID, st.ID, runs[0].ID, name, strings.Join(runs[0].Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01"), st, runs[0], m, lang)
 	}
 	f.Open = ui.Get(lessons.KeyOpenInDebugger, lang)
