@@ -38,8 +38,9 @@ type Request struct {
 
 	// Record builds a trace.Step for every step (candidates, stages, the
 	// final distribution, KV cache, traffic). Off, the loop only decodes.
-	// With Options.RecordAttention or RecordLens each row also records the
-	// inside of the model, which must then be an InsideModel.
+	// With Options.RecordAttention, RecordLens or RecordForward each row
+	// also records the inside of the model, which must then be an
+	// InsideModel.
 	Record bool
 	// OnStep, when set, receives each recorded step as soon as it exists.
 	OnStep func(trace.Step)

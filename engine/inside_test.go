@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,9 +23,16 @@ type insideModel struct {
 
 func (m *insideModel) Info() Info {
 	info := m.fixedModel.Info()
-	info.Layers, info.Heads = m.layers, m.heads
+	info.Layers, info.Heads, info.Intermediate = m.layers, m.heads, insideFFN
 	return info
 }
+
+// insideFFN is insideModel's MLP width.
+const insideFFN = 8
+
+// forwardCode names a forward answer's place: row r, slot i (a norm's
+// index, or layer·heads + head), kind (0 norms, 1 heads).
+func forwardCode(r, i, kind int) float64 { return float64(r*1000+kind*100+i) + 0.5 }
 
 // code names a weight's place: rrllhhqqkk in decimal digits.
 func code(r, l, h, q, k int) float32 {
@@ -53,6 +61,31 @@ func (m *insideModel) ForwardInside(c Cache, b *Batch, logits [][]float32, in *I
 				}
 			}
 		}
+	}
+	if in.Forward > 0 {
+		L, H := m.layers, m.heads
+		in.Neurons = min(in.Forward, insideFFN)
+		in.Norms, in.HeadNorms, in.NeuronIDs, in.NeuronActs = in.Norms[:0], in.HeadNorms[:0], in.NeuronIDs[:0], in.NeuronActs[:0]
+		in.AttnBytes, in.MLPBytes = in.AttnBytes[:0], in.MLPBytes[:0]
+		for r := range rows {
+			for i := range ForwardNorms(L) {
+				in.Norms = append(in.Norms, forwardCode(r, i, 0))
+			}
+			for i := range L * H {
+				in.HeadNorms = append(in.HeadNorms, forwardCode(r, i, 1))
+			}
+			for l := range L {
+				for k := range in.Neurons {
+					// Row r's layer l: ids r+l+k, activations ±(9-k).
+					in.NeuronIDs = append(in.NeuronIDs, (r+l+k)%insideFFN)
+					in.NeuronActs = append(in.NeuronActs, float32((9-k)*(1-2*(k%2))))
+				}
+			}
+		}
+		for l := range L {
+			in.AttnBytes, in.MLPBytes = append(in.AttnBytes, int64(100*l+past)), append(in.MLPBytes, int64(100*l+7))
+		}
+		in.EmbedBytes, in.UnembedBytes = int64(3*n), 11
 	}
 	in.LensLogits = in.LensLogits[:0]
 	for range rows {
@@ -141,6 +174,61 @@ func TestInsideRecordsEveryRow(t *testing.T) {
 	}
 }
 
+// TestForwardRecordsEveryRow runs a left-padded batch of two through
+// Generate on insideModel with record_forward and checks that every row of
+// every step holds its own answers: the norms, each layer's heads, its
+// neurons and the step's bytes, in trace.Forward's places.
+func TestForwardRecordsEveryRow(t *testing.T) {
+	m := &insideModel{fixedModel: fixedModel{logits: []float32{0.5, 1, 0.25, 2, -1}}, layers: 3, heads: 2}
+	o, notices, err := Resolve(m.Info(), nil, &Settings{MaxNewTokens: ptr(3), PadTokenID: ptr(4), RecordForward: ptr(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Generate(context.Background(), Request{Model: m, Prompts: [][]int{{0}, {1, 2}}, Options: o, Notices: notices, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Steps) != 3 || tr.Options.RecordForward != 2 {
+		t.Fatalf("%d steps, record_forward %d; want 3 and 2", len(tr.Steps), tr.Options.RecordForward)
+	}
+	for s, st := range tr.Steps {
+		past, n := 0, 2
+		if s > 0 {
+			past, n = 1+s, 1
+		}
+		for r, row := range st.Rows {
+			if row.Inside == nil || row.Inside.Forward == nil || row.Inside.Attention != nil || row.Inside.Lens != nil {
+				t.Fatalf("step %d row %d: inside %+v, want the forward pass only", s, r, row.Inside)
+			}
+			f := row.Inside.Forward
+			if len(f.Layers) != 3 || f.Embedding != forwardCode(r, 0, 0) || f.Final != forwardCode(r, 16, 0) || f.EmbedBytes != int64(3*n) || f.UnembedBytes != 11 {
+				t.Fatalf("step %d row %d: forward %+v", s, r, f)
+			}
+			for l, fl := range f.Layers {
+				norms := []float64{fl.In, fl.Attn, fl.Mid, fl.MLP, fl.Out}
+				for i, v := range norms {
+					if want := forwardCode(r, 1+5*l+i, 0); v != want {
+						t.Errorf("step %d row %d layer %d norm %d: %v, want %v", s, r, l, i, v, want)
+					}
+				}
+				if !slices.Equal(fl.Heads, []float64{forwardCode(r, 2*l, 1), forwardCode(r, 2*l+1, 1)}) {
+					t.Errorf("step %d row %d layer %d: heads %v", s, r, l, fl.Heads)
+				}
+				want := []trace.Neuron{{Index: (r + l) % insideFFN, Act: 9}, {Index: (r + l + 1) % insideFFN, Act: -8}}
+				if !slices.Equal(fl.Neurons, want) {
+					t.Errorf("step %d row %d layer %d: neurons %v, want %v", s, r, l, fl.Neurons, want)
+				}
+				if fl.AttnBytes != int64(100*l+past) || fl.MLPBytes != int64(100*l+7) {
+					t.Errorf("step %d row %d layer %d: bytes %d and %d", s, r, l, fl.AttnBytes, fl.MLPBytes)
+				}
+			}
+		}
+	}
+	if err := tr.Validate(); err != nil {
+		t.Errorf("the trace does not validate: %v", err)
+	}
+}
+
 // TestInsideOptions: recording off asks nothing; a model without an
 // inside, a bad record_attention and prompt matrices over the limit are
 // option errors that say what to do.
@@ -161,12 +249,19 @@ func TestInsideOptions(t *testing.T) {
 		{"no inside", plain, "", 3, true, 2, "need a transformer"},
 		{"unknown attention", deep, "heads", 0, true, 2, `record_attention must be "step" or "all"`},
 		{"negative lens", deep, "", -1, true, 2, "record_lens must be 0 (off) or more"},
+		{"negative forward", deep, "", 0, true, 2, "record_forward must be 0 (off) or more"},
+		{"forward above the cap", deep, "", 0, true, 2, "record_forward must be at most 64"},
+		{"forward wider than the MLP", deep, "", 0, true, 2, "record_forward must be at most the model's MLP width of 8"},
+		{"forward of the MLP's width", deep, "", 0, true, 2, ""},
+		{"forward without an inside", plain, "", 0, true, 2, "record_attention, record_lens and record_forward need a transformer"},
 		{"prompt matrices too large", deep, "all", 0, true, 400, "over the limit of 4194304: record each step's attention only"},
 		{"step attention of a long prompt", deep, "step", 0, true, 400, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Resolve checks the values; Generate what the model can answer.
-			o, _, err := Resolve(tc.m.Info(), nil, &Settings{MaxNewTokens: ptr(1), RecordAttention: &tc.attention, RecordLens: &tc.lens})
+			forward := map[string]int{"negative forward": -1, "forward above the cap": 65, "forward wider than the MLP": 9,
+				"forward of the MLP's width": 8, "forward without an inside": 3}[tc.name]
+			o, _, err := Resolve(tc.m.Info(), nil, &Settings{MaxNewTokens: ptr(1), RecordAttention: &tc.attention, RecordLens: &tc.lens, RecordForward: &forward})
 			if err == nil {
 				_, err = Generate(context.Background(), Request{Model: tc.m, Prompts: [][]int{make([]int, tc.prompt)}, Options: o, Record: tc.record})
 			}

@@ -51,6 +51,7 @@ type Settings struct {
 	FullLogits      *bool
 	RecordAttention *string // "", "step" or "all"
 	RecordLens      *int
+	RecordForward   *int
 	ForceIDs        []int // step i chooses ForceIDs[i]
 }
 

@@ -231,6 +231,10 @@ func Options() []Option {
 			Flag: "record-lens", Usage: "record the top `K` tokens of every layer's logit lens at each step (0: off)",
 			layer: func(s *Settings) any { return &s.RecordLens }, field: func(o *trace.Options) any { return &o.RecordLens },
 			check: atLeast(func(o *trace.Options) int { return o.RecordLens }, 0, "must be 0 (off) or more")},
+		{Name: "record_forward", Kind: KindInt, Default: 0,
+			Flag: "record-forward", Usage: fmt.Sprintf("record each step's forward pass: the residual stream's norm layer by layer, each head's share of attention and the `K` most active MLP neurons of every layer (0: off; 1 to %d)", MaxRecordForward),
+			layer: func(s *Settings) any { return &s.RecordForward }, field: func(o *trace.Options) any { return &o.RecordForward },
+			check: checkRecordForward},
 		{Name: "force_ids", Kind: KindInts,
 			Flag: "force-ids", Usage: "make step i choose the i-th of these `ids` (\"5,9,2\"), still recording the distributions",
 			layer: func(s *Settings) any { return &s.ForceIDs }, field: func(o *trace.Options) any { return &o.ForceIDs },
@@ -263,6 +267,21 @@ func atLeast(get func(*trace.Options) int, least int, msg string) func(*trace.Op
 		}
 		return ""
 	}
+}
+
+// checkRecordForward checks record_forward: 0 (off), or the neurons kept
+// per layer, at most MaxRecordForward and at most the model's MLP width
+// (when the model has one).
+func checkRecordForward(o *trace.Options, info Info) string {
+	switch k := o.RecordForward; {
+	case k < 0:
+		return fmt.Sprintf("must be 0 (off) or more, got %d", k)
+	case k > MaxRecordForward:
+		return fmt.Sprintf("must be at most %d (the MLP neurons kept per layer), got %d: ask for fewer", MaxRecordForward, k)
+	case info.Intermediate > 0 && k > info.Intermediate:
+		return fmt.Sprintf("must be at most the model's MLP width of %d neurons per layer, got %d: ask for fewer", info.Intermediate, k)
+	}
+	return ""
 }
 
 // inVocab checks a list of token ids against the vocabulary; step says

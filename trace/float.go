@@ -40,6 +40,82 @@ func appendProb(b []byte, p float64) ([]byte, error) {
 	return strconv.AppendFloat(b, p, 'g', -1, 64), nil
 }
 
+// appendNorm appends a norm of a forward pass held in a float64 as
+// appendProb does a probability: as a float32 when it is one (the engine
+// computes norms at float32's precision), else as a float64; a norm that
+// is not a number is an error.
+func appendNorm(b []byte, v float64) ([]byte, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return b, fmt.Errorf("trace: norm %v cannot be written: it is not a number", v)
+	}
+	if v32 := float32(v); float64(v32) == v {
+		return appendFloat32(b, v32), nil
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64), nil
+}
+
+// appendNorms appends a JSON array of norms (appendNorm), null for nil as
+// encoding/json writes a nil slice.
+func appendNorms(b []byte, vs []float64) ([]byte, error) {
+	if vs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendNorm(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// MarshalJSON writes the norms at their precision (appendNorm), the
+// fields in Forward's order.
+func (f Forward) MarshalJSON() ([]byte, error) {
+	layers, err := json.Marshal(f.Layers)
+	if err != nil {
+		return nil, err
+	}
+	b := append(make([]byte, 0, len(layers)+96), `{"embedding":`...)
+	if b, err = appendNorm(b, f.Embedding); err != nil {
+		return nil, err
+	}
+	b = append(append(append(b, `,"layers":`...), layers...), `,"final":`...)
+	if b, err = appendNorm(b, f.Final); err != nil {
+		return nil, err
+	}
+	b = strconv.AppendInt(append(b, `,"embed_bytes":`...), f.EmbedBytes, 10)
+	b = strconv.AppendInt(append(b, `,"unembed_bytes":`...), f.UnembedBytes, 10)
+	return append(b, '}'), nil
+}
+
+// MarshalJSON writes the norms at their precision (appendNorm), the
+// fields in ForwardLayer's order.
+func (l ForwardLayer) MarshalJSON() ([]byte, error) {
+	neurons, err := json.Marshal(l.Neurons)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 96+12*len(l.Heads)+len(neurons))
+	for i, v := range []float64{l.In, l.Attn, l.Mid, l.MLP, l.Out} {
+		b = append(b, []string{`{"in":`, `,"attn":`, `,"mid":`, `,"mlp":`, `,"out":`}[i]...)
+		if b, err = appendNorm(b, v); err != nil {
+			return nil, err
+		}
+	}
+	if b, err = appendNorms(append(b, `,"heads":`...), l.Heads); err != nil {
+		return nil, err
+	}
+	b = append(append(b, `,"neurons":`...), neurons...)
+	b = strconv.AppendInt(append(b, `,"attn_bytes":`...), l.AttnBytes, 10)
+	b = strconv.AppendInt(append(b, `,"mlp_bytes":`...), l.MLPBytes, 10)
+	return append(b, '}'), nil
+}
+
 // appendFloat32s appends a JSON array of float32s (see appendFloat32).
 func appendFloat32s(b []byte, xs []float32) []byte {
 	b = slices.Grow(b, 10*len(xs)+2)

@@ -13,14 +13,15 @@ import (
 	"tracer/trace"
 )
 
-// insideTrace is a toy trace dressed as a model of 2 layers × 3 heads,
-// every row carrying an inside view of the right shape: even attention
-// over its context, causal prompt matrices at step 0 and a 2-entry lens.
+// insideTrace is a toy trace dressed as a model of 2 layers × 3 heads
+// and an MLP of 4 neurons, every row carrying an inside view of the right
+// shape: even attention over its context, causal prompt matrices at step
+// 0, a 2-entry lens and a forward pass with 2 neurons a layer.
 func insideTrace(t testing.TB) *trace.Trace {
 	t.Helper()
 	tr := toyTrace(t, nil, [][]int{{0}})
-	tr.Model.Layers, tr.Model.Heads = 2, 3
-	tr.Options.RecordAttention, tr.Options.RecordLens = trace.RecordAttentionAll, 2
+	tr.Model.Layers, tr.Model.Heads, tr.Model.Intermediate = 2, 3, 4
+	tr.Options.RecordAttention, tr.Options.RecordLens, tr.Options.RecordForward = trace.RecordAttentionAll, 2, 2
 	even := func(keys, of int) trace.Weights {
 		w := make(trace.Weights, keys)
 		for k := range of {
@@ -49,10 +50,30 @@ func insideTrace(t testing.TB) *trace.Trace {
 				}
 				in.Lens = append(in.Lens, []trace.Candidate{{ID: 1, Logit: 2.5, Prob: 0.6}, {ID: 0, Logit: 2.25, Prob: 0.4}})
 			}
+			in.Forward = forwardOf(tr.Model.Layers, float64(s+1))
 			row.Inside = in
 		}
 	}
 	return tr
+}
+
+// forwardOf is a forward pass of layers layers of 3 heads and 2 neurons,
+// its norms scaled by x: float64 norms of every precision, float32
+// activations, byte counts.
+func forwardOf(layers int, x float64) *trace.Forward {
+	f := &trace.Forward{Embedding: 0.1 * x, Final: math.Pi * x, EmbedBytes: 1152, UnembedBytes: 56623104 + 2304}
+	h := 0.1
+	for l := range layers {
+		in := h
+		f.Layers = append(f.Layers, trace.ForwardLayer{
+			In: in * x, Attn: 1.0 / 3 * x, Mid: (in + 0.25) * x, MLP: math.Sqrt(2) * x, Out: (in + 1) * x,
+			Heads:     []float64{0.5 * x, 1e-9 * x, 123456.789 * x},
+			Neurons:   []trace.Neuron{{Index: 3, Act: -2.5}, {Index: l, Act: float32(1.0 / 3)}},
+			AttnBytes: int64(1000 + l), MLPBytes: 5308416,
+		})
+		h = in + 1
+	}
+	return f
 }
 
 // TestInsideSchemaAndRoundTrip: a trace with inside views validates
@@ -161,6 +182,39 @@ func TestReadRejectsBadInside(t *testing.T) {
 		{"lens probability", func(tr *trace.Trace) {
 			tr.Steps[2].Rows[0].Inside.Lens[0][1].Prob = -0.5
 		}, "inside.lens[0][1]: probability -0.5"},
+		{"forward layer missing", func(tr *trace.Trace) {
+			f := tr.Steps[1].Rows[0].Inside.Forward
+			f.Layers = f.Layers[:1]
+		}, "steps[1].rows[0].inside.forward.layers has 1 entries, want one per model.layers (2)"},
+		{"forward head missing", func(tr *trace.Trace) {
+			fl := &tr.Steps[0].Rows[0].Inside.Forward.Layers[1]
+			fl.Heads = fl.Heads[:2]
+		}, "inside.forward.layers[1].heads has 2 entries, want one per model.heads (3)"},
+		{"negative norm", func(tr *trace.Trace) {
+			tr.Steps[2].Rows[0].Inside.Forward.Layers[0].Mid = -1
+		}, "inside.forward.layers[0].mid is -1: want a norm"},
+		{"negative head norm", func(tr *trace.Trace) {
+			tr.Steps[2].Rows[0].Inside.Forward.Layers[1].Heads[2] = -0.5
+		}, "inside.forward.layers[1].heads[2] is -0.5"},
+		{"negative final", func(tr *trace.Trace) {
+			tr.Steps[0].Rows[0].Inside.Forward.Final = -2
+		}, "inside.forward.final is -2"},
+		{"negative bytes", func(tr *trace.Trace) {
+			tr.Steps[1].Rows[0].Inside.Forward.Layers[0].AttnBytes = -5
+		}, "inside.forward.layers[0].attn_bytes is -5"},
+		{"neuron outside the MLP", func(tr *trace.Trace) {
+			tr.Steps[1].Rows[0].Inside.Forward.Layers[0].Neurons[0].Index = 4
+		}, "inside.forward.layers[0].neurons[0].index 4 is outside the MLP (0..3)"},
+		{"neurons out of order", func(tr *trace.Trace) {
+			tr.Steps[1].Rows[0].Inside.Forward.Layers[1].Neurons[1].Act = 3
+		}, "inside.forward.layers[1].neurons is not ordered by descending |act|"},
+		{"neuron twice", func(tr *trace.Trace) {
+			tr.Steps[1].Rows[0].Inside.Forward.Layers[1].Neurons[1].Index = 3
+		}, "inside.forward.layers[1].neurons[1].index 3 is listed twice"},
+		{"more neurons than asked", func(tr *trace.Trace) {
+			fl := &tr.Steps[1].Rows[0].Inside.Forward.Layers[0]
+			fl.Neurons = append(fl.Neurons, trace.Neuron{Index: 2, Act: 0.1})
+		}, "inside.forward.layers[0].neurons has 3 entries, more than options.record_forward (2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := insideTrace(t)
@@ -185,6 +239,7 @@ func FuzzReadInside(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2,"layers":1,"heads":1},"steps":[{"index":0,"rows":[{"row":0,"input_ids":[0],"context":1,"candidates":[],"entropy":0,"chosen":{"id":0,"token":"","prob":1,"rank":1,"by":"greedy"},"inside":{"attention":[[[1]]],"prompt_attention":[[[[1]]]],"lens":[[{"id":1,"token":"","logit":1,"prob":1}]]}}]}],"output":{"ids":null,"new_ids":null,"text":"","new_text":"","stop_reason":"eos"}}`))
 	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2},"steps":[{"index":0,"rows":[{"chosen":{"by":"greedy"},"inside":{"attention":[[[null]]]}}]}],"output":{"stop_reason":"eos"}}`))
+	f.Add([]byte(`{"format":"tracer/v1","model":{"vocab_size":2,"layers":1,"heads":1,"intermediate":2},"options":{"record_forward":1},"steps":[{"index":0,"rows":[{"row":0,"input_ids":[0],"context":1,"candidates":[],"entropy":0,"chosen":{"id":0,"token":"","prob":1,"rank":1,"by":"greedy"},"inside":{"forward":{"embedding":0.5,"layers":[{"in":0.5,"attn":1,"mid":1.25,"mlp":2,"out":3,"heads":[1],"neurons":[{"index":1,"act":-4}],"attn_bytes":10,"mlp_bytes":20}],"final":1,"embed_bytes":4,"unembed_bytes":8}}}]}],"output":{"ids":null,"new_ids":null,"text":"","new_text":"","stop_reason":"eos"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := trace.Read(bytes.NewReader(data), 1<<20)
 		if err != nil {
@@ -194,6 +249,13 @@ func FuzzReadInside(f *testing.F) {
 			for _, r := range s.Rows {
 				if r.Inside == nil {
 					continue
+				}
+				if f := r.Inside.Forward; f != nil {
+					for _, fl := range f.Layers {
+						if (tr.Model.Heads > 0 && len(fl.Heads) != tr.Model.Heads) || fl.In < 0 || fl.Out < 0 || math.IsNaN(fl.Mid) {
+							t.Fatalf("accepted a forward layer %+v for %d heads", fl, tr.Model.Heads)
+						}
+					}
 				}
 				for _, heads := range r.Inside.Attention {
 					for _, w := range heads {

@@ -336,6 +336,85 @@ func (t *Trace) validateInside(at string, step int, r StepRow, inVocab idCheck, 
 			}
 		}
 	}
+	if in.Forward != nil {
+		return t.validateForward(at+".forward", in.Forward, bad)
+	}
+	return nil
+}
+
+// validateForward checks a row's forward pass: one entry per model layer
+// and per head (when the model says how many), norms that are finite and
+// not negative, byte counts not negative, and neurons inside the MLP (when
+// the model says its width), no more than record_forward asked for, each
+// once, by descending |activation|.
+func (t *Trace) validateForward(at string, f *Forward, bad badFunc) error {
+	norm := func(what string, v float64) error {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return bad("%s is %v: want a norm, a finite number of 0 or more", what, v)
+		}
+		return nil
+	}
+	bytes := func(what string, v int64) error {
+		if v < 0 {
+			return bad("%s is %d: want a byte count of 0 or more", what, v)
+		}
+		return nil
+	}
+	if layers := t.Model.Layers; layers > 0 && len(f.Layers) != layers {
+		return bad("%s.layers has %d entries, want one per model.layers (%d)", at, len(f.Layers), layers)
+	}
+	if err := firstErr(norm(at+".embedding", f.Embedding), norm(at+".final", f.Final),
+		bytes(at+".embed_bytes", f.EmbedBytes), bytes(at+".unembed_bytes", f.UnembedBytes)); err != nil {
+		return err
+	}
+	width, most := t.Model.Intermediate, t.Options.RecordForward
+	for l, fl := range f.Layers {
+		where := fmt.Sprintf("%s.layers[%d]", at, l)
+		if err := firstErr(norm(where+".in", fl.In), norm(where+".attn", fl.Attn), norm(where+".mid", fl.Mid),
+			norm(where+".mlp", fl.MLP), norm(where+".out", fl.Out),
+			bytes(where+".attn_bytes", fl.AttnBytes), bytes(where+".mlp_bytes", fl.MLPBytes)); err != nil {
+			return err
+		}
+		if heads := t.Model.Heads; heads > 0 && len(fl.Heads) != heads {
+			return bad("%s.heads has %d entries, want one per model.heads (%d)", where, len(fl.Heads), heads)
+		}
+		for h, v := range fl.Heads {
+			if err := norm(fmt.Sprintf("%s.heads[%d]", where, h), v); err != nil {
+				return err
+			}
+		}
+		if most > 0 && len(fl.Neurons) > most {
+			return bad("%s.neurons has %d entries, more than options.record_forward (%d)", where, len(fl.Neurons), most)
+		}
+		for k, n := range fl.Neurons {
+			what := fmt.Sprintf("%s.neurons[%d]", where, k)
+			switch {
+			case n.Index < 0 || width > 0 && n.Index >= width:
+				return bad("%s.index %d is outside the MLP (0..%d)", what, n.Index, width-1)
+			case n.Act != n.Act || math.IsInf(float64(n.Act), 0):
+				return bad("%s.act is not a finite number", what)
+			case k > 0 && abs32(n.Act) > abs32(fl.Neurons[k-1].Act):
+				return bad("%s.neurons is not ordered by descending |act|", where)
+			}
+			for _, o := range fl.Neurons[:k] {
+				if o.Index == n.Index {
+					return bad("%s.index %d is listed twice", what, n.Index)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
+
+// firstErr returns the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

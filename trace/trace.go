@@ -145,9 +145,13 @@ type Options struct {
 
 	// What is recorded inside the model (StepRow.Inside): RecordAttention
 	// is "" (off), RecordAttentionStep or RecordAttentionAll; RecordLens
-	// the top entries of every layer's logit lens per step, 0 for off.
+	// the top entries of every layer's logit lens per step, 0 for off;
+	// RecordForward, when more than 0, the forward pass of every step
+	// (Inside.Forward) with that many of each layer's most active MLP
+	// neurons.
 	RecordAttention string `json:"record_attention,omitempty"`
 	RecordLens      int    `json:"record_lens,omitempty"`
+	RecordForward   int    `json:"record_forward,omitempty"`
 
 	// Sources maps an option's JSON name to where its value came from:
 	// "default" (transformers' defaults), "generation_config" (the model's
@@ -209,7 +213,8 @@ type StepRow struct {
 	Chosen Chosen  `json:"chosen"`
 
 	// Inside is what the forward pass showed inside the model for this
-	// row, when options.record_attention or options.record_lens asked.
+	// row, when options.record_attention, record_lens or record_forward
+	// asked.
 	Inside *Inside `json:"inside,omitempty"`
 
 	// Server notes what a serving engine left out of this step.
@@ -223,9 +228,10 @@ const (
 )
 
 // Inside is what one step showed inside the model for one row: attention
-// probabilities per layer and query head, and the logit lens of every
-// layer, at the row's newest position (the query whose logits the step
-// chose from). Each part is present only when recorded.
+// probabilities per layer and query head, the logit lens of every layer
+// and the forward pass layer by layer, at the row's newest position (the
+// query whose logits the step chose from). Each part is present only when
+// recorded.
 type Inside struct {
 	// Attention is [layer][head] → (keys): the newest position's softmax
 	// attention weights over every position the row holds, itself
@@ -243,6 +249,79 @@ type Inside struct {
 	// lower id: Logit is the lens logit, Prob its softmax over the whole
 	// vocabulary. The last layer's lens is the model's own logits.
 	Lens [][]Candidate `json:"lens,omitempty"`
+
+	// Forward is the forward pass at the newest position, with
+	// record_forward: how the residual stream grows layer by layer.
+	Forward *Forward `json:"forward,omitempty"`
+}
+
+// Forward is one step's forward pass at a row's newest position: how the
+// residual stream h (a vector of model.hidden numbers) grows layer by
+// layer, what each attention head and the most active MLP neurons add,
+// and the bytes each part read. Norms are L2 norms of the float32 vectors
+// the engine computed, at float32's precision (the squares summed in
+// float32: within about 1e-6 of the exact norm, relative), and written as
+// the shortest decimal that reads back to the same float32.
+//
+// Bytes count the weights at their stored dtype, each read once per step,
+// as Step.Traffic does: for a step that fed n tokens to a row after past
+// cached positions, EmbedBytes + UnembedBytes + Σ layers (AttnBytes +
+// MLPBytes) = traffic.weight_bytes + traffic.kv_read_bytes of the same
+// step run for that row alone. A batch reads its weights once for all its
+// rows, so its traffic is less than the rows' sums.
+type Forward struct {
+	// Embedding is ‖h_0‖: the token's embedding row (GPT-2: plus its
+	// position's row), the stream entering layer 0.
+	Embedding float64        `json:"embedding"`
+	Layers    []ForwardLayer `json:"layers"` // [layer], 0 … model.layers-1
+	// Final is ‖final_norm(h_L)‖: the vector the output head multiplies
+	// into the logits.
+	Final float64 `json:"final"`
+
+	// EmbedBytes are the embedding rows of the tokens fed at this step
+	// (GPT-2: and their position rows): n rows, one at a decode step.
+	EmbedBytes int64 `json:"embed_bytes"`
+	// UnembedBytes are the final norm and the whole output head (a tied
+	// head is counted again besides the embedding rows).
+	UnembedBytes int64 `json:"unembed_bytes"`
+}
+
+// ForwardLayer is one decoder layer of a Forward. Both architectures tracer
+// runs are pre-norm: the stream enters attention through a norm, attention
+// adds to it, the sum enters the MLP through a second norm, and the MLP
+// adds to it.
+type ForwardLayer struct {
+	In   float64 `json:"in"`   // ‖h‖ entering the layer (layer 0: Forward.Embedding; layer l: layer l-1's Out)
+	Attn float64 `json:"attn"` // ‖what attention adds‖: its output projection's result, bias included
+	Mid  float64 `json:"mid"`  // ‖h + attn‖: the stream entering the MLP (before its norm)
+	MLP  float64 `json:"mlp"`  // ‖what the MLP adds‖: its down projection's result, bias included
+	Out  float64 `json:"out"`  // ‖h + attn + mlp‖: the stream leaving the layer
+
+	// Heads is [head] → ‖W_o[:, columns of head h] · head h's output‖
+	// for every query head h, by index (model.heads entries): head h's
+	// share of Attn, bias excluded. The shares add as vectors, not as
+	// norms, to what attention adds.
+	Heads []float64 `json:"heads"`
+	// Neurons are the record_forward MLP neurons with the largest
+	// |activation|, by descending |activation|, ties by lower index. A
+	// neuron's activation is its entry of the down projection's input:
+	// silu(gate)·up (Llama, Qwen2) or gelu(fc) (GPT-2).
+	Neurons []Neuron `json:"neurons"`
+
+	// AttnBytes are what the layer's attention read: its norm, q, k, v
+	// and output weights and biases, and the keys and values of the
+	// cached positions it attended to (this step's own are written:
+	// traffic.kv_write_bytes). MLPBytes: its norm, up (and gate) and down
+	// weights and biases.
+	AttnBytes int64 `json:"attn_bytes"`
+	MLPBytes  int64 `json:"mlp_bytes"`
+}
+
+// Neuron is one MLP neuron of a layer and its activation at the newest
+// position.
+type Neuron struct {
+	Index int     `json:"index"` // 0 … model.intermediate-1
+	Act   float32 `json:"act"`
 }
 
 // Weights is a list of float32 probabilities, written compactly: each as

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -359,14 +360,94 @@ func TestInsideUsageErrors(t *testing.T) {
 		{"negative lens", []string{"run", "--model", "toy", "--record-lens", "-1", "--json"}, "--record-lens must be 0 (off) or more"},
 		{"unknown attention value", []string{"run", "--model", "toy", "--record-attention=some", "--json"}, `--record-attention=all (also the prompt's matrices), got "some"`},
 		{"all without =", []string{"run", "--model", "toy", "--json", "--record-attention", "all"}, "write --record-attention=all (with =)"},
-		{"toy has no inside", []string{"run", "--model", "toy", "--record-attention", "--json"}, "record_attention and record_lens need a transformer"},
+		{"toy has no inside", []string{"run", "--model", "toy", "--record-attention", "--json"}, "record_attention, record_lens and record_forward need a transformer"},
+		{"forward without a trace", []string{"run", "--model", "toy", "--record-forward", "5"}, "add --json or --out FILE"},
+		{"negative forward", []string{"run", "--model", "toy", "--record-forward", "-1", "--json"}, "--record-forward must be 0 (off) or more"},
+		{"forward above the cap", []string{"run", "--model", "toy", "--record-forward", "65", "--json"}, "--record-forward must be at most 64 (the MLP neurons kept per layer), got 65: ask for fewer"},
+		{"forward not a number", []string{"run", "--model", "toy", "--record-forward", "many", "--json"}, "record-forward"},
+		{"toy has no forward pass", []string{"run", "--model", "toy", "--record-forward", "3", "--json"}, "record_forward need a transformer"},
 		{"bench negative lens", []string{"bench", "--shape", "gpt2", "--record-lens", "-2"}, "--record-lens must be 0 (off) or more"},
+		{"bench forward above the cap", []string{"bench", "--shape", "gpt2", "--record-forward", "65"}, "--record-forward must be 0 (off) to 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := tracer(t, "", tt.args...)
 			if code != exitUsage || !strings.Contains(errOut, tt.want) || out != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, no output and %q", code, out, errOut, exitUsage, tt.want)
+			}
+		})
+	}
+}
+
+// TestForwardTrace runs tracer run --record-forward on a golden model of
+// each architecture, a quantized GGUF file and stories260K (llama2.c), and
+// checks every step's forward pass: one per layer and head, the neurons
+// asked for by descending |act|, layer l+1 entering as layer l leaves, the
+// bytes adding up to the step's traffic (weights and cached keys read),
+// and the trace reading back and writing to the same bytes. (Its values
+// are checked against transformers in engine/arch's TestForwardGolden.)
+func TestForwardTrace(t *testing.T) {
+	for _, tc := range []struct{ name, model string }{
+		{"tiny-gpt2", "golden/tiny-gpt2"},
+		{"tiny-llama-bf16", "golden/tiny-llama-bf16"},
+		{"tiny-qwen2", "golden/tiny-qwen2"},
+		{"gguf-q4_0", "models/tiny-random-llama/gguf/model-q4_0.gguf"},
+		{"stories260K", "models/stories260K/stories260K.bin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := refdata.Need(t, tc.model)
+			const K = 6
+			out, errOut, code := tracer(t, "", "run", "--json", "--model", model, "--prompt-ids", "1,5,9,14", "--max-new-tokens", "4",
+				"--do-sample=false", "--eos-id", "0", "--record-forward", fmt.Sprint(K))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			tr, err := trace.Decode([]byte(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Read back and written again, the trace reads the same; each
+			// forward pass writes back to the bytes the run wrote. (A whole
+			// trace may not: text with invalid UTF-8 is written \ufffd,
+			// then read and written as the character.)
+			var again strings.Builder
+			if err := trace.Write(&again, tr); err != nil {
+				t.Fatal(err)
+			}
+			if back, err := trace.Decode([]byte(again.String())); err != nil || !reflect.DeepEqual(back, tr) {
+				t.Errorf("the trace reads back differently (%v)", err)
+			}
+			for s, st := range tr.Steps {
+				if b, err := json.Marshal(st.Rows[0].Inside); err != nil || !strings.Contains(out, string(b)) {
+					t.Errorf("step %d: the inside view does not write back to the bytes the run wrote (%v)", s, err)
+				}
+			}
+			if tr.Options.RecordForward != K || len(tr.Steps) != 4 {
+				t.Fatalf("record_forward %d, %d steps; want %d and 4", tr.Options.RecordForward, len(tr.Steps), K)
+			}
+			for s, st := range tr.Steps {
+				in := st.Rows[0].Inside
+				if in == nil || in.Forward == nil || in.Attention != nil || in.Lens != nil {
+					t.Fatalf("step %d: inside %+v, want the forward pass alone", s, in)
+				}
+				f := in.Forward
+				if len(f.Layers) != tr.Model.Layers || !(f.Embedding > 0) || !(f.Final > 0) {
+					t.Fatalf("step %d: forward of %d layers (model: %d), embedding %v, final %v", s, len(f.Layers), tr.Model.Layers, f.Embedding, f.Final)
+				}
+				bytes := f.EmbedBytes + f.UnembedBytes
+				for l, fl := range f.Layers {
+					prev := f.Embedding
+					if l > 0 {
+						prev = f.Layers[l-1].Out
+					}
+					if fl.In != prev || len(fl.Heads) != tr.Model.Heads || len(fl.Neurons) != K {
+						t.Fatalf("step %d layer %d: in %v (previous out %v), %d heads, %d neurons", s, l, fl.In, prev, len(fl.Heads), len(fl.Neurons))
+					}
+					bytes += fl.AttnBytes + fl.MLPBytes
+				}
+				if tr := st.Traffic; tr == nil || bytes != tr.WeightBytes+tr.KVReadBytes {
+					t.Errorf("step %d: the forward pass's bytes add up to %d, want the traffic's weights and KV reads (%+v)", s, bytes, tr)
+				}
 			}
 		})
 	}
@@ -381,7 +462,7 @@ func TestInsideOffLeavesTraceAlone(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, field := range []string{`"inside"`, `"record_attention"`, `"record_lens"`} {
+	for _, field := range []string{`"inside"`, `"record_attention"`, `"record_lens"`, `"record_forward"`, `"forward"`} {
 		if strings.Contains(out, field) {
 			t.Errorf("the trace holds %s, want it absent when not recorded", field)
 		}
@@ -394,7 +475,7 @@ func TestInsideOffLeavesTraceAlone(t *testing.T) {
 func TestInsideBench(t *testing.T) {
 	bin := refdata.Need(t, "models/stories260K/stories260K.bin")
 	out, errOut, code := tracer(t, "", "bench", "--model", bin, "--threads", "2", "--prompt-len", "4",
-		"--new-tokens", "6", "--reps", "1", "--probe-mib", "8", "--record-attention", "--record-lens", "10", "--json")
+		"--new-tokens", "6", "--reps", "1", "--probe-mib", "8", "--record-attention", "--record-lens", "10", "--record-forward", "5", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -402,7 +483,7 @@ func TestInsideBench(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
-	if r.Record == nil || r.Record.Attention != "step" || r.Record.Lens != 10 || !(r.Record.OnTokensPerSec.Median > 0) || !(r.Record.Ratio > 0) {
-		t.Errorf("record report %+v, want attention \"step\", lens 10 and measured speeds", r.Record)
+	if r.Record == nil || r.Record.Attention != "step" || r.Record.Lens != 10 || r.Record.Forward != 5 || !(r.Record.OnTokensPerSec.Median > 0) || !(r.Record.Ratio > 0) {
+		t.Errorf("record report %+v, want attention \"step\", lens 10, forward 5 and measured speeds", r.Record)
 	}
 }

@@ -130,7 +130,8 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	recordsInside := user.RecordAttention != nil && *user.RecordAttention != "" || user.RecordLens != nil && *user.RecordLens != 0
+	recordsInside := user.RecordAttention != nil && *user.RecordAttention != "" || user.RecordLens != nil && *user.RecordLens != 0 ||
+		user.RecordForward != nil && *user.RecordForward != 0
 	if fs.NArg() > 0 && fs.Arg(0) == "all" && user.RecordAttention != nil && *user.RecordAttention != "" {
 		return usageErr("unexpected argument \"all\": write --record-attention=all (with =) to record the prompt's matrices too")
 	}
@@ -150,7 +151,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return usageErr("--system goes with --chat")
 	}
 	if recordsInside && !*asJSON && *out == "" {
-		return usageErr("--record-attention and --record-lens go into the trace: add --json or --out FILE")
+		return usageErr("--record-attention, --record-lens and --record-forward go into the trace: add --json or --out FILE")
 	}
 	in := models.Input{Texts: prompts}
 	if *chatMsg != "" {

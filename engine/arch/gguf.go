@@ -393,16 +393,7 @@ func (ld *ggufLoader) layer(L *llamaLayer, d dims, pre string, qwen bool) error 
 // 144/256, ...), norm vectors as the F32 they are stored in, and one
 // embedding row at the embedding's type.
 func ggufCost(n *llama) costModel {
-	c := n.cost()
-	c.fixedBytes = n.lmHead.Bytes() + int64(len(n.normW))*4
-	for _, L := range n.layers {
-		for _, m := range []tensor.Matrix{L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down} {
-			c.fixedBytes += m.Bytes()
-		}
-		for _, v := range [][]float32{L.attnNorm, L.mlpNorm, L.bq, L.bk, L.bv} {
-			c.fixedBytes += int64(len(v)) * 4
-		}
-	}
+	c := n.costAt(4)
 	c.tokenBytes = n.embedW.Bytes() / int64(n.embedW.Rows)
 	return c
 }

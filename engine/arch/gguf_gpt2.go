@@ -99,16 +99,7 @@ func loadGGUFGPT2(f *gguf.File, ld *ggufLoader) (*ggufGPT2, error) {
 // and biases as the F32 they are stored in, one row of each embedding per
 // token.
 func (n *ggufGPT2) cost() costModel {
-	c := n.gpt2.cost()
-	c.fixedBytes = n.lmHead.Bytes() + int64(len(n.lnfW)+len(n.lnfB))*4
-	for _, L := range n.layers {
-		for _, m := range []tensor.Matrix{L.attnW, L.projW, L.fcW, L.fcProjW} {
-			c.fixedBytes += m.Bytes()
-		}
-		for _, v := range [][]float32{L.ln1W, L.ln1B, L.attnB, L.projB, L.ln2W, L.ln2B, L.fcB, L.fcProjB} {
-			c.fixedBytes += int64(len(v)) * 4
-		}
-	}
+	c := n.gpt2.costAt(4)
 	c.tokenBytes = n.wte.Bytes()/int64(n.wte.Rows) + n.wpe.Bytes()/int64(n.wpe.Rows)
 	return c
 }

@@ -138,27 +138,28 @@ func loadGPT2(ld *loader, d dims, eps float32, tied bool) (*gpt2, error) {
 	return n, nil
 }
 
-// cost counts the traffic model's weights and multiply-adds.
-func (n *gpt2) cost() costModel {
+// cost counts the traffic model's weights and multiply-adds, norms and
+// biases at the token embedding's dtype.
+func (n *gpt2) cost() costModel { return n.costAt(int64(n.wte.DType.Size())) }
+
+// costAt is cost with vec bytes a norm or bias element.
+func (n *gpt2) costAt(vec int64) costModel {
 	var c costModel
-	size := int64(n.wte.DType.Size())
 	for _, L := range n.layers {
-		for _, m := range []tensor.Matrix{L.attnW, L.projW, L.fcW, L.fcProjW} {
-			c.fixedBytes += m.Bytes()
-			c.tokenMACs += int64(m.Rows) * int64(m.Cols)
-		}
-		for _, v := range [][]float32{L.ln1W, L.ln1B, L.attnB, L.projB, L.ln2W, L.ln2B, L.fcB, L.fcProjB} {
-			c.fixedBytes += int64(len(v)) * size
-		}
+		c.addLayer(vec, []tensor.Matrix{L.attnW, L.projW}, []tensor.Matrix{L.fcW, L.fcProjW},
+			[][]float32{L.ln1W, L.ln1B, L.attnB, L.projB}, [][]float32{L.ln2W, L.ln2B, L.fcB, L.fcProjB})
 	}
-	c.fixedBytes += int64(len(n.lnfW)+len(n.lnfB))*size + n.lmHead.Bytes()
-	c.headMACs = int64(n.lmHead.Rows) * int64(n.lmHead.Cols)
-	c.tokenBytes = int64(n.d.hidden)*size + int64(n.d.hidden)*int64(n.wpe.DType.Size())
+	c.addHead(n.lmHead, int64(len(n.lnfW)+len(n.lnfB))*vec)
+	c.tokenBytes = int64(n.d.hidden)*int64(n.wte.DType.Size()) + int64(n.d.hidden)*int64(n.wpe.DType.Size())
 	c.pairFLOPs = 4 * int64(n.d.qDim()) * int64(n.d.layers)
 	return c
 }
 
 func (n *gpt2) head() tensor.Matrix { return n.lmHead }
+
+// outProj is attn.c_proj: Conv1D's [in, out] unless the file stores it
+// [out, in] (GGUF).
+func (n *gpt2) outProj(l int) (tensor.Matrix, bool) { return n.layers[l].projW, !n.outIn }
 
 func (n *gpt2) norm(dst, x []float32) { tensor.LayerNorm(dst, x, n.lnfW, n.lnfB, n.eps) }
 
@@ -200,7 +201,13 @@ func (n *gpt2) block(p *pass, l int) {
 	}
 	p.attention(l, q, k, v, att, false)
 	n.project(p, proj, L.projW, L.projB, att)
+	if p.fwd != nil {
+		p.keepForward(fwdAttn, l, proj)
+	}
 	tensor.Add(x, x, proj)
+	if p.fwd != nil {
+		p.keepForward(fwdMid, l, x)
+	}
 
 	for t := 0; t < T; t++ {
 		tensor.LayerNorm(xn[t*h:(t+1)*h], x[t*h:(t+1)*h], L.ln2W, L.ln2B, n.eps)
@@ -208,7 +215,13 @@ func (n *gpt2) block(p *pass, l int) {
 	fc := p.s.gate[:T*d.ffn]
 	n.project(p, fc, L.fcW, L.fcB, xn)
 	tensor.GeluNew(fc, fc)
+	if p.fwd != nil {
+		p.keepForward(fwdAct, l, fc)
+	}
 	n.project(p, proj, L.fcProjW, L.fcProjB, fc)
+	if p.fwd != nil {
+		p.keepForward(fwdMLP, l, proj)
+	}
 	tensor.Add(x, x, proj)
 }
 

@@ -4,16 +4,18 @@ import (
 	"tracer/engine"
 )
 
-// Looking inside a forward pass (engine.Inside). Two hooks, both off unless
-// ForwardInside asks:
+// Looking inside a forward pass (engine.Inside). Three hooks, all off
+// unless ForwardInside asks:
 //
 //   - attention: attendGroup hands each query's softmax weights, (rep, keys)
 //     for the query heads of one kv head, to keepAttention, which copies
 //     those of the queries asked for into Inside.Attn;
-//   - the residual stream: run calls a function with it after each layer,
+//   - the residual stream: run hands it to keepStream after each layer,
 //     which copies each row's last position into the cache's scratch
 //     (lensX); lens then applies the final norm and the head to all of them
-//     at once.
+//     at once;
+//   - the forward pass: the blocks hand their sublayers' results to
+//     keepForward, and keepStream takes the stream's norms (forward.go).
 //
 // The logit lens of layer l is lm_head(final_norm(h_l)) for every l,
 // the last included: transformers' output_hidden_states already holds the
@@ -21,9 +23,10 @@ import (
 // layers and lm_head alone to the last; either way each layer's output is
 // normed exactly once, and the last layer's lens is the model's logits.
 
-// beginInside prepares in's answers for the pass and returns the function
-// run calls with the residual stream (nil when the lens is not asked).
-func (m *Model) beginInside(p *pass, in *engine.Inside) func(x []float32) {
+// beginInside prepares in's answers for the pass: the attention's storage,
+// and the pass's record of the residual stream (keepStream) when the lens
+// or the forward pass is asked.
+func (m *Model) beginInside(p *pass, in *engine.Inside) {
 	d := m.d
 	in.Layers, in.Heads, in.Keys, in.Queries = d.layers, d.heads, p.past+p.n, 1
 	if in.AllAttention {
@@ -37,21 +40,31 @@ func (m *Model) beginInside(p *pass, in *engine.Inside) func(x []float32) {
 		clear(in.Attn) // masked and later keys stay 0
 		p.inside = in
 	}
-	if !in.Lens {
-		return nil
+	if in.Forward > 0 {
+		m.beginForward(p, in)
 	}
+	if in.Lens {
+		grow(&p.s.lensX, p.rows*d.layers*d.hidden)
+		p.lens = true
+	}
+}
+
+// keepStream records the residual stream x (T, hidden) that run hands
+// over after the embedding (layer -1) and after each layer: each row's
+// last position for the lens, its norms for the forward pass.
+func (p *pass) keepStream(layer int, x []float32) {
+	if p.fwd != nil {
+		p.keepStreamNorms(layer, x)
+	}
+	if !p.lens || layer < 0 {
+		return
+	}
+	d := p.m.d
 	h := d.hidden
-	grow(&p.s.lensX, p.rows*d.layers*h)
-	layer := -1 // the first call is the embedding's output
-	return func(x []float32) {
-		if layer >= 0 {
-			for r := 0; r < p.rows; r++ {
-				t := r*p.n + p.n - 1
-				dst := (r*d.layers + layer) * h
-				copy(p.s.lensX[dst:dst+h], x[t*h:(t+1)*h])
-			}
-		}
-		layer++
+	for r := 0; r < p.rows; r++ {
+		t := r*p.n + p.n - 1
+		dst := (r*d.layers + layer) * h
+		copy(p.s.lensX[dst:dst+h], x[t*h:(t+1)*h])
 	}
 }
 

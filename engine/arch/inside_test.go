@@ -209,8 +209,10 @@ func TestForwardInsideNil(t *testing.T) {
 
 // FuzzForwardInside runs a prefill and a decode step with arbitrary
 // masks, sizes and questions on each architecture: no panic, the logits
-// are Forward's bit for bit, and every recorded attention row is a
-// distribution with 0 on masked and later keys (checkRow).
+// are Forward's bit for bit, every recorded attention row is a
+// distribution with 0 on masked and later keys (checkRow), and the
+// forward pass (asked with n%4 neurons, 0: not asked) is finite, each
+// layer entering as the one before left.
 func FuzzForwardInside(f *testing.F) {
 	models := map[string]*Model{}
 	for _, a := range archs {
@@ -259,7 +261,7 @@ func FuzzForwardInside(f *testing.F) {
 		}
 		for _, span := range [][2]int{{0, N}, {N, N + 1}} {
 			sb := step(span[0], span[1])
-			in := &engine.Inside{Attention: true, AllAttention: all, Lens: lens}
+			in := &engine.Inside{Attention: true, AllAttention: all, Lens: lens, Forward: int(n) % 4}
 			if err := m.ForwardInside(c1, sb, got, in); err != nil {
 				t.Fatal(err)
 			}
@@ -273,6 +275,22 @@ func FuzzForwardInside(f *testing.F) {
 			}
 			if lens && len(in.LensLogits) != R*m.d.layers*m.d.vocab {
 				t.Fatalf("%d lens logits, want %d", len(in.LensLogits), R*m.d.layers*m.d.vocab)
+			}
+			if in.Forward > 0 {
+				per := engine.ForwardNorms(m.d.layers)
+				for r := range R {
+					ns := in.Norms[r*per : (r+1)*per]
+					for l := 1; l < m.d.layers; l++ {
+						if ns[1+5*l+normIn] != ns[1+5*(l-1)+normOut] {
+							t.Fatalf("row %d layer %d enters at %v, layer %d left at %v", r, l, ns[1+5*l+normIn], l-1, ns[1+5*(l-1)+normOut])
+						}
+					}
+				}
+				for _, v := range append(slices.Clone(in.Norms), in.HeadNorms...) {
+					if !(v >= 0) || math.IsInf(v, 0) {
+						t.Fatalf("a forward norm is %v", v)
+					}
+				}
 			}
 			for r := range R {
 				for lh := range m.d.layers * m.d.heads {

@@ -112,26 +112,26 @@ func loadLlamaLayer(ld *loader, d dims, pre string, bias llamaBiases) (llamaLaye
 	return L, nil
 }
 
-// cost counts the traffic model's weights and multiply-adds.
-func (n *llama) cost() costModel {
+// cost counts the traffic model's weights and multiply-adds, norms and
+// biases at the embedding's dtype.
+func (n *llama) cost() costModel { return n.costAt(int64(n.embedW.DType.Size())) }
+
+// costAt is cost with vec bytes a norm or bias element.
+func (n *llama) costAt(vec int64) costModel {
 	var c costModel
 	for _, L := range n.layers {
-		for _, m := range []tensor.Matrix{L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down} {
-			c.fixedBytes += m.Bytes()
-			c.tokenMACs += int64(m.Rows) * int64(m.Cols)
-		}
-		for _, v := range [][]float32{L.attnNorm, L.mlpNorm, L.bq, L.bk, L.bv, L.bo, L.bGate, L.bUp, L.bDown} {
-			c.fixedBytes += int64(len(v)) * int64(n.embedW.DType.Size())
-		}
+		c.addLayer(vec, []tensor.Matrix{L.wq, L.wk, L.wv, L.wo}, []tensor.Matrix{L.gate, L.up, L.down},
+			[][]float32{L.attnNorm, L.bq, L.bk, L.bv, L.bo}, [][]float32{L.mlpNorm, L.bGate, L.bUp, L.bDown})
 	}
-	c.fixedBytes += int64(len(n.normW))*int64(n.embedW.DType.Size()) + n.lmHead.Bytes()
-	c.headMACs = int64(n.lmHead.Rows) * int64(n.lmHead.Cols)
+	c.addHead(n.lmHead, int64(len(n.normW))*vec)
 	c.tokenBytes = int64(n.d.hidden) * int64(n.embedW.DType.Size())
 	c.pairFLOPs = 4 * int64(n.d.qDim()) * int64(n.d.layers)
 	return c
 }
 
 func (n *llama) head() tensor.Matrix { return n.lmHead }
+
+func (n *llama) outProj(l int) (tensor.Matrix, bool) { return n.layers[l].wo, false }
 
 func (n *llama) norm(dst, x []float32) { n.rmsNorm(dst, x, n.normW) }
 
@@ -182,12 +182,24 @@ func (n *llama) block(p *pass, l int) {
 	n.perToken(p, L, tokRotate)
 	p.attention(l, q, k, v, att, n.ggml)
 	linear(p, proj, L.wo, L.bo, att)
+	if p.fwd != nil {
+		p.keepForward(fwdAttn, l, proj)
+	}
 	n.perToken(p, L, tokAddMLPNorm)
+	if p.fwd != nil {
+		p.keepForward(fwdMid, l, x)
+	}
 	p.pool.MatMuls(xn, tensor.Product{Dst: gate, W: L.gate}, tensor.Product{Dst: up, W: L.up})
 	addBias(gate, L.bGate)
 	addBias(up, L.bUp)
 	n.perToken(p, L, tokSwiGLU)
+	if p.fwd != nil {
+		p.keepForward(fwdAct, l, gate)
+	}
 	linear(p, proj, L.down, L.bDown, gate)
+	if p.fwd != nil {
+		p.keepForward(fwdMLP, l, proj)
+	}
 	tensor.Add(x, x, proj)
 }
 

@@ -41,6 +41,11 @@ type network interface {
 	norm(dst, x []float32)
 	// head is the output projection (vocab, hidden), stored [out, in].
 	head() tensor.Matrix
+	// outProj is layer l's attention output projection W_o, which maps
+	// the heads' outputs (heads·headDim) to the stream (hidden), and
+	// whether it is stored [in, out] (GPT-2's Conv1D) rather than
+	// [out, in].
+	outProj(l int) (w tensor.Matrix, inOut bool)
 }
 
 // costModel holds the byte and FLOP counts Cost combines.
@@ -50,6 +55,39 @@ type costModel struct {
 	tokenMACs  int64 // multiply-adds per token in the layers' matrices
 	headMACs   int64 // multiply-adds of the head for one position
 	pairFLOPs  int64 // attention FLOPs per (query, key) pair, all layers: 4·heads·headDim·layers
+
+	// fixedBytes in parts, for the forward pass's record (forward.go):
+	// each layer's attention (its norm, q, k, v, output weights and
+	// biases) and MLP (its norm, up/gate/fc, down, biases), and the
+	// final norm with the whole head.
+	attnBytes, mlpBytes []int64 // (layers)
+	headBytes           int64
+}
+
+// addLayer counts one layer: the matrices and vectors of its attention
+// and of its MLP, each vector element vec bytes.
+func (c *costModel) addLayer(vec int64, attnMats, mlpMats []tensor.Matrix, attnVecs, mlpVecs [][]float32) {
+	count := func(mats []tensor.Matrix, vecs [][]float32) int64 {
+		var b int64
+		for _, m := range mats {
+			b += m.Bytes()
+			c.tokenMACs += int64(m.Rows) * int64(m.Cols)
+		}
+		for _, v := range vecs {
+			b += int64(len(v)) * vec
+		}
+		return b
+	}
+	attn, mlp := count(attnMats, attnVecs), count(mlpMats, mlpVecs)
+	c.attnBytes, c.mlpBytes = append(c.attnBytes, attn), append(c.mlpBytes, mlp)
+	c.fixedBytes += attn + mlp
+}
+
+// addHead counts the final norm (normBytes) and the output head.
+func (c *costModel) addHead(head tensor.Matrix, normBytes int64) {
+	c.headBytes = normBytes + head.Bytes()
+	c.fixedBytes += c.headBytes
+	c.headMACs = int64(head.Rows) * int64(head.Cols)
 }
 
 // Model is a loaded decoder-only transformer. It implements engine.Model and
@@ -60,8 +98,9 @@ type Model struct {
 	net    network
 	cost   costModel
 	pool   *tensor.Pool
-	batch  *batcher  // gathers concurrent Forward calls into one pass (batch.go)
-	closer io.Closer // releases the mapped weights
+	batch  *batcher       // gathers concurrent Forward calls into one pass (batch.go)
+	closer io.Closer      // releases the mapped weights
+	fwd    forwardFactors // made when a pass first records the forward pass (forward.go)
 }
 
 // newModel assembles a Model; it owns closer from now on.
@@ -151,12 +190,14 @@ func (m *Model) forward(c engine.Cache, b *engine.Batch, logits [][]float32, in 
 
 // forwardAlone runs the pass p of one Forward call on its cache's buffers.
 func (m *Model) forwardAlone(p *pass, logits [][]float32, in *engine.Inside) {
-	var hidden func(x []float32)
 	if in != nil {
-		hidden = m.beginInside(p, in)
+		m.beginInside(p, in)
 	}
-	m.run(p, hidden)
+	m.run(p, nil)
 	out := m.lastLogits(p)
+	if p.fwd != nil {
+		p.keepFinal(p.s.last)
+	}
 	v := m.d.vocab
 	for r := range logits {
 		copy(logits[r], out[r*v:(r+1)*v])
@@ -288,17 +329,25 @@ func (m *Model) ForwardAll(c engine.Cache, b *engine.Batch) (*Outputs, error) {
 
 // run embeds the pass's tokens and runs every block, calling hidden (when
 // not nil) with the residual stream after the embedding and after each
-// layer.
+// layer, and handing it to keepStream when the pass records the lens or
+// the forward pass (inside.go).
 func (m *Model) run(p *pass, hidden func(x []float32)) {
 	m.net.embed(p)
 	x := p.s.x[:p.T()*m.d.hidden]
+	stream := p.lens || p.fwd != nil
 	if hidden != nil {
 		hidden(x)
+	}
+	if stream {
+		p.keepStream(-1, x)
 	}
 	for l := 0; l < m.d.layers; l++ {
 		m.net.block(p, l)
 		if hidden != nil {
 			hidden(x)
+		}
+		if stream {
+			p.keepStream(l, x)
 		}
 	}
 }
@@ -348,6 +397,9 @@ type pass struct {
 	t0            int // a call in a batched pass: its first token there
 	pool          *tensor.Pool
 	inside        *engine.Inside // non-nil: attention weights are recorded there (inside.go)
+	lens          bool           // each row's last position after each layer is kept for the lens (inside.go)
+	fwd           *engine.Inside // non-nil: the forward pass is recorded there (forward.go)
+	fwdR          [][]float32    // with fwd: the model's head factors (forward.go)
 	group         []*pass        // a batched pass: its calls, in token order; nil for one call
 	one           [1]*pass       // calls' backing for one call
 }

@@ -21,6 +21,8 @@ type scratch struct {
 	logits []float32 // (rows, vocab)
 	lensX  []float32 // (rows, layers, hidden): each layer's output at each row's last token, when the lens is asked
 	lensN  []float32 // (rows, layers, hidden): lensX after the final norm
+	headA  []float32 // (rows, layers, heads·headDim): the heads' outputs at each row's last token, when the forward pass is recorded
+	headY  []float32 // (rows, layers, heads·headDim): each head's factor times its output
 
 	warmK, warmV [][]float32 // (kvHeads) a decode step's cached keys and values of one layer (pass.warmKV)
 
@@ -28,6 +30,7 @@ type scratch struct {
 	store storeJob    // the job storing new keys and values in the cache
 	tok   tokenJob    // the per-token job of a llama block
 	ggml  ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
+	heads headsJob    // the heads' shares of a recorded forward pass (forward.go)
 
 	stores, attns jobList // a batched pass's stores and attention, every call's jobs in one (batch.go)
 }

@@ -27,6 +27,7 @@ type Options struct {
 	// implies Record.
 	RecordAttention string
 	RecordLens      int
+	RecordForward   int // MLP neurons kept per layer when the forward pass is recorded (0: not); implies Record
 
 	ProbeBytes int64  // bandwidth probe array [max(4·L3, 512 MiB)]
 	ProbeReps  int    // passes per bandwidth measurement [10]
@@ -142,6 +143,7 @@ type RecordReport struct {
 	Top             int    `json:"top"`                 // candidates per list
 	Attention       string `json:"attention,omitempty"` // record_attention of the recorded runs: "step" or "all"
 	Lens            int    `json:"lens,omitempty"`      // record_lens of the recorded runs
+	Forward         int    `json:"forward,omitempty"`   // record_forward of the recorded runs
 	OffTokensPerSec Stat   `json:"off_decode_tokens_per_sec"`
 	OnTokensPerSec  Stat   `json:"on_decode_tokens_per_sec"`
 	// Ratio is the median over repetitions of one repetition's decode time
@@ -172,10 +174,10 @@ type RecordReport struct {
 // (an *arch.Model) it is set to opts.Threads.
 func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	opts.defaults()
-	if opts.RecordAttention != "" || opts.RecordLens != 0 {
+	if opts.RecordAttention != "" || opts.RecordLens != 0 || opts.RecordForward != 0 {
 		opts.Record = true
 		if _, ok := m.(engine.InsideModel); !ok {
-			return nil, fmt.Errorf("bench: model %q cannot record attention or the logit lens", m.Info().Name)
+			return nil, fmt.Errorf("bench: model %q cannot record attention, the logit lens or the forward pass", m.Info().Name)
 		}
 	}
 	if t, ok := m.(interface{ SetThreads(int) }); ok {
@@ -218,6 +220,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		sampleOn = sampleOff
 		sampleOn.Record = true
 		sampleOn.Options.RecordAttention, sampleOn.Options.RecordLens = opts.RecordAttention, opts.RecordLens
+		sampleOn.Options.RecordForward = opts.RecordForward
 	}
 	logf("warming up")
 	warm := off
@@ -335,7 +338,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	if opts.Record {
 		r.Record = &RecordReport{
 			Top: sampleOn.Options.RecordTop, Generation: "sample: repetition_penalty 1.1, temperature 0.8, top_k 50, top_p 0.95",
-			Attention: opts.RecordAttention, Lens: opts.RecordLens,
+			Attention: opts.RecordAttention, Lens: opts.RecordLens, Forward: opts.RecordForward,
 			OffTokensPerSec: statOf(decodeOff), OnTokensPerSec: statOf(decodeOn),
 		}
 		r.Record.Ratio = statOf(ratios).Median
