@@ -13,7 +13,7 @@ import (
 
 // runOwnFlags are tracer run's flags that are not generation options: the
 // model, the prompt and where the trace goes.
-var runOwnFlags = []string{"model", "prompt", "prompt-ids", "chat", "system", "json", "out", "max-rows-beams", "max-run-mib"}
+var runOwnFlags = []string{"model", "prompt", "prompt-ids", "chat", "system", "json", "out", "max-rows-beams", "max-run-mib", "quantize"}
 
 // TestRunFlagsAreTheOptions walks the option registry: tracer run's help
 // lists exactly one flag per option that has one, besides its own.

@@ -15,6 +15,7 @@ import (
 	"tracer/engine/arch"
 	"tracer/engine/hub"
 	"tracer/engine/models"
+	"tracer/engine/tensor"
 	"tracer/trace"
 	"tracer/web"
 	"tracer/web/runs"
@@ -115,6 +116,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	out := fs.String("out", "", "also write the trace to this file")
 	maxRowsBeams := fs.Int("max-rows-beams", web.DefaultMaxRowsBeams, "the most prompts × beams (or × return sequences, sampling) one run may use")
 	maxRunMiB := fs.Int64("max-run-mib", web.DefaultMaxRunBytes>>20, "the most memory one run may need by estimate (KV cache, buffers, recorded steps; the weights aside), in MiB")
+	quantize := fs.String("quantize", "", "quantize the weight matrices as the model loads, as llama-quantize writes them: `TYPE` q8_0, q4_0, q4_k, q5_k or q6_k (rows that hold no block of the type fall back as llama-quantize's do)")
 	gen := addOptionFlags(fs, func(engine.Option) bool { return true })
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
@@ -122,6 +124,10 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tracer run: "+format+"\n", a...)
 		return exitUsage
+	}
+	quant, err := arch.ParseQuantize(*quantize)
+	if err != nil {
+		return usageErr("--%v", err)
 	}
 	if *maxRowsBeams <= 0 || *maxRunMiB <= 0 || *maxRunMiB > math.MaxInt64>>20 {
 		return usageErr("--max-rows-beams and --max-run-mib must be positive (and --max-run-mib at most %d), got %d and %d", int64(math.MaxInt64>>20), *maxRowsBeams, *maxRunMiB)
@@ -166,12 +172,15 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		}
 	}
 
-	m, err := openModel(ctx, *model, stderr)
+	m, err := openModel(ctx, *model, stderr, arch.Quantized(quant))
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer run: %s\n", hint(err))
 		return exitError
 	}
 	defer m.Close()
+	if info := m.Model.Info(); quant != 0 && info.WeightTypes[quant.String()] == 0 && info.WeightTypes[tensor.KFallback(quant).String()] == 0 {
+		return usageErr("--quantize %s: model %q (%s) has no float weight matrices to quantize: it works on Hugging Face folders (Llama, Qwen2), F32/F16/BF16 GGUF files and llama2.c .bin files", quant, info.Name, strings.TrimSuffix(info.Kind+", "+info.DType, ", "))
+	}
 	req, err := m.Request(in, user)
 	var optErr *engine.OptionError
 	if errors.As(err, &optErr) {

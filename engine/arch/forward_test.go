@@ -36,7 +36,7 @@ func forwardModels(t *testing.T) []struct {
 		}
 		return m.(*Model), nil
 	})
-	add("llama2c", func() (*Model, error) { return newLlama2c("tiny.bin", llama2cFile(16, 24, 2, 4, 2, -32, 8)) })
+	add("llama2c", func() (*Model, error) { return newLlama2c("tiny.bin", llama2cFile(16, 24, 2, 4, 2, -32, 8), 0) })
 	return models
 }
 

@@ -62,7 +62,7 @@ func OpenGGUFFile(f *gguf.File, opts ...OpenOption) (engine.Model, error) {
 		}
 		return err
 	}
-	m, err := newGGUF(f, packed)
+	m, err := newGGUF(f, packed, configOf(opts).quant)
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -80,6 +80,7 @@ type ggufLoader struct {
 	bytes   int64
 	byDType map[tensor.DType]int64
 	packed  map[string]bool // the tensors packQuantized rewrote
+	qc      quantCount      // quantizes float matrices as they load (the Quantized option)
 }
 
 // dtypeOf maps a ggml type to the tensor dtype that computes with it.
@@ -132,10 +133,15 @@ func (ld *ggufLoader) matrix(name string, rows, cols int) (tensor.Matrix, error)
 	case dt.Quantized():
 		m, err = tensor.NewQuantMatrix(t.Data, dt, rows, cols)
 	default:
-		m, err = tensor.NewMatrix(t.Data, dt, rows, cols)
+		if m, err = tensor.NewMatrix(t.Data, dt, rows, cols); err == nil {
+			m, err = ld.qc.matrix(m)
+		}
 	}
 	if err != nil {
 		return m, fmt.Errorf("arch: %s: tensor %q: %w", ld.f.Name, name, err)
+	}
+	if m.DType.Quantized() {
+		return m, nil
 	}
 	return m.RoundF16(), nil
 }
@@ -250,12 +256,12 @@ func ggufDims(f *gguf.File, a string) (dims, float32, float64, error) {
 }
 
 // newGGUF builds a model on a parsed GGUF file.
-func newGGUF(f *gguf.File, packed map[string]bool) (*Model, error) {
+func newGGUF(f *gguf.File, packed map[string]bool, quant tensor.DType) (*Model, error) {
 	a, _, err := f.String("general.architecture")
 	if err != nil {
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	ld := &ggufLoader{f: f, used: map[string]bool{}, byDType: map[tensor.DType]int64{}, packed: packed}
+	ld := &ggufLoader{f: f, used: map[string]bool{}, byDType: map[tensor.DType]int64{}, packed: packed, qc: quantCount{quant: quant, byDType: map[tensor.DType]int64{}}}
 	var (
 		d        dims
 		net      network
@@ -284,6 +290,12 @@ func newGGUF(f *gguf.File, packed map[string]bool) (*Model, error) {
 	for _, t := range f.Tensors {
 		if !ld.used[t.Name] {
 			return nil, fmt.Errorf("arch: %s: tensor %q is not part of the %s layout tracer implements (a variant of %s it cannot compute?)", f.Name, t.Name, a, a)
+		}
+	}
+	ld.bytes += ld.qc.bytes // what quantizing as it loaded changed
+	for dt, b := range ld.qc.byDType {
+		if ld.byDType[dt] += b; ld.byDType[dt] <= 0 {
+			delete(ld.byDType, dt)
 		}
 	}
 	best := tensor.F32

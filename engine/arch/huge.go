@@ -2,6 +2,7 @@ package arch
 
 import (
 	"tracer/engine/internal/mmap"
+	"tracer/engine/tensor"
 )
 
 // Why the weight matrices of a model file are copied at load.
@@ -37,7 +38,8 @@ import (
 type OpenOption func(*openConfig)
 
 type openConfig struct {
-	mapped bool // read the weights from the file mapping: no copy
+	mapped bool         // read the weights from the file mapping: no copy
+	quant  tensor.DType // quantize every weight matrix to this type (quantize.go); 0: none
 }
 
 // Mapped leaves the weights in the file mapping, copying nothing: for a

@@ -59,7 +59,7 @@ func TestOpenGGUFCopiesWeights(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromBytes, err := newGGUF(f, nil)
+			fromBytes, err := newGGUF(f, nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

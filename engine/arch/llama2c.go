@@ -175,7 +175,7 @@ func OpenLlama2c(path string, opts ...OpenOption) (engine.Model, error) {
 			closeAll = func() error { return errors.Join(unmap(), free()) }
 		}
 	}
-	m, err := newLlama2c(path, data)
+	m, err := newLlama2c(path, data, configOf(opts).quant)
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -188,9 +188,10 @@ type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
 
-// newLlama2c builds a model on the bytes of a llama2.c checkpoint; file
-// names it in errors and Info.
-func newLlama2c(file string, data []byte) (*Model, error) {
+// newLlama2c builds a model on the bytes of a llama2.c checkpoint, its
+// matrices quantized to quant when not 0 (quantize.go); file names it in
+// errors and Info.
+func newLlama2c(file string, data []byte, quant tensor.DType) (*Model, error) {
 	h, err := parseLlama2cHeader(file, data)
 	if err != nil {
 		return nil, err
@@ -207,6 +208,7 @@ func newLlama2c(file string, data []byte) (*Model, error) {
 	n := &llama{d: d, eps: 1e-5, pairs: true, invFreq: make([]float32, d.headDim/2), layers: make([]llamaLayer, d.layers)}
 	tensor.RopeInvFreq(n.invFreq, d.headDim, 10000)
 	var params int64
+	qc := &quantCount{quant: quant, byDType: map[tensor.DType]int64{}}
 	for _, t := range list {
 		per := t.rows * t.cols * 4
 		if !strings.HasPrefix(t.name, "freq_cis") {
@@ -214,7 +216,7 @@ func newLlama2c(file string, data []byte) (*Model, error) {
 		}
 		for l := 0; l < t.layers; l++ {
 			b := data[t.offset+l*per : t.offset+(l+1)*per]
-			if err := n.setLlama2c(t.name, l, b, t.rows, t.cols); err != nil {
+			if err := n.setLlama2c(t.name, l, b, t.rows, t.cols, qc); err != nil {
 				return nil, fmt.Errorf("arch: %s: tensor %q: %w", file, t.name, err)
 			}
 		}
@@ -227,21 +229,26 @@ func newLlama2c(file string, data []byte) (*Model, error) {
 		Name: name, Kind: "llama2c", Architecture: "llama2c",
 		VocabSize: d.vocab, MaxPositions: d.maxPos,
 		Layers: d.layers, Hidden: d.hidden, Heads: d.heads, KVHeads: d.kvHeads, HeadDim: d.headDim, Intermediate: d.ffn,
-		Params: params, DType: tensor.F32.String(), WeightBytes: params * 4, KVBytesPerToken: d.kvBytesPerToken(),
+		Params: params, DType: tensor.F32.String(), WeightBytes: params*4 + qc.bytes, KVBytesPerToken: d.kvBytesPerToken(),
 		BOS: 1, EOS: []int{2}, PAD: -1,
 	}
+	qc.describe(&info, activationRounding(n))
 	return newModel(info, d, n, n.cost(), nil), nil
 }
 
-// setLlama2c stores layer l's slice b (rows, cols) of the tensor called name.
-func (n *llama) setLlama2c(name string, l int, b []byte, rows, cols int) error {
+// setLlama2c stores layer l's slice b (rows, cols) of the tensor called
+// name; qc quantizes the matrices (quantize.go).
+func (n *llama) setLlama2c(name string, l int, b []byte, rows, cols int, qc *quantCount) error {
 	vec := func() []float32 {
 		v := make([]float32, rows*cols)
 		tensor.Decode(v, b, tensor.F32)
 		return v
 	}
 	mat := func(dst *tensor.Matrix) (err error) {
-		*dst, err = tensor.NewMatrix(b, tensor.F32, rows, cols)
+		if *dst, err = tensor.NewMatrix(b, tensor.F32, rows, cols); err != nil {
+			return err
+		}
+		*dst, err = qc.matrix(*dst)
 		return err
 	}
 	L := &n.layers[min(l, len(n.layers)-1)]

@@ -134,11 +134,11 @@ func llama2cFile(dim, hidden, layers, heads, kvHeads, vocab, seqLen int) []byte 
 }
 
 func TestLlama2cUntiedClassifier(t *testing.T) {
-	tied, err := newLlama2c("tied.bin", llama2cFile(16, 24, 2, 4, 2, 32, 8))
+	tied, err := newLlama2c("tied.bin", llama2cFile(16, 24, 2, 4, 2, 32, 8), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	untied, err := newLlama2c("untied.bin", llama2cFile(16, 24, 2, 4, 2, -32, 8))
+	untied, err := newLlama2c("untied.bin", llama2cFile(16, 24, 2, 4, 2, -32, 8), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestLlama2cBadHeaders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := newLlama2c("model.bin", tt.data)
+			_, err := newLlama2c("model.bin", tt.data, 0)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -210,7 +210,7 @@ func FuzzLlama2cHeader(f *testing.F) {
 	f.Add(llama2cFile(8, 12, 1, 2, 2, -16, 4))
 	f.Add(make([]byte, 28))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := newLlama2c("fuzz.bin", data)
+		m, err := newLlama2c("fuzz.bin", data, 0)
 		if err != nil {
 			return
 		}

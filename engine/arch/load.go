@@ -19,6 +19,7 @@ type loader struct {
 	params  int64
 	bytes   int64
 	byDType map[tensor.DType]int64 // bytes per stored dtype
+	qc      quantCount             // quantizes the matrices as they load (the Quantized option)
 }
 
 // tensorSource is where a loader finds tensors: a *safetensors.Checkpoint,
@@ -29,7 +30,7 @@ type tensorSource interface {
 
 // newLoader reads the tensors of ck; where and files name it in errors.
 func newLoader(ck tensorSource, where, files, config string) *loader {
-	return &loader{ck: ck, where: where, files: files, config: config, byDType: map[tensor.DType]int64{}}
+	return &loader{ck: ck, where: where, files: files, config: config, byDType: map[tensor.DType]int64{}, qc: quantCount{byDType: map[tensor.DType]int64{}}}
 }
 
 // get returns the tensor called name, checking its dtype and shape.
@@ -65,6 +66,9 @@ func (ld *loader) matrix(name string, rows, cols int) (tensor.Matrix, error) {
 		return tensor.Matrix{}, err
 	}
 	m, err := tensor.NewMatrix(t.Data, dt, rows, cols)
+	if err == nil {
+		m, err = ld.qc.matrix(m)
+	}
 	if err != nil {
 		return tensor.Matrix{}, fmt.Errorf("arch: %s: tensor %q: %w", t.File, name, err)
 	}

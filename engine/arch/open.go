@@ -40,6 +40,10 @@ func OpenHF(dir string, opts ...OpenOption) (engine.Model, error) {
 		src, closer = copyMatrices(ck)
 	}
 	ld := newLoader(src, ck.Dir, strings.Join(ck.Files(), ", "), cfgPath)
+	if ld.qc.quant = configOf(opts).quant; ld.qc.quant != 0 && arch == "gpt2" {
+		closer.Close()
+		return nil, fmt.Errorf("arch: %s: quantizing GPT-2 as it loads is not supported (its Conv1D matrices are stored input by output): quantize a Llama-family model (Llama, Qwen2, a llama2.c .bin or an F32/F16 GGUF)", cfgPath)
+	}
 	net, cost, err := spec.load(ld)
 	if err != nil {
 		closer.Close()
@@ -55,8 +59,11 @@ func OpenHF(dir string, opts ...OpenOption) (engine.Model, error) {
 		Layers:       d.layers, Hidden: d.hidden, Heads: d.heads, KVHeads: d.kvHeads, HeadDim: d.headDim, Intermediate: d.ffn,
 		Params:          ld.params,
 		DType:           ld.dtype().String(),
-		WeightBytes:     ld.bytes,
+		WeightBytes:     ld.bytes + ld.qc.bytes,
 		KVBytesPerToken: d.kvBytesPerToken(),
+	}
+	if n, ok := net.(*llama); ok {
+		ld.qc.describe(&info, activationRounding(n))
 	}
 	if err := specials(&info, dir, c); err != nil {
 		closer.Close()

@@ -58,7 +58,7 @@ func NewRandomGGUF(name string, s Shape, dtype tensor.DType, seed uint64) (*Mode
 		free()
 		return nil, fmt.Errorf("arch: %w", err)
 	}
-	m, err := newGGUF(f, packQuantized(f))
+	m, err := newGGUF(f, packQuantized(f), 0)
 	if err != nil {
 		free()
 		return nil, err

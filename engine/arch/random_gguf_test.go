@@ -67,7 +67,7 @@ func TestRandomGGUF(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(c.wantTypes) {
 				t.Errorf("tensor types: got %v, want %v", got, c.wantTypes)
 			}
-			fromFile, err := newGGUF(f, nil)
+			fromFile, err := newGGUF(f, nil, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
