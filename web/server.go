@@ -212,6 +212,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /chart", s.handleChart)
 	s.mux.HandleFunc("GET /static/{file}", s.static.serve)
 	s.mux.HandleFunc("GET /lessons", s.handleLessons)
+	s.mux.Handle("GET /tokenize", s.tokenizePage())
 	s.mux.HandleFunc("GET /lessons/{lesson}/{step}", s.handleLessonStep)
 	return s, nil
 }

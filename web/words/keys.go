@@ -147,6 +147,22 @@ const (
 	KeyDbgRun               = "dbg-run"
 	KeyDbgTvTitle           = "dbg-tv-title"
 	KeyDbgExportRun         = "dbg-export-run"
+	KeyDbgForward           = "dbg-forward"
+	KeyDbgForwardAt         = "dbg-forward-at"
+	KeyDbgForwardNote       = "dbg-forward-note"
+	KeyDbgForwardEmbed      = "dbg-forward-embed"
+	KeyDbgForwardLayer      = "dbg-forward-layer"
+	KeyDbgForwardOpen       = "dbg-forward-open"
+	KeyDbgForwardIn         = "dbg-forward-in"
+	KeyDbgForwardMid        = "dbg-forward-mid"
+	KeyDbgForwardOut        = "dbg-forward-out"
+	KeyDbgForwardAttn       = "dbg-forward-attn"
+	KeyDbgForwardMlp        = "dbg-forward-mlp"
+	KeyDbgForwardHeads      = "dbg-forward-heads"
+	KeyDbgForwardNeurons    = "dbg-forward-neurons"
+	KeyDbgForwardFinal      = "dbg-forward-final"
+	KeyDbgForwardUnembed    = "dbg-forward-unembed"
+	KeyDbgForwardRead       = "dbg-forward-read"
 	KeyDbgFunnelRaw         = "dbg-funnel-raw"
 	KeyDbgFunnelFate        = "dbg-funnel-fate"
 	KeyDbgFunnelRemovedBy   = "dbg-funnel-removed-by"
@@ -251,6 +267,8 @@ const (
 	KeyDbgBeamsScore     = "dbg-beams-score"
 	KeyDbgBeamsSum       = "dbg-beams-sum"
 	KeyDbgBeamsLength    = "dbg-beams-length"
+	KeyDbgBeamsLegend    = "dbg-beams-legend"
+	KeyDbgBeamsEnd       = "dbg-beams-end"
 )
 
 // Keys of the words the charts draw (web/plots.Words, one key a field),
@@ -475,6 +493,22 @@ func Keys() []string {
 		KeyDbgRun,
 		KeyDbgTvTitle,
 		KeyDbgExportRun,
+		KeyDbgForward,
+		KeyDbgForwardAt,
+		KeyDbgForwardNote,
+		KeyDbgForwardEmbed,
+		KeyDbgForwardLayer,
+		KeyDbgForwardOpen,
+		KeyDbgForwardIn,
+		KeyDbgForwardMid,
+		KeyDbgForwardOut,
+		KeyDbgForwardAttn,
+		KeyDbgForwardMlp,
+		KeyDbgForwardHeads,
+		KeyDbgForwardNeurons,
+		KeyDbgForwardFinal,
+		KeyDbgForwardUnembed,
+		KeyDbgForwardRead,
 		KeyDbgFunnelRaw,
 		KeyDbgFunnelFate,
 		KeyDbgFunnelRemovedBy,
@@ -590,13 +624,15 @@ func Keys() []string {
 		KeyDbgBeamsScore,
 		KeyDbgBeamsSum,
 		KeyDbgBeamsLength,
+		KeyDbgBeamsLegend,
+		KeyDbgBeamsEnd,
 		KeyDbgBranchQuoted,
 		KeyDbgServerFunnel,
 		KeyDbgServerKv,
 		KeyDbgServerTraffic,
 		KeyDbgServerInside,
 		KeyDbgServerMissing,
-	}, PlotKeys()...)
+	}, append(PlotKeys(), PlaygroundKeys()...)...)
 }
 
 // The keys of what a model on a serving engine cannot show
@@ -632,3 +668,89 @@ const (
 	KeyDbgInsideAfterRun    = "dbg-inside-after-run"
 	KeyDbgInsideFailed      = "dbg-inside-failed"
 )
+
+// The keys of the tokenizer playground (web/playground, /tokenize).
+const (
+	KeyPgTitle        = "pg-title"
+	KeyPgIntro        = "pg-intro"
+	KeyPgText         = "pg-text"
+	KeyPgModel        = "pg-model"
+	KeyPgModel2       = "pg-model2"
+	KeyPgNone         = "pg-none"
+	KeyPgSubmit       = "pg-submit"
+	KeyPgLimit        = "pg-limit"
+	KeyPgSample       = "pg-sample"
+	KeyPgHint         = "pg-hint"
+	KeyPgSize         = "pg-size"
+	KeyPgLegend       = "pg-legend"
+	KeyPgCount        = "pg-count"
+	KeyPgCountOne     = "pg-count-one"
+	KeyPgEach         = "pg-each"
+	KeyPgMore         = "pg-more"
+	KeyPgBytes        = "pg-bytes"
+	KeyPgVocab        = "pg-vocab"
+	KeyPgUnits        = "pg-units"
+	KeyPgHowMerged    = "pg-how-merged"
+	KeyPgHowMergedOne = "pg-how-merged-one"
+	KeyPgHowSingle    = "pg-how-single"
+	KeyPgHowByte      = "pg-how-byte"
+	KeyPgHowAdded     = "pg-how-added"
+	KeyPgHowWhole     = "pg-how-whole"
+	KeyPgHowUnk       = "pg-how-unk"
+	KeyPgHowUnknown   = "pg-how-unknown"
+	KeyPgRank         = "pg-rank"
+	KeyPgScore        = "pg-score"
+	KeyPgToy          = "pg-toy"
+	KeyPgNoTokenizer  = "pg-no-tokenizer"
+	KeyPgServer       = "pg-server"
+	KeyPgOpenFailed   = "pg-open-failed"
+	KeyPgEncodeFailed = "pg-encode-failed"
+	KeyPgTooLong      = "pg-too-long"
+	KeyPgQueryTooLong = "pg-query-too-long"
+	KeyPgUnknownModel = "pg-unknown-model"
+	KeyPgBusy         = "pg-busy"
+)
+
+// PlaygroundKeys lists the tokenizer playground's keys.
+func PlaygroundKeys() []string {
+	return []string{
+		KeyPgTitle,
+		KeyPgIntro,
+		KeyPgText,
+		KeyPgModel,
+		KeyPgModel2,
+		KeyPgNone,
+		KeyPgSubmit,
+		KeyPgLimit,
+		KeyPgSample,
+		KeyPgHint,
+		KeyPgSize,
+		KeyPgLegend,
+		KeyPgCount,
+		KeyPgCountOne,
+		KeyPgEach,
+		KeyPgMore,
+		KeyPgBytes,
+		KeyPgVocab,
+		KeyPgUnits,
+		KeyPgHowMerged,
+		KeyPgHowMergedOne,
+		KeyPgHowSingle,
+		KeyPgHowByte,
+		KeyPgHowAdded,
+		KeyPgHowWhole,
+		KeyPgHowUnk,
+		KeyPgHowUnknown,
+		KeyPgRank,
+		KeyPgScore,
+		KeyPgToy,
+		KeyPgNoTokenizer,
+		KeyPgServer,
+		KeyPgOpenFailed,
+		KeyPgEncodeFailed,
+		KeyPgTooLong,
+		KeyPgQueryTooLong,
+		KeyPgUnknownModel,
+		KeyPgBusy,
+	}
+}
