@@ -85,6 +85,7 @@ func HighlightNames() []HighlightName {
 		// Inside the forward pass (the page's attention and lens panels).
 		{"attention", "the newest token's attention over the context, per layer and head, with the grid of heads to pick from", NeedReal},
 		{"lens", "the logit lens: every layer's top tokens, the chosen one from the first layer where it is top-1", NeedReal},
+		{"forward", "the forward pass as boxes: the embedding row, each layer's attention and MLP adding to the stream, the final norm and the unembedding, with shapes and bytes", NeedReal},
 	}
 }
 

@@ -27,6 +27,7 @@ func TestLoadOrderAndCounts(t *testing.T) {
 	wantIDs := []string{
 		"one-token-at-a-time", "greedy-on-the-toy", "generate-with-a-small-lm", "kv-cache",
 		"max-new-tokens", "greedy-and-sampling", "batches-and-padding", "memory-bound",
+		"inside-the-forward-pass",
 	}
 	var ids []string
 	steps := 0

@@ -217,7 +217,7 @@ func showable(tr *trace.Trace, at lessons.At, h string) error {
 		return is(len(tr.Output.Sequences) > 1 && len(tr.Output.NewTexts) > 1, "batch output")
 	case "output.stop_reason":
 		return is(tr.Output.StopReason != "", "stop reason")
-	case "attention", "lens": // the page records them again for the step (web/inside.go)
+	case "attention", "lens", "forward": // the page records them again for the step (web/lessonpage)
 		return is(!toy && tr.Model.Layers > 0 && tr.Model.Heads > 0, "layers and heads to look inside")
 	}
 	return fmt.Errorf("the test does not know highlight %q", h)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -201,9 +202,82 @@ func TestLessonFiguresAgreeWithTheirText(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := int64(info.Hidden * 4) // one f32 row of the embedding table
+	forwardLessonAgrees(t, h)
 	for _, s := range tr.Steps[1:] {
 		if got, want := s.Traffic.WeightBytes, info.WeightBytes+row; got != want {
 			t.Errorf("decode step %d reads %d weight bytes, want the model's %d plus one %d-byte row of the (shared) embedding table", s.Index, got, info.WeightBytes, row)
 		}
+	}
+}
+
+// forwardLessonAgrees checks the lesson on the forward pass against its
+// figures on stories260K: the shapes and bytes its sentences cite are the
+// forward panel's, and the stream leaving every layer is longer than the
+// stream entering it, as the text says.
+func forwardLessonAgrees(t *testing.T, h http.Handler) {
+	t.Helper()
+	page := func(step string) (text, figure string) {
+		code, body := get(t, h, "/lessons/inside-the-forward-pass/"+step)
+		if code != http.StatusOK {
+			t.Fatalf("%s: got %d", step, code)
+		}
+		i, j := strings.Index(body, `data-testid="lesson-text"`), strings.Index(body, `data-testid="forward-panel"`)
+		if i < 0 || j < 0 {
+			t.Fatalf("%s: no text or no forward panel", step)
+		}
+		return body[i:j], body[j:]
+	}
+	boxes := func(fig, box string) (shapes, bytes []string) {
+		for _, part := range strings.Split(fig, `data-testid="`+box+`"`)[1:] {
+			if m := regexp.MustCompile(`data-testid="forward-shape">([^<]*)<`).FindStringSubmatch(part); m != nil {
+				shapes = append(shapes, m[1])
+			}
+			if m := regexp.MustCompile(`data-testid="forward-bytes">read ([^<]*)<`).FindStringSubmatch(part); m != nil {
+				bytes = append(bytes, m[1])
+			}
+		}
+		return
+	}
+	says := func(step, text string, want ...string) {
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: the text does not say %q", step, w)
+			}
+		}
+	}
+	text, fig := page("embedding-row")
+	says("embedding-row", text, "<code>[512, 64]</code>", "256 B")
+	if sh, b := boxes(fig, "forward-embedding"); len(sh) != 1 || sh[0] != "row of [512, 64]" || len(b) != 1 || b[0] != "256 B" {
+		t.Errorf("embedding-row: the figure's first box is %v reading %v, want row of [512, 64] reading 256 B", sh, b)
+	}
+
+	text, fig = page("a-layer-adds")
+	says("a-layer-adds", text, "<code>[64, 64+2·32]</code>", "<code>[64, 64]</code>", "<code>[64, 2·172]</code>", "<code>[172, 64]</code>", "5 layers")
+	attn, _ := boxes(fig, "forward-attn")
+	mlp, _ := boxes(fig, "forward-mlp")
+	if len(attn) != 5 || len(mlp) != 5 {
+		t.Fatalf("a-layer-adds: %d attention and %d MLP boxes, want the 5 layers'", len(attn), len(mlp))
+	}
+	for i := range attn {
+		if attn[i] != "[1, 64] × [64, 64+2·32], [1, 64] × [64, 64]" || mlp[i] != "[1, 64] × [64, 2·172], [1, 172] × [172, 64]" {
+			t.Errorf("layer %d: attention %q, MLP %q: not the shapes the text cites", i+1, attn[i], mlp[i])
+		}
+	}
+	stream := regexp.MustCompile(`(?s)<span class="lbl">(stream in|stream out)</span>.*?<span class="num">([0-9.]+)</span>`).FindAllStringSubmatch(fig, -1)
+	if len(stream) != 10 {
+		t.Fatalf("a-layer-adds: %d stream lengths, want in and out of 5 layers", len(stream))
+	}
+	for l := 0; l < 5; l++ {
+		in, _ := strconv.ParseFloat(stream[2*l][2], 64)
+		out, _ := strconv.ParseFloat(stream[2*l+1][2], 64)
+		if !(out > in) {
+			t.Errorf("layer %d: the stream leaves at %v, entered at %v: the text says every layer lengthens it", l+1, out, in)
+		}
+	}
+
+	text, fig = page("unembedding")
+	says("unembedding", text, "<code>[64, 512]</code>", "about 128 KiB", "256 B")
+	if sh, b := boxes(fig, "forward-unembed"); len(sh) != 1 || sh[0] != "[1, 64] × [64, 512]" || len(b) != 1 || !strings.HasPrefix(b[0], "128.") || !strings.HasSuffix(b[0], " KiB") {
+		t.Errorf("unembedding: the last box is %v reading %v, want [1, 64] × [64, 512] reading about 128 KiB", sh, b)
 	}
 }

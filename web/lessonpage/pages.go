@@ -398,7 +398,8 @@ func (s *Pages) momentFigure(t *trace.Trace, m *models.Loaded, st *lessons.Step,
 // size), cached like the step's own traces. nil for other steps, a model
 // without inside (the toy) or a failed run.
 func (s *Pages) lessonInside(ctx context.Context, key string, st *lessons.Step, run lessons.Run, m *models.Loaded, lang string) *view.LessonInsideView {
-	if m == nil || toy.Of(m) != nil || !st.Highlights("attention") && !st.Highlights("lens") {
+	inside, forward := st.Highlights("attention") || st.Highlights("lens"), st.Highlights("forward")
+	if m == nil || toy.Of(m) != nil || !inside && !forward {
 		return nil
 	}
 	key += "\x01inside"
@@ -410,6 +411,9 @@ func (s *Pages) lessonInside(ctx context.Context, key string, st *lessons.Step, 
 		}
 		// A lesson's run is short and cached: it records whatever the model's size.
 		req.Options.RecordAttention, req.Options.RecordLens = trace.RecordAttentionStep, runs.LensShown
+		if f := m.Model.Info().Intermediate; f > 0 {
+			req.Options.RecordForward = min(runs.ForwardRecorded, f)
+		}
 		select {
 		case s.Slots <- struct{}{}:
 		case <-ctx.Done():
@@ -430,6 +434,12 @@ func (s *Pages) lessonInside(ctx context.Context, key string, st *lessons.Step, 
 	v := runs.BuildInside(t, t.Steps, at, 0, w)
 	if v == nil {
 		return nil
+	}
+	if !forward {
+		v.Forward = nil
+	}
+	if !inside { // the forward pass alone: a layer's button still opens no panel
+		v.Attention, v.Lens, v.Missing = nil, nil, nil
 	}
 	return &view.LessonInsideView{View: *v, W: w}
 }

@@ -96,6 +96,9 @@ func BuildInside(t *trace.Trace, steps []trace.Step, pos, row int, w words.Words
 	if in != nil && len(in.Lens) > 0 {
 		v.Lens = BuildLens(in.Lens, sr.Chosen, w)
 	}
+	if in != nil {
+		v.Forward = BuildForward(t, in.Forward, forwardToken(t, steps, pos, row))
+	}
 	why := insideMissing(t, w)
 	if v.Attention == nil {
 		v.Missing = append(v.Missing, w.F(words.KeyDbgInsideNoAttention, "why", why))
@@ -203,9 +206,9 @@ func strongest(ws []float32, query, n int) []int {
 }
 
 // contextKeys names the n key positions of a row at step pos: the prompt
-// (pads included) and the tokens chosen before. When they do not add up to
-// n (a beam's context is its own, not the row's choices) the keys are
-// numbered instead.
+// (pads included) and the tokens chosen before, or for a beam the tokens
+// of its own path. When they do not add up to n (a damaged trace, beams
+// over a batch of prompts) the keys are numbered instead.
 func contextKeys(t *trace.Trace, steps []trace.Step, pos, row, n int) ([]string, []bool) {
 	ids := t.Prompt.IDs
 	var mask []int
@@ -226,13 +229,21 @@ func contextKeys(t *trace.Trace, steps []trace.Step, pos, row, n int) ([]string,
 		}
 		texts, pads = append(texts, text), append(pads, pad)
 	}
-	for _, s := range steps[:min(pos, len(steps))] {
-		if row < len(s.Rows) {
-			c := s.Rows[row].Chosen
-			texts, pads = append(texts, marks.TokenOrID(c.Token, c.ID)), append(pads, false)
+	if t.Options.NumBeams > 1 {
+		// A beam holds the tokens of its own path back through the beams it
+		// extended, not the row's choices.
+		for _, tok := range beamPath(steps, pos-1, row) {
+			texts, pads = append(texts, tok), append(pads, false)
+		}
+	} else {
+		for _, s := range steps[:min(pos, len(steps))] {
+			if row < len(s.Rows) {
+				c := s.Rows[row].Chosen
+				texts, pads = append(texts, marks.TokenOrID(c.Token, c.ID)), append(pads, false)
+			}
 		}
 	}
-	if len(texts) != n || t.Options.NumBeams > 1 {
+	if len(texts) != n || t.Options.NumBeams > 1 && len(t.Prompt.Rows) > 1 {
 		texts, pads = make([]string, n), make([]bool, n)
 		for k := range texts {
 			texts[k] = "#" + strconv.Itoa(k)

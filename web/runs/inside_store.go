@@ -40,7 +40,7 @@ func liveInside(m engine.Model, o *trace.Options, prompts [][]int) bool {
 	if float64(info.Params)*float64(length) > insideBudget {
 		return false
 	}
-	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, LensShown
+	o.RecordAttention, o.RecordLens, o.RecordForward = trace.RecordAttentionStep, LensShown, min(ForwardRecorded, info.Intermediate)
 	return true
 }
 
@@ -54,6 +54,9 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 	}
 	if o.RecordLens > 0 {
 		n += float64(info.Layers) * float64(o.RecordLens) * float64(entryBytes)
+	}
+	if o.RecordForward > 0 { // five norms, a share per head and the neurons, per layer
+		n += float64(info.Layers) * float64(5+info.Heads+2*o.RecordForward) * 8
 	}
 	return n
 }
@@ -222,6 +225,9 @@ func (s *Runner) LookInside(m *models.Loaded, base engine.Request, ids []int) (*
 	o.NumBeams, o.NumReturnSequences, o.DoSample = 1, 1, false
 	o.ForceIDs, o.StopStrings, o.Padding = nil, nil, ""
 	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, LensShown
+	if info := m.Model.Info(); info.Intermediate > 0 {
+		o.RecordForward = min(ForwardRecorded, info.Intermediate)
+	}
 	t, err := engine.Generate(ctx, engine.Request{Model: m.Model, Tokenizer: base.Tokenizer, Prompts: [][]int{ids}, Options: o, Record: true})
 	if err != nil {
 		return nil, err
@@ -276,7 +282,7 @@ func keptInsideBytes(info engine.Info, o trace.Options, length, entryBytes int) 
 	if o.RecordAttention != "" || o.RecordLens > 0 || info.Layers == 0 || info.Heads == 0 {
 		return 0
 	}
-	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, LensShown
+	o.RecordAttention, o.RecordLens, o.RecordForward = trace.RecordAttentionStep, LensShown, min(ForwardRecorded, info.Intermediate)
 	return InsideKeep * insideBytes(info, o, length, entryBytes)
 }
 

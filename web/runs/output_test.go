@@ -139,9 +139,10 @@ func FuzzBeamTree(f *testing.F) {
 				b := tr.Steps[sv.Number-1].Beams
 				kept, pruned := 0, 0
 				for _, n := range sv.Nodes {
-					if n.Pruned {
+					switch {
+					case n.Pruned:
 						pruned++
-					} else {
+					case !n.EOS:
 						kept++
 					}
 				}

@@ -113,6 +113,22 @@
     });
   }
 
+  // A layer of the forward-pass panel opens that layer's attention, all
+  // heads, in the attention panel, and marks its row of the lens (whose
+  // rows count layers from 1).
+  document.addEventListener("click", (e) => {
+    const b = e.target instanceof Element ? e.target.closest("[data-testid=forward-layer-open]") : null;
+    if (!b) return;
+    const layer = Number(b.dataset.layer);
+    for (const l of document.querySelectorAll("[data-testid=forward-layer]")) l.classList.toggle("open", Number(l.dataset.layer) === layer);
+    const cell = document.querySelector(`[data-testid=attention-panel] .attn-cell.all[data-layer="${layer}"]`);
+    if (cell) {
+      cell.click();
+      cell.closest("[data-testid=attention-panel]").scrollIntoView({ block: "nearest" });
+    }
+    for (const r of document.querySelectorAll("[data-testid=lens-row]")) r.classList.toggle("picked", Number(r.dataset.layer) === layer + 1);
+  });
+
   const scan = () => {
     for (const p of document.querySelectorAll("[data-testid=attention-panel]:not([data-drawn])")) setup(p);
   };

@@ -385,30 +385,55 @@ type AltView struct {
 	Chosen bool
 }
 
-// BeamTreeView is beam search drawn as a tree: at each step the beams that
-// went on, with their cumulative log-probabilities, the candidates that were
-// pruned, and the finished hypotheses with their length-normalised scores.
+// BeamTreeView is beam search drawn as a tree, laid out by the server so
+// that the export draws it without a script: a column per step, each node
+// a candidate continuation of a beam (the beams that went on, the best
+// pruned ones, the hypotheses that ended), an edge from each node to the
+// beam it extends; then the finished hypotheses with their
+// length-normalised scores. Sizes are CSS pixels.
 type BeamTreeView struct {
+	Root     BeamStepView // the column the tree starts from: the prompt, or the beams entering the first step shown
 	Steps    []BeamStepView
+	Edges    []BeamEdgeView
+	Width    int // of the drawing
+	Height   int
 	Finished []HypothesisView // every hypothesis finished by the step shown, best first
 	Note     string
+	Legend   string
 }
 
-// BeamStepView is one step of the beam tree.
+// BeamStepView is one column of the beam tree.
 type BeamStepView struct {
-	Number  int // 1-based
+	Number  int    // 1-based step; for the root, the step its beams came out of (0: the prompt)
+	Label   string // "Step 3 of 12", "Prompt"
 	Current bool
+	X       int // left edge
 	Nodes   []BeamNodeView
 }
 
 // BeamNodeView is one candidate continuation of a beam at a step.
 type BeamNodeView struct {
+	ID     string // "beam-3-1": beam 1 after step 3; "beam-3-p0", "beam-3-f0": pruned, ended
 	From   int    // the beam it extends
-	Beam   int    // the beam it became; -1 when pruned
-	Token  string // whitespace made visible
+	Beam   int    // the beam it became; -1 when pruned or ended
+	Token  string // whitespace made visible, whole
+	Label  string // Token as drawn: cut with "…" when very long
 	Score  string // cumulative log-probability, "-3.21"
 	Pruned bool
-	Winner bool // on the path of the winning hypothesis
+	EOS    bool // the end of sequence that finished a hypothesis
+	Final  bool // the last node of a hypothesis: an EOS, or a beam still open when the run ended
+	Winner bool // on the path of the winning hypothesis, or its end
+	Y      int  // top edge
+}
+
+// BeamEdgeView is the line from a node to the beam it extends.
+type BeamEdgeView struct {
+	From, To string // node IDs
+	Step     int    // the step of the node it leads to
+	Path     string // SVG path data
+	Pruned   bool
+	EOS      bool
+	Winner   bool
 }
 
 // HypothesisView is one finished hypothesis.
@@ -426,6 +451,7 @@ type HypothesisView struct {
 // lens panels, each nil when the step did not record it, and for each a
 // sentence saying what is missing and how to get it.
 type InsideView struct {
+	Forward   *ForwardView
 	Attention *AttentionView
 	Lens      *LensView
 	Missing   []string
