@@ -93,6 +93,8 @@ func (s *Protocol) Apply(sess *Session, m inbound) error {
 		return s.detach(sess)
 	case msgRejoin:
 		return s.rejoin(sess)
+	case msgRecall:
+		return s.recall(sess)
 	}
 	if sess.Following() {
 		return errFollowing

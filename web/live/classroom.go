@@ -71,6 +71,23 @@ func (s *Protocol) rejoin(sess *Session) error {
 	return nil
 }
 
+// recall makes every detached student of the instructor's class follow
+// again, the instructor's "bring everyone back": each of their pages takes
+// the classroom's stream from its start, as a page that rejoined itself
+// and asked for the view would.
+func (s *Protocol) recall(sess *Session) error {
+	if s.Class == nil || sess != s.Class.Leader {
+		return errors.New("recall: only the instructor of a classroom brings the class back")
+	}
+	for _, st := range s.Hub.detachedFrom(sess) {
+		if err := s.rejoin(st); err != nil {
+			return err
+		}
+		s.Hub.restartStream(st)
+	}
+	return nil
+}
+
 // TeachCookie holds the instructor's secret once the instructor's page has
 // opened: the page drops ?teach= from the address bar, and no link on the
 // page carries the secret, so projecting the browser shows nothing a

@@ -29,6 +29,8 @@ import (
 //	view                                       view to the sender; a follower's stream starts over (cast)
 //	pair {on}; charts {on, dark?}              view to the session's pages (allowed while following)
 //	detach; rejoin                             view (the page's own copy, or the instructor's again)
+//	recall (the instructor)                    view; every detached student follows again (its
+//	                                             pages take the stream from its start)
 //	whatif {whatif?}                           whatif {html, settings?} to the sender only
 //	pull {repo}                                progress {message} ..., then pulled {message} or error
 //	(the server, unasked)                      expired (the session is gone: close 1008); class {...}
@@ -54,6 +56,7 @@ const (
 	msgCharts   = "charts"   // "on": render the charts panel; "dark": in the dark palette
 	msgDetach   = "detach"   // classroom: stop following the instructor
 	msgRejoin   = "rejoin"   // classroom: follow the instructor again
+	msgRecall   = "recall"   // classroom, the instructor: bring every detached student back
 	msgPull     = "pull"     // download "repo" (ORG/NAME[@REVISION]) into the Hugging Face cache
 	MsgWhatIf   = "whatif"   // re-sample the current step with "whatif" settings; answered with a "whatif" message
 )
@@ -117,7 +120,7 @@ type fieldSpec struct{ Takes, needs []string }
 // unknown type.
 func MessageFields(typ string) (fieldSpec, bool) {
 	switch typ {
-	case msgFirst, msgPrev, msgNext, msgLast, MsgView, msgStop, msgDetach, msgRejoin:
+	case msgFirst, msgPrev, msgNext, msgLast, MsgView, msgStop, msgDetach, msgRejoin, msgRecall:
 		return fieldSpec{}, true
 	case msgStep, msgRow:
 		return fieldSpec{[]string{"index"}, []string{"index"}}, true
@@ -144,7 +147,7 @@ func MessageFields(typ string) (fieldSpec, bool) {
 // knownTypes lists the message types, for error messages.
 func knownTypes() string {
 	return strings.Join([]string{MsgBranch, msgCharts, MsgCompare, msgDetach, msgFirst, MsgGenerate, msgLast, msgNext,
-		msgPair, msgPrev, msgPull, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, MsgView, MsgWhatIf}, ", ")
+		msgPair, msgPrev, msgPull, msgRecall, msgRejoin, msgRow, msgSelect, msgStep, msgStop, msgUntil, MsgView, MsgWhatIf}, ", ")
 }
 
 // ParseInbound reads and checks one message from a page. It accepts exactly

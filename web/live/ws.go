@@ -195,6 +195,33 @@ func (h *hub) wakeFollowers(leader *Session) {
 	}
 }
 
+// detachedFrom returns the sessions with open connections that belong to
+// leader's class but explore on their own.
+func (h *hub) detachedFrom(leader *Session) []*Session {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	var out []*Session
+	seen := map[*Session]bool{}
+	for c := range h.clients {
+		if s := c.sess; s.Leader == leader && !s.Following() && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// restartStream has every page of the session take the classroom's
+// stream from its start, as after a "view" message of a following page.
+func (h *hub) restartStream(sess *Session) {
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	for c := range h.BySession[sess.ID] {
+		c.castAgain.Store(true)
+		c.nudge()
+	}
+}
+
 // classStatus counts the pages of leader's class: those following, those
 // exploring on their own, and how many of the leader's changes (stamp is
 // the latest) the slowest follower has not yet been sent.

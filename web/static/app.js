@@ -197,7 +197,11 @@
     el.dataset.behind = String(m.behind);
     el.classList.toggle("behind", m.behind > 1);
     el.hidden = false;
+    const recall = document.getElementById("class-recall");
+    if (recall) recall.hidden = !(m.detached > 0);
   }
+  // The instructor brings every detached student back to the class.
+  document.getElementById("class-recall")?.addEventListener("click", () => send({ type: "recall" }));
 
   function handle(m) {
     if (!m || typeof m !== "object") return;

@@ -80,6 +80,7 @@ const (
 	KeyDbgLegendRaw         = "dbg-legend-raw"
 	KeyDbgLegendFinal       = "dbg-legend-final"
 	KeyDbgFollowing         = "dbg-following"
+	KeyDbgClassRecall       = "dbg-class-recall"
 	KeyDbgClassStatus       = "dbg-class-status"
 	KeyDbgQueued            = "dbg-queued"
 	KeyDbgClassBehind       = "dbg-class-behind"
@@ -430,7 +431,7 @@ func Keys() []string {
 		KeyDbgChosen,
 		KeyDbgLegendRaw,
 		KeyDbgLegendFinal,
-		KeyDbgFollowing, KeyDbgQueued, KeyDbgClassStatus, KeyDbgClassBehind, KeyDbgClassCaughtUp, KeyDbgClassAhead,
+		KeyDbgFollowing, KeyDbgQueued, KeyDbgClassStatus, KeyDbgClassRecall, KeyDbgClassBehind, KeyDbgClassCaughtUp, KeyDbgClassAhead,
 		KeyDbgDetach,
 		KeyDbgDetachRest,
 		KeyDbgExploring,
