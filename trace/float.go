@@ -94,15 +94,18 @@ func (f Forward) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the norms at their precision (appendNorm), the
-// fields in ForwardLayer's order.
+// fields in ForwardLayer's order. In is not written: it is the previous
+// layer's Out (layer 0's: the embedding's), which reading fills in
+// (Forward.UnmarshalJSON); a trace at 30 layers a step is a third smaller
+// for it and for the neurons' pairs.
 func (l ForwardLayer) MarshalJSON() ([]byte, error) {
 	neurons, err := json.Marshal(l.Neurons)
 	if err != nil {
 		return nil, err
 	}
 	b := make([]byte, 0, 96+12*len(l.Heads)+len(neurons))
-	for i, v := range []float64{l.In, l.Attn, l.Mid, l.MLP, l.Out} {
-		b = append(b, []string{`{"in":`, `,"attn":`, `,"mid":`, `,"mlp":`, `,"out":`}[i]...)
+	for i, v := range []float64{l.Attn, l.Mid, l.MLP, l.Out} {
+		b = append(b, []string{`{"attn":`, `,"mid":`, `,"mlp":`, `,"out":`}[i]...)
 		if b, err = appendNorm(b, v); err != nil {
 			return nil, err
 		}
@@ -189,4 +192,50 @@ func (c Chosen) MarshalJSON() ([]byte, error) {
 		Rank  int             `json:"rank"`
 		By    string          `json:"by"`
 	}{c.ID, c.Token, p, c.Rank, c.By})
+}
+
+// UnmarshalJSON reads a forward pass and fills in each layer's In: the
+// stream entering a layer is the one leaving the layer before it, the
+// embedding's for layer 0.
+func (f *Forward) UnmarshalJSON(data []byte) error {
+	type plain Forward // without this method
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*f = Forward(p)
+	in := f.Embedding
+	for i := range f.Layers {
+		f.Layers[i].In = in
+		in = f.Layers[i].Out
+	}
+	return nil
+}
+
+// MarshalJSON writes a neuron as the pair [index, act], act at float32's
+// precision.
+func (n Neuron) MarshalJSON() ([]byte, error) {
+	if n.Act != n.Act || math.IsInf(float64(n.Act), 0) {
+		return nil, fmt.Errorf("trace: neuron %d's activation %v cannot be written: it is not a number", n.Index, n.Act)
+	}
+	b := strconv.AppendInt(append(make([]byte, 0, 24), '['), int64(n.Index), 10)
+	return append(appendFloat32(append(b, ','), n.Act), ']'), nil
+}
+
+// UnmarshalJSON reads a neuron's pair [index, act].
+func (n *Neuron) UnmarshalJSON(data []byte) error {
+	var pair []json.Number
+	if err := json.Unmarshal(data, &pair); err != nil || len(pair) != 2 {
+		return fmt.Errorf("trace: a neuron is [index, act], got %.40s", data)
+	}
+	i, err := pair[0].Int64()
+	if err != nil || i < 0 || i > math.MaxInt32 {
+		return fmt.Errorf("trace: a neuron's index is a count, got %s", pair[0])
+	}
+	a, err := strconv.ParseFloat(string(pair[1]), 32)
+	if err != nil {
+		return fmt.Errorf("trace: a neuron's activation is a float32, got %s", pair[1])
+	}
+	n.Index, n.Act = int(i), float32(a)
+	return nil
 }

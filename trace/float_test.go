@@ -59,8 +59,10 @@ func TestFloatsAtTheirPrecision(t *testing.T) {
 
 // TestForwardJSON: a forward pass writes its norms as the shortest
 // decimal of their precision (float32 values in at most 9 digits, others
-// in full), its fields in order, and reads back; a norm that is not a
-// number is an error.
+// in full), its fields in order, a neuron as [index, act], a layer without
+// "in" (the stream leaving the layer before it), and reads back with each
+// layer's In filled in; a norm that is not a number is an error, and so is
+// a neuron that is not a pair.
 func TestForwardJSON(t *testing.T) {
 	n32 := float64(float32(3.3198733))
 	const n64 = 0.12345678901234568
@@ -68,7 +70,7 @@ func TestForwardJSON(t *testing.T) {
 		In: n32, Attn: 2, Mid: n64, MLP: 0, Out: 1e-7, Heads: []float64{n32, n64}, Neurons: []Neuron{{Index: 3, Act: -0.1}},
 		AttnBytes: 5, MLPBytes: 6,
 	}}}
-	want := `{"embedding":3.3198733,"layers":[{"in":3.3198733,"attn":2,"mid":0.12345678901234568,"mlp":0,"out":1e-07,"heads":[3.3198733,0.12345678901234568],"neurons":[{"index":3,"act":-0.1}],"attn_bytes":5,"mlp_bytes":6}],"final":0.12345678901234568,"embed_bytes":64,"unembed_bytes":1099511627776}`
+	want := `{"embedding":3.3198733,"layers":[{"attn":2,"mid":0.12345678901234568,"mlp":0,"out":1e-07,"heads":[3.3198733,0.12345678901234568],"neurons":[[3,-0.1]],"attn_bytes":5,"mlp_bytes":6}],"final":0.12345678901234568,"embed_bytes":64,"unembed_bytes":1099511627776}`
 	got, err := json.Marshal(f)
 	if err != nil || string(got) != want {
 		t.Fatalf("got %s, %v; want %s", got, err, want)
@@ -77,8 +79,14 @@ func TestForwardJSON(t *testing.T) {
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := json.Marshal(back); string(again) != want || float32(back.Embedding) != float32(n32) || back.Final != n64 {
+	if again, _ := json.Marshal(back); string(again) != want || float32(back.Embedding) != float32(n32) || back.Final != n64 || back.Layers[0].In != back.Embedding {
 		t.Errorf("read back %+v, written again %s", back, again)
+	}
+	for _, bad := range []string{`[3]`, `[3,1,2]`, `{"index":3,"act":1}`, `[-1,1]`, `[3,"x"]`, `[1.5,1]`} {
+		var n Neuron
+		if err := json.Unmarshal([]byte(bad), &n); err == nil {
+			t.Errorf("neuron %s: read as %+v, want an error", bad, n)
+		}
 	}
 	for _, bad := range []Forward{{Embedding: math.NaN()}, {Layers: []ForwardLayer{{Heads: []float64{math.Inf(1)}}}}} {
 		if got, err := json.Marshal(bad); err == nil || !strings.Contains(err.Error(), "not a number") {

@@ -16,7 +16,7 @@ const (
 	forwardNeurons = 4 // neurons listed per layer, the most active
 	// ForwardRecorded is how many neurons a page's run records per layer
 	// (record_forward) when it records the forward pass.
-	ForwardRecorded = 8
+	ForwardRecorded = forwardNeurons
 )
 
 // BuildForward shows a step's recorded forward pass (f) at a row's newest
