@@ -45,3 +45,40 @@ func TestBrowserCompareTwoFiles(t *testing.T) {
 		t.Errorf("the page logged errors:\n%s", strings.Join(msgs, "\n"))
 	}
 }
+
+// TestBrowserCompareQuantizedCopy (issue 36): Compare's second model
+// offers the form's own model quantized as it loads, so F32 runs beside
+// Q8_0 of the same weights without a second file; the run form's quantize
+// select runs a model quantized too, and a model with nothing to quantize
+// is refused with the field marked.
+func TestBrowserCompareQuantizedCopy(t *testing.T) {
+	skipShort(t)
+	url, _ := serve(t, Config{ModelsDir: realModels(t)}, nil)
+	ctx := browser(t)
+	consoleErrors := collectConsole(ctx)
+	open(t, ctx, url)
+	fillRun(t, ctx, form{"model": "stories260K/stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "8", "compare_model": "=q8_0"})
+	do(t, ctx, "clear the lines", chromedp.Evaluate[chromedp.Void](`document.querySelector("#run-form [name=variants]").value = ""`))
+	runAndWait(t, ctx, "run-compare", "done")
+	if e := pageError(t, ctx); e != "" {
+		t.Fatalf("Compare: got error %q, want none", e)
+	}
+	labels := evalJS[[]string](t, ctx, `[...document.querySelectorAll("[data-testid=compare-run] h3")].map((h) => h.firstChild.textContent.trim())`)
+	if got, want := strings.Join(labels, " | "), "stories260K.bin (f32) | stories260K.bin quantized to q8_0 (f32, q8_0)"; got != want {
+		t.Errorf("got runs %q, want %q", got, want)
+	}
+	fillRun(t, ctx, form{"model": "stories260K/stories260K.bin", "prompt": "Once upon a time", "max_new_tokens": "4", "quantize": "q4_k"})
+	runAndWait(t, ctx, "run-generate", "done")
+	if read := evalJS[string](t, ctx, `document.querySelector("[data-testid=traffic] dd")?.textContent ?? ""`); read == "" || strings.HasPrefix(read, "1016") {
+		t.Errorf("a q4_k run reads %q of weights a step, want fewer than f32's 1016 KiB", read)
+	}
+	fillRun(t, ctx, form{"model": "toy", "quantize": "q4_k"})
+	click(t, ctx, "run-generate")
+	waitJS(t, ctx, "the refusal", `document.querySelector("[data-testid=run-error]")?.hidden === false`)
+	if says := refusal(t, ctx); !strings.Contains(says, "no float weight matrices to quantize") {
+		t.Errorf("the toy quantized: %q, want a refusal saying it has nothing to quantize", says)
+	}
+	if msgs := consoleErrors(); len(msgs) > 0 {
+		t.Errorf("the page logged errors:\n%s", strings.Join(msgs, "\n"))
+	}
+}

@@ -7,6 +7,7 @@
 package catalog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -16,9 +17,11 @@ import (
 	"sync"
 	"time"
 
+	"tracer/engine/arch"
 	modelhub "tracer/engine/hub"
 	"tracer/engine/models"
 	"tracer/engine/remote"
+	"tracer/engine/tensor"
 	"tracer/toy"
 )
 
@@ -110,6 +113,47 @@ func (c *Catalog) Open(name string) (*models.Loaded, error) {
 		return prev, nil
 	}
 	c.opened[e.Path] = m
+	return m, nil
+}
+
+// OpenQuantized opens the model called name with its weight matrices
+// quantized to q as it loads (arch.Quantized), a copy kept beside the
+// model as stored; q 0 is Open. A model with no float matrices to quantize
+// (the toy, a file already quantized, a serving engine's) is an error.
+func (c *Catalog) OpenQuantized(name string, q tensor.DType) (*models.Loaded, error) {
+	if q == 0 {
+		return c.Open(name)
+	}
+	i := slices.IndexFunc(c.List(), func(e Entry) bool { return e.Name == name })
+	if i < 0 || name == "" || name == "toy" {
+		return nil, fmt.Errorf("quantize %s: model %q has no float weight matrices to quantize: pick a Hugging Face folder (Llama, Qwen2), an F32/F16/BF16 GGUF file or a llama2.c .bin", q, cmp.Or(name, "toy"))
+	}
+	c.mu.Lock()
+	e := c.entries[i]
+	key := e.Path + "\x00" + q.String()
+	m, ok := c.opened[key]
+	c.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	if strings.HasPrefix(e.Path, "added:") {
+		return nil, fmt.Errorf("quantize %s: model %q is not a file tracer can load again quantized", q, name)
+	}
+	m, err := models.Open(e.Path, arch.Quantized(q))
+	if err != nil {
+		return nil, err
+	}
+	if info := m.Model.Info(); info.WeightTypes[q.String()] == 0 && info.WeightTypes[tensor.KFallback(q).String()] == 0 {
+		closeModel(m)
+		return nil, fmt.Errorf("quantize %s: model %q (%s) has no float weight matrices to quantize: pick a Hugging Face folder (Llama, Qwen2), an F32/F16/BF16 GGUF file or a llama2.c .bin", q, name, info.DType)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.opened[key]; ok {
+		closeModel(m)
+		return prev, nil
+	}
+	c.opened[key] = m
 	return m, nil
 }
 

@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path"
@@ -19,7 +20,8 @@ import (
 // CompareSpecs prepares the runs of a comparison and names it. Without a
 // second model each line of the form's variants is one run of the form's
 // model. With one (f.CompareModel: another file of the same model, say
-// its F16 and Q4_0 files) every line runs on both models, side by side,
+// its F16 and Q4_0 files, or "=q4_k", the form's model quantized as it
+// loads) every line runs on both models, side by side,
 // and no line means the form's own settings on both. Every run takes the
 // form's seed, so sampled runs draw from one random stream and differ
 // only where the weights changed the distribution. The runs are labelled
@@ -51,23 +53,35 @@ func (s *Runner) CompareSpecs(f Form) ([]Spec, string, error) {
 	if 2*len(vs) > maxVariants {
 		return nil, "", fmt.Errorf("compare takes at most %d runs: with a second model, at most %d lines of settings (each runs on both models), got %d", maxVariants, maxVariants/2, len(vs))
 	}
+	// "=TYPE": the second model is the form's own, quantized to TYPE as it
+	// loads: F32 against Q4_K of the same weights, without a second file.
+	second, quant := f.CompareModel, f.Quantize
+	if q, ok := strings.CutPrefix(f.CompareModel, "="); ok {
+		second, quant = f.Model, q
+	}
 	var specs []Spec
 	for _, v := range vs {
-		for _, name := range []string{f.Model, f.CompareModel} {
+		for k, name := range []string{f.Model, second} {
 			form := v.form
 			form.Model = name
+			if k == 1 {
+				form.Quantize = quant
+			}
 			sp, err := s.Prepare(form, v.label)
 			if err != nil {
 				return nil, "", fmt.Errorf("%s: %w", cmpLabel(v.label, name), err)
 			}
 			sp.Label = fileLabel(v.label, name, sp.model)
+			if k == 1 && quant != "" && second == f.Model {
+				sp.Label = cmpLabel(v.label, path.Base(name)+" quantized to "+quant+" ("+strings.Join(typesByBytes(sp.model.Model.Info().WeightTypes), ", ")+")")
+			}
 			specs = append(specs, sp)
 		}
 	}
 	if err := sameVocabulary(specs[0], specs[1]); err != nil {
 		return nil, "", err
 	}
-	return specs, fmt.Sprintf("comparison of %s and %s", specs[0].Name, specs[1].Name), nil
+	return specs, fmt.Sprintf("comparison of %s and %s", strings.TrimPrefix(specs[0].Label, vs[0].label+" · "), strings.TrimPrefix(specs[1].Label, vs[0].label+" · ")), nil
 }
 
 // fileLabel names a run of a two-model comparison by its file and weight
@@ -75,6 +89,18 @@ func (s *Runner) CompareSpecs(f Form) ([]Spec, string, error) {
 func fileLabel(line, name string, m *models.Loaded) string {
 	info := m.Model.Info()
 	return cmpLabel(line, path.Base(name)+" ("+info.DType+")")
+}
+
+// typesByBytes lists a model's weight types, the one holding the most
+// bytes first: a quantized copy keeps in float32 the matrices whose rows
+// hold no block of its type (stories260K's MLP rows of 172).
+func typesByBytes(types map[string]int64) []string {
+	names := make([]string, 0, len(types))
+	for k := range types {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(types[b], types[a]), strings.Compare(a, b)) })
+	return names
 }
 
 // cmpLabel joins a line of settings (may be empty) and a model.

@@ -41,7 +41,8 @@ type Form struct {
 	UseCache          string `json:"use_cache"`     // "", "true" or "false"
 	Padding           string `json:"padding"`       // "left" (default) or "right"
 	Variants          string `json:"variants"`      // compare: one line of overrides per run, "greedy" or "T=0.7 top_k=5"
-	CompareModel      string `json:"compare_model"` // compare: a second file of the same model; every line then runs on both (compare.go)
+	CompareModel      string `json:"compare_model"` // compare: a second file of the same model, or "=TYPE" its quantized copy; every line then runs on both (compare.go)
+	Quantize          string `json:"quantize"`      // "" or a type the model's float matrices are quantized to as it loads (arch.Quantized)
 }
 
 // input turns the prompt fields into the model's input.
@@ -88,7 +89,7 @@ func (f *Form) input() (models.Input, error) {
 // pageOwn are the run form's fields that are not generation options: the
 // model, the prompt, the compare box and its second model. Every other
 // field is the Page field of an option of engine.Options.
-var pageOwn = []string{"model", "input", "prompt", "system", "variants", "compare_model"}
+var pageOwn = []string{"model", "input", "prompt", "system", "variants", "compare_model", "quantize"}
 
 // optionFields returns the form's option fields by name (the JSON name, as
 // engine.Option.Page names it).

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"tracer/engine"
+	"tracer/engine/arch"
 	"tracer/engine/models"
 	"tracer/engine/remote"
 	"tracer/trace"
@@ -35,7 +36,11 @@ func (s *Runner) Prepare(f Form, label string) (Spec, error) {
 		}
 		return s.prepareServer(f, label, c)
 	}
-	m, err := s.Catalog.Open(f.Model)
+	q, err := arch.ParseQuantize(f.Quantize)
+	if err != nil {
+		return Spec{}, err
+	}
+	m, err := s.Catalog.OpenQuantized(f.Model, q)
 	if err != nil {
 		return Spec{}, err
 	}

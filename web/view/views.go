@@ -42,6 +42,10 @@ type FormView struct {
 	Downloads []DownloadView
 }
 
+// QuantizeTypes are the types the run form offers to quantize a model's
+// float weights to as it loads (arch.QuantizeTypes).
+var QuantizeTypes = []string{"q8_0", "q4_0", "q4_k", "q5_k", "q6_k"}
+
 // DownloadView is one real model worth downloading.
 type DownloadView struct {
 	Name, Command, About string
