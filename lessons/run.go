@@ -53,6 +53,11 @@ type Run struct {
 	// lesson lists them; Settings parses them for the engine.
 	Options Options `json:"options,omitempty"`
 
+	// Quantize runs the real model with its float weight matrices
+	// quantized to this type as it loads ("q8_0", "q4_k": the page's
+	// quantize menu, arch.Quantized); "" runs it as stored.
+	Quantize string `json:"quantize,omitempty"`
+
 	// ExpectStop is the stop reason the lesson's text promises
 	// (trace.StopEOS, trace.StopMaxLength, ...); "" promises none.
 	ExpectStop string `json:"expect_stop,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"tracer/engine"
+	"tracer/engine/arch"
 	"tracer/toy"
 	"tracer/trace"
 )
@@ -347,6 +348,13 @@ func (r *Run) validate(p *problems, where string) {
 		p.add(where, "padding %q: want left or right", r.Padding)
 	case r.Padding != "" && len(r.Prompts) < 2:
 		p.add(where, "padding %q: only a batch of prompts is padded", r.Padding)
+	}
+	if r.Quantize != "" {
+		if _, err := arch.ParseQuantize(r.Quantize); err != nil {
+			p.add(where, "%v", err)
+		} else if r.Model != ModelReal {
+			p.add(where, "quantize %q: only a real model's weights are quantized", r.Quantize)
+		}
 	}
 	if r.ExpectStop != "" && !slices.Contains(trace.StopReasons(), r.ExpectStop) {
 		p.add(where, "expect_stop %q is not a stop reason (want one of %s)", r.ExpectStop, strings.Join(trace.StopReasons(), ", "))

@@ -203,6 +203,7 @@ func TestLessonFiguresAgreeWithTheirText(t *testing.T) {
 	}
 	row := int64(info.Hidden * 4) // one f32 row of the embedding table
 	forwardLessonAgrees(t, h)
+	quantizedLessonAgrees(t, h)
 	for _, s := range tr.Steps[1:] {
 		if got, want := s.Traffic.WeightBytes, info.WeightBytes+row; got != want {
 			t.Errorf("decode step %d reads %d weight bytes, want the model's %d plus one %d-byte row of the (shared) embedding table", s.Index, got, info.WeightBytes, row)
@@ -279,5 +280,40 @@ func forwardLessonAgrees(t *testing.T, h http.Handler) {
 	says("unembedding", text, "<code>[64, 512]</code>", "about 128 KiB", "256 B")
 	if sh, b := boxes(fig, "forward-unembed"); len(sh) != 1 || sh[0] != "[1, 64] × [64, 512]" || len(b) != 1 || !strings.HasPrefix(b[0], "128.") || !strings.HasSuffix(b[0], " KiB") {
 		t.Errorf("unembedding: the last box is %v reading %v, want [1, 64] × [64, 512] reading about 128 KiB", sh, b)
+	}
+}
+
+// quantizedLessonAgrees checks lesson 8's step on quantization against its
+// figure: the model as stored, as Q8_0 and as Q4_K, each quantized run
+// moving fewer bytes per decode step than the one before it, as the text
+// says.
+func quantizedLessonAgrees(t *testing.T, h http.Handler) {
+	t.Helper()
+	code, body := get(t, h, "/lessons/memory-bound/fewer-bytes-per-weight")
+	if code != http.StatusOK || strings.Contains(body, `data-testid="lesson-error"`) {
+		t.Fatalf("lesson 8, fewer-bytes-per-weight: got %d or a failed run", code)
+	}
+	if !strings.Contains(body, "each quantized run moves fewer bytes per decode step than the run as stored, and Q4_K fewer than Q8_0") {
+		t.Fatal("lesson 8's step no longer says what this test checks")
+	}
+	cols := strings.Split(body, "<h3>")[1:]
+	var names []string
+	var bytes []float64
+	row := regexp.MustCompile(`data-testid="run-step"><td>\d+</td><td>decode</td>(?:<td>[^<]*</td>){1}<td><code>[^<]*</code></td><td>[^<]*</td><td>([0-9.]+) (k|M)?B</td>`)
+	for _, c := range cols {
+		name := strings.TrimSpace(c[:strings.Index(c, "<")])
+		m := row.FindStringSubmatch(c)
+		if m == nil {
+			continue
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		v *= map[string]float64{"": 1, "k": 1e3, "M": 1e6}[m[2]]
+		names, bytes = append(names, name), append(bytes, v)
+	}
+	if strings.Join(names, ",") != "as stored,Q8_0,Q4_K" {
+		t.Fatalf("the figure's columns are %v, want as stored, Q8_0 and Q4_K", names)
+	}
+	if !(bytes[0] > bytes[1] && bytes[1] > bytes[2]) {
+		t.Errorf("bytes per decode step: as stored %v, Q8_0 %v, Q4_K %v; the text says each quantized run moves fewer, Q4_K fewest", bytes[0], bytes[1], bytes[2])
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"tracer/engine"
+	"tracer/engine/arch"
 	"tracer/engine/models"
 	"tracer/lessons"
 	"tracer/toy"
@@ -308,8 +309,18 @@ func (s *Pages) lessonFigure(ctx context.Context, l *lessons.Lesson, st *lessons
 	for _, run := range st.Runs {
 		run = in.apply(run)
 		runs = append(runs, run)
-		key := strings.Join([]string{l.ID, st.ID, run.ID, name, strings.Join(run.Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01")
-		t, err := s.lessonTrace(ctx, key, run, m)
+		key := strings.Join([]string{l.ID, st.ID, run.ID, name, run.Quantize, strings.Join(run.Prompts, "\x00"), fmt.Sprint(in.maxNew)}, "\x01")
+		rm := m
+		if run.Quantize != "" { // the same weights, quantized as they load (a copy the catalog keeps)
+			q, err := arch.ParseQuantize(run.Quantize)
+			if err == nil {
+				rm, err = s.Catalog.OpenQuantized(name, q)
+			}
+			if err != nil {
+				return &view.FigureView{Error: s.PageError(err)}
+			}
+		}
+		t, err := s.lessonTrace(ctx, key, run, rm)
 		if err != nil {
 			return &view.FigureView{Error: s.PageError(err)}
 		}
