@@ -23,7 +23,8 @@ import (
 // handlePage serves the page: a new session running the toy, or the session
 // named by ?session= (where a form import without JavaScript lands). In
 // classroom mode, /?teach=TOKEN is the instructor's page and every other
-// new page follows it.
+// new page follows it; /?as=student previews a student's page in the
+// instructor's browser.
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	teach := q.Get("teach")
@@ -36,7 +37,9 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		s.renderPage(w, r, http.StatusOK, s.Class.Leader, "")
 		return
 	}
-	if id := q.Get("session"); s.Instructor(r) && (id == "" || id == s.Class.Leader.ID) {
+	// ?as=student is the instructor's preview of a student's page: a new
+	// student session, though the browser holds the instructor's secret.
+	if id := q.Get("session"); s.Instructor(r) && q.Get("as") != "student" && (id == "" || id == s.Class.Leader.ID) {
 		s.renderPage(w, r, http.StatusOK, s.Class.Leader, "")
 		return
 	}

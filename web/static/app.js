@@ -202,6 +202,19 @@
   }
   // The instructor brings every detached student back to the class.
   document.getElementById("class-recall")?.addEventListener("click", () => send({ type: "recall" }));
+  // Projector mode: large type for the back of the room, remembered.
+  const projector = document.getElementById("projector");
+  if (projector) {
+    const set = (on) => {
+      document.body.classList.toggle("projector", on);
+      projector.setAttribute("aria-pressed", String(on));
+      try { localStorage.setItem("tracer.projector", on ? "1" : ""); } catch { /* private mode */ }
+    };
+    let saved = false;
+    try { saved = localStorage.getItem("tracer.projector") === "1"; } catch { /* private mode */ }
+    set(saved);
+    projector.addEventListener("click", () => set(!document.body.classList.contains("projector")));
+  }
 
   function handle(m) {
     if (!m || typeof m !== "object") return;

@@ -87,6 +87,8 @@ const (
 	KeyDbgLegendFinal        = "dbg-legend-final"
 	KeyDbgFollowing          = "dbg-following"
 	KeyDbgClassRecall        = "dbg-class-recall"
+	KeyDbgClassPreview       = "dbg-class-preview"
+	KeyDbgProjector          = "dbg-projector"
 	KeyDbgClassStatus        = "dbg-class-status"
 	KeyDbgQueued             = "dbg-queued"
 	KeyDbgClassBehind        = "dbg-class-behind"
@@ -437,7 +439,7 @@ func Keys() []string {
 		KeyDbgChosen,
 		KeyDbgLegendRaw,
 		KeyDbgLegendFinal,
-		KeyDbgFollowing, KeyDbgQueued, KeyDbgClassStatus, KeyDbgClassRecall, KeyDbgClassBehind, KeyDbgClassCaughtUp, KeyDbgClassAhead,
+		KeyDbgFollowing, KeyDbgQueued, KeyDbgClassStatus, KeyDbgClassRecall, KeyDbgClassPreview, KeyDbgProjector, KeyDbgClassBehind, KeyDbgClassCaughtUp, KeyDbgClassAhead,
 		KeyDbgDetach,
 		KeyDbgDetachRest,
 		KeyDbgExploring,
