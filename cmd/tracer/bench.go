@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -22,8 +24,8 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs := newFlags("bench", "--model MODEL | --shape "+strings.Join(arch.ShapeNames(), "|")+" [flags]", stderr)
 	model := fs.String("model", "", "a Hugging Face model folder, a llama2.c .bin or a .gguf file to measure")
 	shape := fs.String("shape", "", "measure random weights generated in memory at a real model's shape: "+strings.Join(arch.ShapeNames(), ", "))
-	dtype := fs.String("dtype", "f32", "with --shape: weight dtype, f32, bf16 or f16 (a Hugging Face layout), q8_0 or q4_0 (a GGUF file's, built in memory)")
-	writeGGUF := fs.String("write-gguf", "", "with --shape: write the random weights as a GGUF `FILE` (dtype f32, f16, q8_0 or q4_0) and exit, to measure it with --model FILE")
+	dtype := fs.String("dtype", "f32", "with --shape: weight dtype, f32, bf16 or f16 (a Hugging Face layout), or q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k or q6_k (a GGUF file's, quantized as llama-quantize quantizes, with its fallback types, built in memory)")
+	writeGGUF := fs.String("write-gguf", "", "with --shape: write the random weights as a GGUF `FILE` (llama and qwen2 shapes, any --dtype) and exit, to measure it with --model FILE or with llama.cpp")
 	threads := fs.Int("threads", 0, "goroutines for the kernels (0: one per CPU)")
 	promptLen := fs.Int("prompt-len", 64, "prompt tokens, fed in one prefill step")
 	newTokens := fs.Int("new-tokens", 128, "tokens to generate per repetition")
@@ -87,9 +89,9 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if !ok {
 			return usageErr("unknown --shape %q (want one of %s)", *shape, strings.Join(arch.ShapeNames(), ", "))
 		}
-		dt, ok := map[string]tensor.DType{"f32": tensor.F32, "bf16": tensor.BF16, "f16": tensor.F16, "q8_0": tensor.Q8_0, "q4_0": tensor.Q4_0}[*dtype]
-		if !ok {
-			return usageErr("unknown --dtype %q (want f32, bf16, f16, q8_0 or q4_0)", *dtype)
+		dt, err := arch.ParseRandomDType(*dtype)
+		if err != nil {
+			return usageErr("%v", err)
 		}
 		if *writeGGUF != "" {
 			return writeRandomGGUF(*writeGGUF, *shape, s, dt, *seed, stderr)
@@ -110,7 +112,6 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		fmt.Fprintf(stderr, "generating random %s weights at %s's shape\n", dt, *shape)
 		var rm *arch.Model
-		var err error
 		if dt.Quantized() {
 			rm, err = arch.NewRandomGGUF(*shape, s, dt, *seed)
 		} else {
@@ -176,6 +177,9 @@ func printBench(out io.Writer, r *bench.Report) {
 		return fmt.Sprintf("%.1f %s (min %.1f, max %.1f)", s.Median, unit, s.Min, s.Max)
 	}
 	row("model", "%s (%s, %s, %.1f M params, %.1f MB)", r.Model, r.Architecture, r.DType, float64(r.Params)/1e6, float64(r.WeightBytes)/1e6)
+	if len(r.WeightTypes) > 1 {
+		row("weight types", "%s", weightTypes(r.WeightTypes))
+	}
 	row("kernels", "%s, %d threads", r.Kernels, r.Threads)
 	row("run", "%d prompt + %d new tokens, %d repetitions, greedy", r.PromptLen, r.NewTokens, r.Reps)
 	row("prefill", "%s", stat(r.PrefillTokensPerSec, "tokens/s"))
@@ -222,6 +226,26 @@ func printBench(out io.Writer, r *bench.Report) {
 		row("  outside the forward pass", "%.0f µs a token with recording on, %.0f off", rec.OutsideOnUS, rec.OutsideOffUS)
 	}
 	w.Flush()
+}
+
+// weightTypes lists a model's weight types, the most bytes first:
+// "q4_k 61.2 MB, q5_0 54.7 MB, ...".
+func weightTypes(types map[string]int64) string {
+	names := make([]string, 0, len(types))
+	for k := range types {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(types[b], types[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %.1f MB", k, float64(types[k])/1e6)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // best is the best of the bandwidths bs at threads, or 0.

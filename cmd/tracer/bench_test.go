@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +20,9 @@ func TestBenchUsageErrors(t *testing.T) {
 	}{
 		{"neither", []string{"bench"}, "exactly one of --model and --shape"},
 		{"both", []string{"bench", "--model", "x", "--shape", "gpt2"}, "exactly one of --model and --shape"},
-		{"unknown shape", []string{"bench", "--shape", "llama-70b"}, `unknown --shape "llama-70b"`},
-		{"unknown dtype", []string{"bench", "--shape", "gpt2", "--dtype", "int4"}, `unknown --dtype "int4"`},
+		{"unknown shape", []string{"bench", "--shape", "llama-70b"}, `unknown --shape "llama-70b" (want one of gpt2, llama-3.2-1b, qwen2.5-0.5b, smollm2-135m)`},
+		{"unknown dtype", []string{"bench", "--shape", "gpt2", "--dtype", "int4"}, `unknown dtype "int4": tracer makes f32, bf16, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k`},
+		{"dtype it cannot make", []string{"bench", "--shape", "llama-3.2-1b", "--dtype", "Q2_K"}, `dtype "Q2_K": tracer computes with q2_k weights a GGUF file holds but cannot make them; it makes f32, bf16`},
 		{"dtype with model", []string{"bench", "--model", "x", "--dtype", "bf16"}, "--dtype goes with --shape"},
 		{"write-gguf with model", []string{"bench", "--model", "x", "--write-gguf", "y.gguf"}, "--write-gguf goes with --shape"},
 		{"few tokens", []string{"bench", "--shape", "gpt2", "--new-tokens", "1"}, "--new-tokens at least 2"},
@@ -39,7 +41,8 @@ func TestBenchUsageErrors(t *testing.T) {
 
 func TestBenchHelp(t *testing.T) {
 	out, _, code := tracer(t, "", "bench", "--help")
-	if code != exitOK || !strings.Contains(out, "--shape") || !strings.Contains(out, "smollm2-135m") {
+	if code != exitOK || !strings.Contains(out, "--shape") || !strings.Contains(out, "smollm2-135m") || !strings.Contains(out, "llama-3.2-1b") ||
+		!strings.Contains(out, "qwen2.5-0.5b") || !strings.Contains(out, "q6_k") {
 		t.Errorf("exit %d, help %q", code, out)
 	}
 }
@@ -153,6 +156,33 @@ func TestBenchQuantizedGGUF(t *testing.T) {
 				t.Errorf("got %d bytes per token, fraction %v; want about %d and above 0", r.BytesPerToken, r.BandwidthFraction, c.bytes)
 			}
 		})
+	}
+}
+
+// TestBenchKQuantGGUF writes SmolLM2-135M's shape at q4_k as a GGUF file
+// (--write-gguf) and reads it back as every command does: tracer run
+// generates from it, and tracer bench --model reports its weight types,
+// llama-quantize's: q4_k for ffn_down (rows of 1536), its fallback q5_0
+// for the rows of 576, q8_0 for the tied head, f32 norms.
+func TestBenchKQuantGGUF(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "smol-q4_k.gguf")
+	if _, errOut, code := tracer(t, "", "bench", "--shape", "smollm2-135m", "--dtype", "q4_k", "--write-gguf", file); code != exitOK {
+		t.Fatalf("--write-gguf: exit %d: %s", code, errOut)
+	}
+	if out, errOut, code := tracer(t, "", "run", "--model", file, "--prompt-ids", "1,300,301", "--max-new-tokens", "2"); code != exitOK || out == "" {
+		t.Errorf("tracer run --model %s: exit %d, %q, stderr %s", file, code, out, errOut)
+	}
+	out, errOut, code := tracer(t, "", "bench", "--model", file, "--threads", "1", "--prompt-len", "2", "--new-tokens", "3", "--reps", "1", "--probe-mib", "8", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	want := map[string]int64{"q4_k": 14_929_920, "q5_0": 54_743_040, "q8_0": 30_081_024, "f32": 140_544}
+	if fmt.Sprint(r.WeightTypes) != fmt.Sprint(want) || r.WeightBytes != 99_894_528 || r.DType != "q5_0" {
+		t.Errorf("weights %s, %d bytes, types %v; want q5_0 (the most bytes), 99894528, %v", r.DType, r.WeightBytes, r.WeightTypes, want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"tracer/engine"
 	"tracer/engine/internal/mmap"
@@ -28,15 +29,40 @@ type Shape struct {
 	KVHeads      int // num_key_value_heads; GPT-2: Heads
 	Intermediate int // MLP inner size
 	MaxPositions int
-	Tied         bool // the output head is the token embedding
+	Tied         bool    // the output head is the token embedding
+	RopeTheta    float64 // rope_theta (0: 10000); GPT-2 has none
+	NormEps      float64 // rms_norm_eps / layer_norm_epsilon (0: 1e-5)
 }
 
 // knownShapes are the shapes of real releases, by the names tracer bench
-// takes.
+// takes, as their config.json files give them (head_dim 64 in each):
+//
+//   - smollm2-135m: HuggingFaceTB/SmolLM2-135M (config.json as its
+//     fine-tunes on the Hub copy it, e.g. Avibhi/SmolLM2-SFT-DSQA):
+//     hidden_size 576, 30 layers, 9 heads, 3 kv heads, intermediate_size
+//     1536, vocab_size 49152, tied, rope_theta 100000, rms_norm_eps 1e-5,
+//     max_position_embeddings 8192.
+//   - gpt2: openai-community/gpt2.
+//   - llama-3.2-1b: meta-llama/Llama-3.2-1B (config.json as
+//     kevinstephano/thunder_model_blocks hf_llama/llama_config.py copies
+//     it): hidden_size 2048, 16 layers, 32 heads, 8 kv heads, head_dim
+//     64, intermediate_size 8192, vocab_size 128256, tied, rope_theta
+//     500000, rms_norm_eps 1e-5, max_position_embeddings 131072. Its
+//     rope_scaling (llama3, factor 32 over 8192 original positions) is left
+//     out: tracer implements plain rotary embeddings, and the scaling
+//     changes no size and no byte a step reads.
+//   - qwen2.5-0.5b: Qwen/Qwen2.5-0.5B (config.json as
+//     huggingface.co/osllmai-community/Qwen2.5-0.5B copies it, and
+//     unsloth/Qwen2.5-0.5B-Instruct's agrees): qwen2 (q/k/v biases),
+//     hidden_size 896, 24 layers, 14 heads, 2 kv heads, intermediate_size
+//     4864, vocab_size 151936, tied, rope_theta 1000000, rms_norm_eps 1e-6,
+//     max_position_embeddings 32768.
 func knownShapes() map[string]Shape {
 	return map[string]Shape{
-		"smollm2-135m": {Arch: "llama", VocabSize: 49152, Hidden: 576, Layers: 30, Heads: 9, KVHeads: 3, Intermediate: 1536, MaxPositions: 8192, Tied: true},
-		"gpt2":         {Arch: "gpt2", VocabSize: 50257, Hidden: 768, Layers: 12, Heads: 12, KVHeads: 12, Intermediate: 3072, MaxPositions: 1024, Tied: true},
+		"smollm2-135m": {Arch: "llama", VocabSize: 49152, Hidden: 576, Layers: 30, Heads: 9, KVHeads: 3, Intermediate: 1536, MaxPositions: 8192, Tied: true, RopeTheta: 100000, NormEps: 1e-5},
+		"gpt2":         {Arch: "gpt2", VocabSize: 50257, Hidden: 768, Layers: 12, Heads: 12, KVHeads: 12, Intermediate: 3072, MaxPositions: 1024, Tied: true, NormEps: 1e-5},
+		"llama-3.2-1b": {Arch: "llama", VocabSize: 128256, Hidden: 2048, Layers: 16, Heads: 32, KVHeads: 8, Intermediate: 8192, MaxPositions: 131072, Tied: true, RopeTheta: 500000, NormEps: 1e-5},
+		"qwen2.5-0.5b": {Arch: "qwen2", VocabSize: 151936, Hidden: 896, Layers: 24, Heads: 14, KVHeads: 2, Intermediate: 4864, MaxPositions: 32768, Tied: true, RopeTheta: 1000000, NormEps: 1e-6},
 	}
 }
 
@@ -50,18 +76,74 @@ func ShapeNames() []string {
 	return names
 }
 
-// KnownShape returns the shape of a released model: "smollm2-135m"
-// (Llama: 576 hidden, 30 layers, 9 heads sharing 3 kv heads of 64 dims,
-// 1536 MLP, 49152 vocab, tied head) or "gpt2" (768 hidden, 12 layers, 12
-// heads, 3072 MLP, 50257 vocab, 1024 positions).
+// KnownShape returns the shape of a released model (knownShapes lists
+// them and where their sizes come from): "smollm2-135m" (Llama: 576
+// hidden, 30 layers, 9 heads sharing 3 kv heads of 64 dims, 1536 MLP,
+// 49152 vocab, tied head), "gpt2" (768 hidden, 12 layers, 12 heads, 3072
+// MLP, 50257 vocab, 1024 positions), "llama-3.2-1b" (2048 hidden, 16
+// layers, 32 heads sharing 8 kv heads, 8192 MLP, 128256 vocab, tied) or
+// "qwen2.5-0.5b" (Qwen2: 896 hidden, 24 layers, 14 heads sharing 2 kv
+// heads, 4864 MLP, 151936 vocab, tied, q/k/v biases).
 func KnownShape(name string) (Shape, bool) {
 	s, ok := knownShapes()[name]
 	return s, ok
 }
 
+// ropeTheta and normEps are the shape's rotary base and norm epsilon,
+// defaults filled in.
+func (s Shape) ropeTheta() float64 {
+	if s.RopeTheta > 0 {
+		return s.RopeTheta
+	}
+	return 10000
+}
+
+func (s Shape) normEps() float64 {
+	if s.NormEps > 0 {
+		return s.NormEps
+	}
+	return 1e-5
+}
+
+// RandomDTypes are the weight types tracer bench builds random weights
+// in: the float types, as a Hugging Face checkpoint (NewRandom) or a GGUF
+// file holds them, and the block types tensor.QuantizeRow makes byte for
+// byte as llama-quantize does, as a GGUF file holds them (NewRandomGGUF).
+var RandomDTypes = []tensor.DType{
+	tensor.F32, tensor.BF16, tensor.F16,
+	tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+}
+
+// randomDTypeNames is RandomDTypes' names, comma-separated.
+func randomDTypeNames() string {
+	var names []string
+	for _, t := range RandomDTypes {
+		names = append(names, t.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseRandomDType reads a weight type of RandomDTypes by name ("q4_k",
+// "Q8_0"). The error for a type tracer computes with but cannot make
+// (q2_k, q3_k, iq4_nl, iq4_xs) says so; both errors list the types it
+// makes.
+func ParseRandomDType(s string) (tensor.DType, error) {
+	for _, t := range RandomDTypes {
+		if strings.EqualFold(s, t.String()) {
+			return t, nil
+		}
+	}
+	for t := tensor.Q8_0; t.Quantized(); t++ {
+		if strings.EqualFold(s, t.String()) {
+			return 0, fmt.Errorf("dtype %q: tracer computes with %s weights a GGUF file holds but cannot make them; it makes %s", s, t, randomDTypeNames())
+		}
+	}
+	return 0, fmt.Errorf("unknown dtype %q: tracer makes %s", s, randomDTypeNames())
+}
+
 // config is the config.json the shape stands for.
 func (s Shape) config() *hfConfig {
-	eps, theta, act := 1e-5, 10000.0, "silu"
+	eps, theta, act := s.normEps(), s.ropeTheta(), "silu"
 	tied := s.Tied
 	c := &hfConfig{ModelType: s.Arch, VocabSize: s.VocabSize, TieWordEmbeddings: &tied}
 	if s.Arch == "gpt2" {
@@ -149,7 +231,7 @@ func (s Shape) tensors(dt safetensors.DType) []safetensors.Info {
 func NewRandom(name string, s Shape, dtype tensor.DType, seed uint64) (*Model, error) {
 	sdt, ok := randomDTypes[dtype]
 	if !ok {
-		return nil, fmt.Errorf("arch: random model: dtype %v, want f32, bf16 or f16", dtype)
+		return nil, fmt.Errorf("arch: random model: dtype %v, want f32, bf16 or f16 (NewRandomGGUF makes the quantized types)", dtype)
 	}
 	where := "random " + name
 	spec, err := checkConfig(s.config(), s.Arch, where+" config")

@@ -1,11 +1,13 @@
 package arch
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
 
 	"tracer/engine"
+	"tracer/engine/safetensors"
 	"tracer/engine/tensor"
 )
 
@@ -123,5 +125,101 @@ func TestWriteRandomHF(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKnownShapes holds the shapes to the releases' config.json files
+// (knownShapes says where each was read: meta-llama/Llama-3.2-1B,
+// Qwen/Qwen2.5-0.5B, HuggingFaceTB/SmolLM2-135M), checks that each is a
+// config tracer loads, and counts its parameters as a tied checkpoint
+// holds them: 1,235,814,400 for Llama 3.2 1B, 494,032,768 for Qwen2.5
+// 0.5B, 134,515,008 for SmolLM2-135M, the counts of the released weights.
+// Nothing is allocated but the GGUF layouts' metadata.
+func TestKnownShapes(t *testing.T) {
+	for _, c := range []struct {
+		name                                               string
+		arch                                               string
+		hidden, layers, heads, kvHeads, ffn, vocab, maxPos int
+		theta, eps                                         float64
+		params                                             int64
+		q4k                                                map[string]int // GGUF tensors per type at --dtype q4_k
+	}{
+		{"llama-3.2-1b", "llama", 2048, 16, 32, 8, 8192, 128256, 131072, 500000, 1e-5, 1_235_814_400,
+			map[string]int{"Q4_K": 7 * 16, "Q6_K": 1, "F32": 2*16 + 1}},
+		{"qwen2.5-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1e6, 1e-6, 494_032_768,
+			// rows of 896 hold no 256-value block: Q5_0, and the head Q8_0;
+			// ffn_down's rows of 4864 (19·256) stay Q4_K.
+			map[string]int{"Q5_0": 6 * 24, "Q4_K": 24, "Q8_0": 1, "F32": 5*24 + 1}},
+		{"smollm2-135m", "llama", 576, 30, 9, 3, 1536, 49152, 8192, 100000, 1e-5, 134_515_008,
+			map[string]int{"Q5_0": 6 * 30, "Q4_K": 30, "Q8_0": 1, "F32": 2*30 + 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, ok := KnownShape(c.name)
+			if !ok {
+				t.Fatalf("KnownShape(%q) = false", c.name)
+			}
+			got := []any{s.Arch, s.Hidden, s.Layers, s.Heads, s.KVHeads, s.Hidden / s.Heads, s.Intermediate, s.VocabSize, s.MaxPositions, s.Tied, s.ropeTheta(), s.normEps()}
+			want := []any{c.arch, c.hidden, c.layers, c.heads, c.kvHeads, 64, c.ffn, c.vocab, c.maxPos, true, c.theta, c.eps}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("arch, hidden, layers, heads, kv heads, head dim, MLP, vocab, positions, tied, rope theta, eps: got %v, want %v", got, want)
+			}
+			spec, err := checkConfig(s.config(), s.Arch, c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := spec.d; d.hidden != c.hidden || d.headDim != 64 || d.kvHeads != c.kvHeads || d.ffn != c.ffn || d.maxPos != c.maxPos || !spec.tied || spec.llama.theta != c.theta {
+				t.Errorf("config.json as tracer reads it: %+v, %+v", d, spec.llama)
+			}
+			var params int64
+			for _, in := range s.tensors(safetensors.F32) {
+				params += int64(elements(in.Shape))
+			}
+			_, ts, err := randomGGUF(c.name, s, tensor.Q4_K, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ggufParams int64
+			types := map[string]int{}
+			for _, rt := range ts {
+				ggufParams += int64(rt.rows * rt.cols)
+				types[rt.Type.String()]++
+			}
+			if params != c.params || ggufParams != c.params {
+				t.Errorf("%d parameters in the Hugging Face layout, %d in the GGUF one; want %d", params, ggufParams, c.params)
+			}
+			if fmt.Sprint(types) != fmt.Sprint(c.q4k) {
+				t.Errorf("q4_k GGUF tensors per type: %v, want %v", types, c.q4k)
+			}
+		})
+	}
+}
+
+// TestNewRandomGGUFSmolLM2Q4K builds SmolLM2-135M's shape at q4_k: the
+// rows of 576 (attention, gate, up) fall back to q5_0, ffn_down's rows of
+// 1536 (6·256) stay q4_k, the tied head (rows of 576) is q8_0, as
+// llama-quantize writes them; the bytes of each type follow from the
+// shape.
+func TestNewRandomGGUFSmolLM2Q4K(t *testing.T) {
+	s, _ := KnownShape("smollm2-135m")
+	m, err := NewRandomGGUF("smollm2-135m", s, tensor.Q4_K, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const layers = 30
+	want := map[string]int64{
+		"q5_0": layers * (576 + 192 + 192 + 576 + 1536 + 1536) * (576 / 32 * 22), // rows of q, k, v, o, gate, up
+		"q4_k": layers * 576 * (1536 / 256 * 144),                                // rows of down
+		"q8_0": 49152 * (576 / 32 * 34),                                          // the head
+		"f32":  (2*layers + 1) * 576 * 4,                                         // norms
+	}
+	info := m.Info()
+	if fmt.Sprint(info.WeightTypes) != fmt.Sprint(want) || info.Params != 134_515_008 || info.Architecture != "llama" {
+		t.Errorf("weight types %v, %d params (%s); want %v, 134515008 (llama)", info.WeightTypes, info.Params, info.Architecture, want)
+	}
+	for _, v := range decodeLast(t, m, 2) {
+		if v != v || v > 1e4 || v < -1e4 {
+			t.Fatalf("logit %v: random weights should give tame logits", v)
+		}
 	}
 }

@@ -92,6 +92,11 @@ type Report struct {
 	NewTokens       int    `json:"new_tokens"`
 	Reps            int    `json:"reps"`
 
+	// WeightTypes are the weights' bytes by type where the model says (a
+	// GGUF file's: "q4_k", its fallback "q5_0", the head's "q8_0", the
+	// norms' "f32").
+	WeightTypes map[string]int64 `json:"weight_types,omitempty"`
+
 	// Prefill is the first forward pass, the whole prompt at once.
 	PrefillTokensPerSec Stat    `json:"prefill_tokens_per_sec"`
 	PrefillGFLOPS       Stat    `json:"prefill_gflops"`
@@ -189,7 +194,7 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	}
 	r := &Report{
 		Model: info.Name, Architecture: info.Architecture, DType: info.DType, Params: info.Params,
-		WeightBytes: info.WeightBytes, KVBytesPerToken: info.KVBytesPerToken, Kernels: tensor.KernelName(),
+		WeightBytes: info.WeightBytes, WeightTypes: info.WeightTypes, KVBytesPerToken: info.KVBytesPerToken, Kernels: tensor.KernelName(),
 		Threads: opts.Threads, PromptLen: opts.PromptLen, NewTokens: opts.NewTokens, Reps: opts.Reps,
 		ProbeBytes: opts.ProbeBytes / 256 * 256, ProbeReps: opts.ProbeReps, ProbeISA: vectorISA(),
 	}
