@@ -8,7 +8,8 @@ import (
 
 // copyWeights moves the weight matrices of f (the quantized tensors and the
 // 2-D float ones) into huge-page memory (huge.go says why), pointing their
-// Data at the copies, and writes the Q8_0, Q4_0 and Q5_0 matrices there in the
+// Data at the copies, and writes the matrices the VNNI kernels read packed
+// (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL) there in the
 // packed layout where it pays (packable). f must come from gguf.Open: the
 // pages copied from are dropped from its file mapping. It returns the
 // function that frees the copies, or nil when it copied nothing, and the
@@ -48,7 +49,7 @@ func weightTensor(t gguf.TensorInfo) bool {
 }
 
 // packable reports whether t is a matrix whose rows are faster in the
-// packed layout (tensor.PackedLayout: Q8_0, Q4_0 and Q5_0 where the VNNI kernels
+// packed layout (tensor.PackedLayout: Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL where the VNNI kernels
 // run), with its dtype and row length. Only the order of each quad of
 // rows' bytes changes, not the bytes read per token.
 func packable(t gguf.TensorInfo) (tensor.DType, int, bool) {

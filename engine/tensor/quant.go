@@ -158,22 +158,29 @@ func NewQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, error) {
 // 64 bytes of qs whose low (first 8 bytes) or high (next 8) nibbles take
 // a fifth bit.
 
+// IQ4_NL (bs 18) packs as Q4_0 does. Q5_1 and Q4_1 pack as Q5_0 does,
+// with their mins (quant_vnni1.go).
+
 // PackedLayout reports whether products with dtype's weights are faster
-// in the packed layout on this machine: Q8_0, Q4_0 and Q5_0 where the
-// VNNI kernels run. Only there does NewPackedQuantMatrix accept them.
+// in the packed layout on this machine: Q8_0, Q4_0, Q5_0, Q5_1, Q4_1 and
+// IQ4_NL where the VNNI kernels run. Only there does NewPackedQuantMatrix
+// accept them.
 func PackedLayout(dtype DType) bool {
 	return useVNNI && packs(dtype)
 }
 
 // packs reports whether dtype has a packed layout.
-func packs(dtype DType) bool { return dtype == Q8_0 || dtype == Q4_0 || dtype == Q5_0 }
+func packs(dtype DType) bool {
+	return dtype == Q8_0 || dtype == Q4_0 || dtype == Q5_0 || dtype == Q5_1 || dtype == Q4_1 || dtype == IQ4_NL
+}
 
 // PackQuantRows writes src, whole rows of cols weights of dtype (Q8_0,
-// Q4_0 or Q5_0) in ggml's layout, to dst in the packed layout. dst has
-// src's length and is src itself or does not overlap it.
+// Q4_0, Q5_0, Q5_1, Q4_1 or IQ4_NL) in ggml's layout, to dst in the
+// packed layout. dst has src's length and is src itself or does not
+// overlap it.
 func PackQuantRows(dst, src []byte, dtype DType, cols int) error {
 	if !packs(dtype) {
-		return fmt.Errorf("tensor: only Q8_0, Q4_0 and Q5_0 rows pack, not %s", dtype)
+		return fmt.Errorf("tensor: only Q8_0, Q4_0, Q5_0, Q5_1, Q4_1 and IQ4_NL rows pack, not %s", dtype)
 	}
 	_, bs := dtype.Block()
 	if cols <= 0 || cols%32 != 0 || len(src)%(cols/32*bs) != 0 || len(dst) != len(src) {
@@ -191,8 +198,12 @@ func PackQuantRows(dst, src []byte, dtype DType, cols int) error {
 			in = tmp
 			copy(in, out)
 		}
-		if dtype == Q5_0 {
+		switch dtype {
+		case Q5_0:
 			packQ5_0Quad(out, in, nb)
+			continue
+		case Q5_1, Q4_1:
+			packQ8_1Quad(out, in, dtype, nb)
 			continue
 		}
 		o := 0
@@ -261,9 +272,9 @@ func NewPackedQuantMatrix(data []byte, dtype DType, rows, cols int) (Matrix, err
 	return m, err
 }
 
-// packedBlock returns where block b of row i of a packed Q8_0 or Q4_0 matrix keeps its
-// f16 scale and its values: byte offsets in m.q. Row i must lie in a
-// whole quad.
+// packedBlock returns where block b of row i of a packed Q8_0, Q4_0 or
+// IQ4_NL matrix keeps its f16 scale and its values: byte offsets in m.q.
+// Row i must lie in a whole quad.
 func (m Matrix) packedBlock(i, b int) (scale, vals int) {
 	_, bs := m.DType.Block()
 	rb, groups := m.rowBytes(), m.Cols/32/8
@@ -282,6 +293,9 @@ func (m Matrix) ggmlBlock(i, b int, tmp []byte) []byte {
 	_, bs := m.DType.Block()
 	if !m.packed || i >= m.Rows/4*4 {
 		return m.quantRow(i)[b*bs : (b+1)*bs]
+	}
+	if m.DType == Q5_1 || m.DType == Q4_1 {
+		return m.ggmlBlock1(i, b, tmp)
 	}
 	if m.DType == Q5_0 {
 		scale, lo, hi, qs := m.q5PackedBlock(i, b)

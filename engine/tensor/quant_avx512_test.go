@@ -424,17 +424,17 @@ func FuzzQuantQ8_0Z(f *testing.F) {
 }
 
 // TestPackedDecodeSameBits: a decode (one row of x) of a packed Q8_0,
-// Q4_0 or Q5_0 matrix, quads two at a time in two streams and an odd one alone,
-// gives the Go twin's bits at random shapes: any number of rows (quads,
-// and rows after the last quad) and of blocks (groups of eight and
-// blocks left), alone and split over a pool. (Where nothing packs, the
-// same in ggml's layout.)
+// Q4_0, Q5_0, Q5_1, Q4_1 or IQ4_NL matrix, quads two at a time in two
+// streams and an odd one alone, gives the Go twin's bits at random
+// shapes: any number of rows (quads, and rows after the last quad) and of
+// blocks (groups of eight and blocks left), alone and split over a pool.
+// (Where nothing packs, the same in ggml's layout.)
 func TestPackedDecodeSameBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	pool := NewPool(2)
 	defer pool.Close()
 	for range 40 {
-		for _, dt := range []DType{Q8_0, Q4_0, Q5_0} {
+		for _, dt := range []DType{Q8_0, Q4_0, Q5_0, Q5_1, Q4_1, IQ4_NL} {
 			rows, cols := 1+r.IntN(300), 32*(1+r.IntN(40))
 			m, err := NewQuantMatrix(randomBlocks(r, dt, rows, cols), dt, rows, cols)
 			if err != nil {

@@ -13,10 +13,13 @@ import (
 // weights. The shapes are SmolLM2-135M's: 1536×576 (gate, up), 576×1536
 // (down), 8192×576 (a matrix of 5 MB, past L2, in L3) and 49152×576 (the
 // vocabulary, 30 MB of Q8_0, from memory); the K-quants cut the columns
-// to a multiple of 256. Q8_0, Q4_0 and Q5_0 run in ggml's layout and,
-// where the VNNI kernels run, in the packed one a GGUF file's copy uses
-// (Q5_0 without them runs its pure-Go kernel). The types without assembly
-// (Q4_1, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS) run their pure-Go kernels.
+// to a multiple of 256. Q8_0, Q4_0, Q5_0, Q5_1, Q4_1 and IQ4_NL run in
+// ggml's layout and, where the VNNI kernels run, in the packed one a GGUF
+// file's copy uses (without them Q5_0, Q5_1, Q4_1 and IQ4_NL run their
+// pure-Go kernels). Where the VNNI kernels run, Q5_1, Q4_1 and IQ4_NL
+// also run their pure-Go kernels ("go": the rows one at a time as
+// quantJob.Run takes them without the VNNI kernels), for the ratio. The
+// types without assembly (Q2_K, Q3_K, IQ4_XS) run their pure-Go kernels.
 func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)
@@ -30,6 +33,9 @@ func BenchmarkQuantMatVec(b *testing.B) {
 			layouts := []string{"ggml"}
 			if PackedLayout(dt) {
 				layouts = append(layouts, "packed") // as a GGUF file's copy holds them
+			}
+			if useVNNI && (dt == Q5_1 || dt == Q4_1 || dt == IQ4_NL) {
+				layouts = append(layouts, "go")
 			}
 			for _, layout := range layouts {
 				b.Run(fmt.Sprintf("%s/%s/%dx%d", dt, layout, rows, cols), func(b *testing.B) {
@@ -52,11 +58,28 @@ func BenchmarkQuantMatVec(b *testing.B) {
 					p.MatMul(dst, m, x) // grows the pool's activation buffers
 					b.SetBytes(m.Bytes())
 					b.ReportAllocs()
+					if layout == "go" {
+						var a qActs
+						for b.Loop() {
+							goMatVec(dst, m, x, &a)
+						}
+						return
+					}
 					for b.Loop() {
 						p.MatMul(dst, m, x)
 					}
 				})
 			}
 		}
+	}
+}
+
+// goMatVec is the product of the weights m with one row of x by the
+// pure-Go kernels (quantJob.dotMore), rounding x into a as MatMul does.
+func goMatVec(dst []float32, m Matrix, x []float32, a *qActs) {
+	a.quantize(m.DType, x, 1, m.Cols)
+	j := quantJob{dst: dst, w: m, a: a, n: 1}
+	for i := range m.Rows {
+		dst[i] = j.dotMore(m.quantRow(i), 0, a.qs[:m.Cols])
 	}
 }

@@ -231,7 +231,7 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, n int) {
 func (j *quantJob) Run(lo, hi int) {
 	w, a := j.w, j.a
 	in, out := w.Cols, w.Rows
-	if useVNNI && packs(w.DType) { // Q8_0, Q4_0, Q5_0: dotQ5_0's bits for Q5_0
+	if vnniQuads(w.DType) { // the Go twins' bits (dotQ5_0, dotQ5_1, dotQ4_1, dotIQ4NL)
 		j.runQuads(lo, hi)
 		return
 	}
@@ -276,15 +276,16 @@ func dotQ8Act(dt DType, w []byte, xd []float32, xq []int8) float32 {
 	return dotQ4_0(w, xd, xq)
 }
 
-// runQuads computes the Q8_0, Q4_0 or Q5_0 rows [lo, hi) with the VNNI kernels
-// four at a time. In ggml's layout the four rows are lo+k+j·q for j < 4
-// (q a quarter of the rows: adjacent rows read side by side are streams
-// the prefetchers follow badly; measured on our AMD EPYC, 4 times slower
-// from memory than rows a quarter of the matrix apart), then the at most
-// three rows left one at a time. A packed matrix holds its rows four by
-// four (quant.go): the quads that start in [lo, hi), the last possibly
-// ending past hi, which then no other range computes, then the rows after
-// the last quad. The bits are those of one row at a time.
+// runQuads computes the rows [lo, hi) with the VNNI kernels four at a
+// time (Q8_0, Q4_0, Q5_0, Q5_1, Q4_1, IQ4_NL). In ggml's layout the four
+// rows are lo+k+j·q for j < 4 (q a quarter of the rows: adjacent rows
+// read side by side are streams the prefetchers follow badly; measured
+// on our AMD EPYC, 4 times slower from memory than rows a quarter of the
+// matrix apart), then the at most three rows left one at a time. A
+// packed matrix holds its rows four by four (quant.go): the quads that
+// start in [lo, hi), the last possibly ending past hi, which then no
+// other range computes, then the rows after the last quad. The bits are
+// those of one row at a time.
 func (j *quantJob) runQuads(lo, hi int) {
 	if !j.w.packed {
 		q := (hi - lo) / 4
@@ -316,6 +317,11 @@ func (j *quantJob) quads(k, h, count int) {
 		kernel = dotQuadsQ4_0VNNI
 	case Q5_0:
 		kernel = dotQuadsQ5_0VNNI
+	case IQ4_NL:
+		kernel = dotQuadsIQ4NLVNNI
+	case Q4_1, Q5_1: // Q8_1 activations: quadsQ8_1
+		j.quadsQ8_1(k, h, count)
+		return
 	}
 	chunk := count
 	if j.n > 1 {
@@ -340,6 +346,11 @@ func (j *quantJob) packedQuads(first, end int) {
 	out, rb, nb := w.Rows, w.rowBytes(), w.Cols/32
 	kernel, kernel2 := dotQuadsPackedQ8_0VNNI, dotQuads2PackedQ8_0VNNI
 	switch w.DType {
+	case Q5_1, Q4_1: // Q8_1 activations
+		j.packedQuadsQ8_1(first, end)
+		return
+	case IQ4_NL:
+		kernel, kernel2 = dotQuadsPackedIQ4NLVNNI, dotQuads2PackedIQ4NLVNNI
 	case Q4_0:
 		kernel, kernel2 = dotQuadsPackedQ4_0VNNI, dotQuads2PackedQ4_0VNNI
 	case Q5_0:
@@ -396,6 +407,10 @@ func (a *qActs) quantize(dtype DType, x []float32, n, cols int) {
 	case Q4_1, Q5_1:
 		growF(&a.d, len(x)/32)
 		growF(&a.s, len(x)/32)
+		if useVNNI && len(x) >= 32 {
+			quantQ8_1Z(&x[0], &a.qs[0], &a.d[0], &a.s[0], len(x)/32)
+			return
+		}
 		for b := 0; b < len(x)/32; b++ {
 			a.d[b], a.s[b] = quantizeQ8_1(a.qs[32*b:32*b+32], x[32*b:32*b+32])
 		}

@@ -20,10 +20,12 @@ import (
 // fused multiply-adds included, so that a product's bits are llama.cpp's:
 // one flipped rounding of a later activation moves a probability by up to
 // 1e-2 in the small test models. Each is pure Go; quantJob.dotMore picks
-// the kernel. Q5_0 rows have an assembly twin where the VNNI kernels run
-// (quant_avx512_amd64.s: dotQuads*Q5_0VNNI, in ggml's layout and the
-// packed one, quant.go), which quantJob.Run takes instead: dotQ5_0's
-// bits, which the tests hold it to.
+// the kernel. Q5_0, Q5_1, Q4_1 and IQ4_NL rows have assembly twins where
+// the VNNI kernels run (quant_avx512_amd64.s: dotQuads*Q5_0VNNI;
+// quant_vnni1_amd64.s: dotQuads*Q5_1VNNI, *Q4_1VNNI, *IQ4NLVNNI; in
+// ggml's layout and the packed one, quant.go), which quantJob.Run takes
+// instead: the Go twins' bits, which the tests hold them to. Q2_K, Q3_K
+// and IQ4_XS run in pure Go.
 
 // iq4nlValues is ggml's kvalues_iq4nl: the sixteen weights an IQ4_NL or
 // IQ4_XS nibble stands for, before the block's scale.

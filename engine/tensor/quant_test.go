@@ -429,6 +429,10 @@ func twinDot(dt DType, w []byte, a *qActs, t, cols int) float32 {
 		return dotQ5_0(w, xd, xq)
 	case IQ4_NL:
 		return dotIQ4NL(w, xd, xq)
+	case Q4_1:
+		return dotQ4_1(w, xd, a.s[t*nb:(t+1)*nb], xq)
+	case Q5_1:
+		return dotQ5_1(w, xd, a.s[t*nb:(t+1)*nb], xq)
 	case Q4_K:
 		return dotQ4K(w, xd, xq, bs)
 	case Q5_K:

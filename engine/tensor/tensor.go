@@ -82,7 +82,7 @@ type Matrix struct {
 	u16        []uint16  // (Rows, Cols) bit patterns when DType is BF16 or F16
 	q          []byte    // (Rows, Cols/block) ggml blocks when DType is quantized (quant.go)
 	roundF16   bool      // F16 only: products round the activations to binary16 (RoundF16)
-	packed     bool      // Q8_0, Q4_0 and Q5_0 only: rows in the packed layout (NewPackedQuantMatrix)
+	packed     bool      // Q8_0, Q4_0, Q5_0, Q5_1, Q4_1 and IQ4_NL only: rows in the packed layout (NewPackedQuantMatrix)
 }
 
 // NewMatrix wraps data, rows*cols little-endian elements of dtype, without
