@@ -20,7 +20,7 @@ import (
 // from one run, on a quiet machine.
 func BenchmarkKernelFractions(b *testing.B) {
 	b.Logf("kernels: %s", tensor.KernelName())
-	probeBytes := max(4*l3Bytes(), 256<<20)
+	probeBytes := max(4*sysfsCacheBytes(), 256<<20)
 	for _, threads := range []int{1, 2} {
 		// Many short runs: the best of them is the one least disturbed.
 		peak := MeasureFMA(threads, 20, 1_000_000).BestGFLOPS
@@ -50,7 +50,7 @@ func BenchmarkKernelFractions(b *testing.B) {
 				// As in a real prefill, each weight comes from DRAM: enough
 				// matrices to overflow the last-level cache twice, in turn.
 				const n = 64
-				count := int(max(2*l3Bytes(), 64<<20)/int64(sh[0]*sh[1]*dt.Size())) + 1
+				count := int(max(2*sysfsCacheBytes(), 64<<20)/int64(sh[0]*sh[1]*dt.Size())) + 1
 				ws, free := kernelMatrices(b, dt, sh[0], sh[1], count)
 				x, dst := make([]float32, n*sh[1]), make([]float32, n*sh[0])
 				for i := range x {

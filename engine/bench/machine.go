@@ -10,7 +10,7 @@ import (
 // DefaultProbeBytes is the array the bandwidth probe reads unless told:
 // four times the last-level cache and at least 512 MiB, so that no cache
 // holds it. tracer bench and the server's traffic panel both use it.
-func DefaultProbeBytes() int64 { return max(4*l3Bytes(), 512<<20) }
+func DefaultProbeBytes() int64 { return max(4*sysfsCacheBytes(), 512<<20) }
 
 // DefaultProbeReps is how many timed passes a bandwidth measurement
 // takes unless told; figures are their median.

@@ -22,10 +22,6 @@ func PeakRSSBytes() int64 { return mmap.ProcBytes("/proc/self/status", "VmHWM") 
 // reports whether the kernel allowed it.
 func ResetPeakRSS() bool { return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil }
 
-// l3Bytes is the size of CPU 0's last-level cache as sysfs reports it,
-// or 0 when unknown.
-func l3Bytes() int64 { return sysfsCacheBytes() }
-
 // sysfsCacheBytes is the size of the highest level of CPU 0's cache that
 // sysfs lists (index3, else index2), or 0: a virtual machine often lists
 // none. (/proc/cpuinfo's "cache size" is the L2 on AMD, and the package's

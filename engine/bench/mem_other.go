@@ -14,7 +14,6 @@ func PeakRSSBytes() int64 { return -1 }
 
 // ResetPeakRSS cannot reset the peak here: it reports false.
 func ResetPeakRSS() bool { return false }
-func l3Bytes() int64     { return 0 }
 
 // sysfsCacheBytes is unknown (0) here: ProbeMachine measures the cache.
 func sysfsCacheBytes() int64 { return 0 }

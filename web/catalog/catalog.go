@@ -83,9 +83,22 @@ func (c *Catalog) List() []Entry {
 	return c.entries
 }
 
-// open returns the model of the entry named name, opening it on first use.
-func (c *Catalog) Open(name string) (*models.Loaded, error) {
+// Open returns the model of the entry named name, opening it on first use.
+func (c *Catalog) Open(name string) (*models.Loaded, error) { return c.OpenQuantized(name, 0) }
+
+// OpenQuantized opens the model called name with its weight matrices
+// quantized to q as it loads (arch.Quantized), a copy kept beside the
+// model as stored; q 0 is the model as stored. A model with no float
+// matrices to quantize (the toy, a file already quantized, one added in
+// memory) is an error.
+func (c *Catalog) OpenQuantized(name string, q tensor.DType) (*models.Loaded, error) {
+	nothing := func(what string) error {
+		return fmt.Errorf("quantize %s: model %q %s: pick a Hugging Face folder (Llama, Qwen2), an F32/F16/BF16 GGUF file or a llama2.c .bin", q, cmp.Or(name, "toy"), what)
+	}
 	if name == "" || name == "toy" {
+		if q != 0 {
+			return nil, nothing("has no float weight matrices to quantize")
+		}
 		return c.toy, nil
 	}
 	i := slices.IndexFunc(c.List(), func(e Entry) bool { return e.Name == name })
@@ -94,58 +107,28 @@ func (c *Catalog) Open(name string) (*models.Loaded, error) {
 	}
 	c.mu.Lock()
 	e := c.entries[i]
-	m, ok := c.opened[e.Path]
-	c.mu.Unlock()
-	if ok {
-		return m, nil
+	key := e.Path
+	if q != 0 {
+		key += "\x00" + q.String()
 	}
-	// Opening maps the weights (and copies the matrices into huge pages
-	// when the memory allows: arch's huge.go); two pages opening at once
-	// is harmless, and the first one kept wins.
-	m, err := models.Open(e.Path)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if prev, ok := c.opened[e.Path]; ok {
-		closeModel(m)
-		return prev, nil
-	}
-	c.opened[e.Path] = m
-	return m, nil
-}
-
-// OpenQuantized opens the model called name with its weight matrices
-// quantized to q as it loads (arch.Quantized), a copy kept beside the
-// model as stored; q 0 is Open. A model with no float matrices to quantize
-// (the toy, a file already quantized, a serving engine's) is an error.
-func (c *Catalog) OpenQuantized(name string, q tensor.DType) (*models.Loaded, error) {
-	if q == 0 {
-		return c.Open(name)
-	}
-	i := slices.IndexFunc(c.List(), func(e Entry) bool { return e.Name == name })
-	if i < 0 || name == "" || name == "toy" {
-		return nil, fmt.Errorf("quantize %s: model %q has no float weight matrices to quantize: pick a Hugging Face folder (Llama, Qwen2), an F32/F16/BF16 GGUF file or a llama2.c .bin", q, cmp.Or(name, "toy"))
-	}
-	c.mu.Lock()
-	e := c.entries[i]
-	key := e.Path + "\x00" + q.String()
 	m, ok := c.opened[key]
 	c.mu.Unlock()
 	if ok {
 		return m, nil
 	}
-	if strings.HasPrefix(e.Path, "added:") {
-		return nil, fmt.Errorf("quantize %s: model %q is not a file tracer can load again quantized", q, name)
+	if q != 0 && strings.HasPrefix(e.Path, "added:") {
+		return nil, nothing("is not a file tracer can load again quantized")
 	}
+	// Opening maps the weights (and copies the matrices into huge pages
+	// when the memory allows: arch's huge.go); two pages opening at once
+	// is harmless, and the first one kept wins.
 	m, err := models.Open(e.Path, arch.Quantized(q))
 	if err != nil {
 		return nil, err
 	}
-	if info := m.Model.Info(); info.WeightTypes[q.String()] == 0 && info.WeightTypes[tensor.KFallback(q).String()] == 0 {
+	if info := m.Model.Info(); q != 0 && info.WeightTypes[q.String()] == 0 && info.WeightTypes[tensor.KFallback(q).String()] == 0 {
 		closeModel(m)
-		return nil, fmt.Errorf("quantize %s: model %q (%s) has no float weight matrices to quantize: pick a Hugging Face folder (Llama, Qwen2), an F32/F16/BF16 GGUF file or a llama2.c .bin", q, name, info.DType)
+		return nil, nothing(fmt.Sprintf("(%s) has no float weight matrices to quantize", info.DType))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -421,10 +421,7 @@ func (s *Pages) lessonInside(ctx context.Context, key string, st *lessons.Step, 
 			return nil
 		}
 		// A lesson's run is short and cached: it records whatever the model's size.
-		req.Options.RecordAttention, req.Options.RecordLens = trace.RecordAttentionStep, runs.LensShown
-		if f := m.Model.Info().Intermediate; f > 0 {
-			req.Options.RecordForward = min(runs.ForwardRecorded, f)
-		}
+		runs.RecordShown(&req.Options, m.Model.Info())
 		select {
 		case s.Slots <- struct{}{}:
 		case <-ctx.Done():

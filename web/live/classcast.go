@@ -155,7 +155,7 @@ func (s *Protocol) castShow(g string, o runs.BuildOpts) error {
 // the options that render it.
 func (s *Protocol) castGroups() map[string]runs.BuildOpts {
 	out := map[string]runs.BuildOpts{}
-	for _, f := range s.Hub.followers(s.Class.Leader) {
+	for _, f := range s.Hub.classPages(s.Class.Leader, true) {
 		g, o := s.castGroup(f)
 		out[g] = o
 	}

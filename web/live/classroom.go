@@ -79,7 +79,7 @@ func (s *Protocol) recall(sess *Session) error {
 	if s.Class == nil || sess != s.Class.Leader {
 		return errors.New("recall: only the instructor of a classroom brings the class back")
 	}
-	for _, st := range s.Hub.detachedFrom(sess) {
+	for _, st := range s.Hub.classPages(sess, false) {
 		if err := s.rejoin(st); err != nil {
 			return err
 		}

@@ -167,15 +167,16 @@ func (h *hub) wakeSession(sessionID string) {
 	}
 }
 
-// followers returns the sessions with open connections that follow leader
-// right now.
-func (h *hub) followers(leader *Session) []*Session {
+// classPages returns the sessions of leader's class with open
+// connections that follow it right now (following true) or explore on
+// their own (false), each once.
+func (h *hub) classPages(leader *Session, following bool) []*Session {
 	h.Mu.Lock()
 	defer h.Mu.Unlock()
 	var out []*Session
 	seen := map[*Session]bool{}
 	for c := range h.clients {
-		if s := c.sess; s.Leader == leader && s.Following() && !seen[s] {
+		if s := c.sess; s.Leader == leader && s.Following() == following && !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}
@@ -193,22 +194,6 @@ func (h *hub) wakeFollowers(leader *Session) {
 			c.nudge()
 		}
 	}
-}
-
-// detachedFrom returns the sessions with open connections that belong to
-// leader's class but explore on their own.
-func (h *hub) detachedFrom(leader *Session) []*Session {
-	h.Mu.Lock()
-	defer h.Mu.Unlock()
-	var out []*Session
-	seen := map[*Session]bool{}
-	for c := range h.clients {
-		if s := c.sess; s.Leader == leader && !s.Following() && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // restartStream has every page of the session take the classroom's

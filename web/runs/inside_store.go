@@ -40,8 +40,17 @@ func liveInside(m engine.Model, o *trace.Options, prompts [][]int) bool {
 	if float64(info.Params)*float64(length) > insideBudget {
 		return false
 	}
-	o.RecordAttention, o.RecordLens, o.RecordForward = trace.RecordAttentionStep, LensShown, min(ForwardRecorded, info.Intermediate)
+	RecordShown(o, info)
 	return true
+}
+
+// RecordShown asks o to record what the page's inside panels show: each
+// step's attention, the lens of the top LensShown tokens, and the forward
+// pass with ForwardRecorded neurons a layer (none for a model without an
+// MLP width).
+func RecordShown(o *trace.Options, info engine.Info) {
+	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, LensShown
+	o.RecordForward = min(ForwardRecorded, max(info.Intermediate, 0))
 }
 
 // insideBytes estimates what recording inside the model adds to a run's
@@ -224,10 +233,7 @@ func (s *Runner) LookInside(m *models.Loaded, base engine.Request, ids []int) (*
 	o.MaxNewTokens, o.MaxLength, o.MinNewTokens = 1, -1, 0
 	o.NumBeams, o.NumReturnSequences, o.DoSample = 1, 1, false
 	o.ForceIDs, o.StopStrings, o.Padding = nil, nil, ""
-	o.RecordAttention, o.RecordLens = trace.RecordAttentionStep, LensShown
-	if info := m.Model.Info(); info.Intermediate > 0 {
-		o.RecordForward = min(ForwardRecorded, info.Intermediate)
-	}
+	RecordShown(&o, m.Model.Info())
 	t, err := engine.Generate(ctx, engine.Request{Model: m.Model, Tokenizer: base.Tokenizer, Prompts: [][]int{ids}, Options: o, Record: true})
 	if err != nil {
 		return nil, err
@@ -282,7 +288,7 @@ func keptInsideBytes(info engine.Info, o trace.Options, length, entryBytes int) 
 	if o.RecordAttention != "" || o.RecordLens > 0 || info.Layers == 0 || info.Heads == 0 {
 		return 0
 	}
-	o.RecordAttention, o.RecordLens, o.RecordForward = trace.RecordAttentionStep, LensShown, min(ForwardRecorded, info.Intermediate)
+	RecordShown(&o, info)
 	return InsideKeep * insideBytes(info, o, length, entryBytes)
 }
 
