@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"tracer/engine"
 	"tracer/engine/tensor"
@@ -18,10 +19,19 @@ import (
 // The blocks call keepForward at four points when the pass records it
 // (p.fwd set): after attention's output projection (which also keeps the
 // heads' outputs), after adding it to the stream, after the MLP's
-// activation and after its down projection; run hands the stream between
-// layers to keepStream, and forwardAlone the final norm's output to
-// keepFinal, which then computes the heads' shares of every layer
-// (keepHeads). Forward, asking nothing, only tests p.fwd.
+// activation (kept too) and after its down projection; run hands the
+// stream between layers to keepStream, and forwardAlone the final norm's
+// output to keepFinal, which then computes the heads' shares and picks the
+// neurons of every layer, one job over the pool (keepLayers). Forward,
+// asking nothing, only tests p.fwd.
+//
+// What it costs (BenchmarkRecordForward, SmolLM2-135M's shape, bf16, 10
+// neurons, two threads): 3 to 4.5 % of a decode step, most of it reading
+// the head factors back from memory, which the step's 270 MB of weights
+// have pushed out of the caches. Computing each layer's shares right
+// after its output projection, with the projection warming the factors
+// (tensor.Product.Warm), measured 5.5 to 7 %; warming every layer's
+// factors during the last layer's MLP, 3 to 6 %.
 //
 // Head h's share is ‖W_h a_h‖, with W_h the headDim columns of the output
 // projection W_o that head h's output a_h multiplies. Computed directly it
@@ -29,13 +39,14 @@ import (
 // weights at SmolLM2-135M's shape). Instead, with the Cholesky factor R_h
 // of W_hᵀW_h (headDim × headDim, upper triangular), ‖W_h a‖² = aᵀW_hᵀW_h a
 // = ‖R_h a‖²: a product of headDim² per head, heads·headDim² per layer,
-// 1/heads of W_o (forwardFactors). Taking the norm of R_h a, rather than
+// 1/heads of W_o (forwardFactors), 5/8 of that at 64 dims as R_h is
+// triangular (tensor.PackUpper). Taking the norm of R_h a, rather than
 // the quadratic form aᵀ(W_hᵀW_h)a, keeps float32's error relative to the
 // norm at about √headDim·ε times R_h's condition number, not its square.
 // The factors are made once per model, the first time a pass asks, from
 // W_o in float64: layers·heads·headDim²·hidden/2 multiply-adds, 0.1 to
 // 0.3 s at SmolLM2-135M's shape on two cores (an 8B model's would take
-// some seconds), and kept in float32, 4.4 MiB there.
+// some seconds), and kept in float32, 2.7 MiB there.
 
 // The stages of a layer keepForward records.
 const (
@@ -56,11 +67,10 @@ const (
 	normsPerLayer
 )
 
-// forwardFactors holds R_hᵀ for every layer and head: [layer] → (heads,
-// headDim, headDim) float32, made once per model from its weights, the
-// first time a pass records the forward pass (headFactors). Stored
-// transposed, the [in, out] layout of MatMulT, whose axpy kernels beat
-// MatMul's short dot products on a 64 × 64 matrix.
+// forwardFactors holds R_h for every layer and head: [layer] → heads
+// factors of tensor.UpperLen(headDim) float32 each (tensor.PackUpper), made
+// once per model from its weights, the first time a pass records the
+// forward pass (headFactors).
 type forwardFactors struct {
 	mu sync.Mutex
 	r  atomic.Pointer[[][]float32]
@@ -103,6 +113,7 @@ func (m *Model) beginForward(p *pass, in *engine.Inside) {
 	p.fwd, p.fwdR = in, m.headFactors()
 	grow(&p.s.headA, p.rows*L*d.qDim())
 	grow(&p.s.headY, p.rows*L*d.qDim())
+	grow(&p.s.fwdAct, p.rows*L*d.ffn)
 }
 
 // resize makes *buf n long, reusing its storage when it is large enough.
@@ -145,7 +156,6 @@ func (p *pass) keepStreamNorms(layer int, x []float32) {
 // pass.
 func (p *pass) keepForward(stage, l int, v []float32) {
 	d := p.m.d
-	in := p.fwd
 	for r := 0; r < p.rows; r++ {
 		t := p.lastToken(r)
 		ns := p.rowNorms(r)[1+normsPerLayer*l:]
@@ -158,67 +168,63 @@ func (p *pass) keepForward(stage, l int, v []float32) {
 			ns[normMid] = norm(v[t*d.hidden : (t+1)*d.hidden])
 		case fwdMLP:
 			ns[normMLP] = norm(v[t*d.hidden : (t+1)*d.hidden])
-		case fwdAct:
-			k := in.Neurons
-			at := (r*d.layers + l) * k
-			topAbs(in.NeuronIDs[at:at+k], in.NeuronActs[at:at+k], v[t*d.ffn:(t+1)*d.ffn])
+		case fwdAct: // picked in keepLayers, on every thread
+			at := (r*d.layers + l) * d.ffn
+			copy(p.s.fwdAct[at:at+d.ffn], v[t*d.ffn:(t+1)*d.ffn])
 		}
 	}
 }
 
-// keepHeads records the share of every head at every layer of each row,
-// ‖R_h a_h‖ from the heads' outputs keepForward kept, once the pass is
-// done: one job over the pool for all of them, so that the factors (16
-// KiB a head of 64 dims, 4.4 MiB at SmolLM2-135M's shape) stream from
-// memory in order, each thread reading its half, rather than a few heads
-// at a time while the layers run.
-func (p *pass) keepHeads() {
+// keepLayers records, once the pass is done, each head's share ‖R_h a_h‖
+// from the heads' outputs keepForward kept, and the MLP's most active
+// neurons from the activations it kept, for every (row, layer): one job
+// over the pool for all of them, so that the work is split between the
+// threads and the factors (2.7 MiB at SmolLM2-135M's shape) stream from
+// memory in order, rather than a serial tail after each layer.
+func (p *pass) keepLayers() {
 	d := p.m.d
-	p.s.heads = headsJob{p: p}
-	p.pool.Parallel(p.rows*d.layers*d.heads, 8, &p.s.heads)
-	p.s.heads = headsJob{}
+	p.s.layer = layersJob{p: p}
+	p.pool.Parallel(p.rows*d.layers, 1, &p.s.layer)
+	p.s.layer = layersJob{}
 }
 
-// headsJob computes the shares of a range of (row, layer, head) units.
-type headsJob struct {
+// layersJob records the heads and neurons of a range of (row, layer)
+// units.
+type layersJob struct {
 	p *pass
 }
 
-func (j *headsJob) Run(lo, hi int) {
+func (j *layersJob) Run(lo, hi int) {
 	p, d := j.p, j.p.m.d
-	hd, H, L := d.headDim, d.heads, d.layers
+	hd, H, L, k := d.headDim, d.heads, d.layers, p.fwd.Neurons
+	n := tensor.UpperLen(hd)
 	for u := lo; u < hi; u++ {
-		l, h := u/H%L, u%H
-		y, a := p.s.headY[u*hd:(u+1)*hd], p.s.headA[u*hd:(u+1)*hd] // unit u's head output is at u·headDim
-		tensor.MatMulT(y, tensor.F32Matrix(p.fwdR[l][h*hd*hd:(h+1)*hd*hd], hd, hd), a)
-		p.fwd.HeadNorms[u] = norm(y)
+		l := u % L
+		for h := range H {
+			at := (u*H + h) * hd // the head's output a_h
+			y := p.s.headY[at : at+hd]
+			tensor.MulUpper(y, p.fwdR[l][h*n:(h+1)*n], p.s.headA[at:at+hd])
+			p.fwd.HeadNorms[u*H+h] = norm(y)
+		}
+		topAbs(p.fwd.NeuronIDs[u*k:(u+1)*k], p.fwd.NeuronActs[u*k:(u+1)*k], p.s.fwdAct[u*d.ffn:(u+1)*d.ffn])
 	}
 }
 
 // keepFinal records the final norm's output of each row, last (rows,
-// hidden), and then the heads' shares (keepHeads).
+// hidden), and then the heads and neurons of every layer (keepLayers).
 func (p *pass) keepFinal(last []float32) {
 	h := p.m.d.hidden
 	for r := 0; r < p.rows; r++ {
 		ns := p.rowNorms(r)
 		ns[len(ns)-1] = norm(last[r*h : (r+1)*h])
 	}
-	p.keepHeads()
+	p.keepLayers()
 }
 
-// norm is the L2 norm of x at float32's precision: the sum of squares in
-// float32 (tensor.Dot, eight partial sums), its square root rounded to
-// float32. A sum that overflows float32 (|x| beyond about 1.8e19) is
-// summed again in float64.
+// norm is the L2 norm of x: the square root of its sum of squares in
+// float64 (tensor.SumSquares), rounded to float32 where it fits.
 func norm(x []float32) float64 {
-	if s := tensor.Dot(x, x); s <= math.MaxFloat32 {
-		return float64(float32(math.Sqrt(float64(s))))
-	}
-	var s float64
-	for _, v := range x {
-		s += float64(v) * float64(v)
-	}
-	r := math.Sqrt(s)
+	r := math.Sqrt(tensor.SumSquares(x))
 	if r <= math.MaxFloat32 {
 		r = float64(float32(r))
 	}
@@ -227,33 +233,50 @@ func norm(x []float32) float64 {
 
 // topAbs writes to ids and acts the len(ids) entries of v with the
 // largest |v[i]|, by descending |v[i]|, ties by lower index; a NaN ranks
-// below every number. len(v) must be at least len(ids). Once ids is full
-// an entry is one comparison with the smallest kept: most of an MLP's
-// neurons are below it.
+// below every number. len(v) must be at least len(ids). It compares the
+// bits of |v[i]| as integers, which order as the numbers do (NaN's, above
+// infinity's, are mapped below zero's), and once ids is full it skips, 32
+// at a time (tensor.SkipAbsAtMost), the entries not above the smallest
+// kept: most of an MLP's neurons. (One float32 comparison a neuron cost
+// 2 ns, a third of what recording a decode step cost at SmolLM2-135M's
+// shape.)
 func topAbs(ids []int, acts []float32, v []float32) {
 	k := len(ids)
 	if k == 0 {
 		return
 	}
-	keys := acts // the kept entries' |v| while selecting
-	n := 0       // entries kept, by descending key
-	thr := float32(0)
-	for i, x := range v {
-		a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
-		if n == k && !(a > thr) {
-			continue // below the smallest kept, equal (a higher index ranks below), or NaN
+	const abs, inf = 1<<31 - 1, 0x7f800000
+	bits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+	keys := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(acts))), k) // the kept entries' keys while selecting
+	n := 0                                                                    // entries kept, by descending key
+	thr := int32(-2)                                                          // below every key until ids is full
+	for i := 0; i < len(v); {
+		if n == k {
+			t := float32(-1) // a NaN is kept: every number is above it
+			if thr >= 0 {
+				t = math.Float32frombits(uint32(thr))
+			}
+			i += tensor.SkipAbsAtMost(v[i:], t)
 		}
-		if a != a {
-			a = -1
+		for end := min(i+32, len(v)); i < end; i++ {
+			b := int32(bits[i] & abs)
+			if b > inf {
+				b = -1 // NaN
+			}
+			if b <= thr {
+				continue // below the smallest kept, or equal (a higher index ranks below)
+			}
+			j := min(n, k-1)
+			for j > 0 && b > keys[j-1] {
+				ids[j], keys[j] = ids[j-1], keys[j-1]
+				j--
+			}
+			ids[j], keys[j] = i, b
+			n = min(n+1, k)
+			if n == k {
+				thr = keys[k-1]
+			}
 		}
-		j := min(n, k-1)
-		for j > 0 && a > keys[j-1] {
-			ids[j], keys[j] = ids[j-1], keys[j-1]
-			j--
-		}
-		ids[j], keys[j] = i, a
-		n = min(n+1, k)
-		thr = keys[k-1]
 	}
 	for j, i := range ids {
 		acts[j] = v[i]
@@ -280,11 +303,11 @@ func (j *factorJob) Run(lo, hi int) {
 	}
 }
 
-// layerFactors returns layer l's head factors (heads, headDim, headDim):
-// for head h, R_hᵀ with R_h upper triangular and R_hᵀR_h = W_hᵀW_h, the
-// Gram matrix of W_o's columns h·headDim … (h+1)·headDim-1 summed in
-// float64 over the hidden outputs, factored in float64 and rounded to
-// float32.
+// layerFactors returns layer l's head factors (heads,
+// tensor.UpperLen(headDim)): for head h, R_h packed by tensor.PackUpper, with R_h upper triangular and
+// R_hᵀR_h = W_hᵀW_h, the Gram matrix of W_o's columns h·headDim …
+// (h+1)·headDim-1 summed in float64 over the hidden outputs, factored in
+// float64 and rounded to float32.
 func (m *Model) layerFactors(l int) []float32 {
 	d := m.d
 	hd, hidden, qd := d.headDim, d.hidden, d.qDim()
@@ -305,7 +328,8 @@ func (m *Model) layerFactors(l int) []float32 {
 			}
 		}
 	}
-	out := make([]float32, d.heads*hd*hd)
+	n := tensor.UpperLen(hd)
+	out := make([]float32, d.heads*n)
 	g := make([]float64, hd*hd)
 	for h := range d.heads {
 		c := cols[h*hd*hidden : (h+1)*hd*hidden]
@@ -318,7 +342,8 @@ func (m *Model) layerFactors(l int) []float32 {
 			}
 		}
 		if finite { // else a broken weight: the head's factor stays 0
-			cholesky(out[h*hd*hd:(h+1)*hd*hd], g, hd)
+			cholesky(g, hd)
+			tensor.PackUpper(out[h*n:(h+1)*n], g, hd)
 		}
 	}
 	return out
@@ -340,13 +365,13 @@ func dot64(x, y []float32) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// cholesky writes to dst (n, n) Rᵀ, for the upper triangular R with RᵀR = G for
-// the symmetric positive semidefinite G, finite, whose upper triangle g
-// (n, n) holds, which it overwrites. A pivot that is not positive, or
-// below 1e-12 of its diagonal entry (a column of W_h that the earlier ones
-// span, up to rounding), gets a zero row, so that a head with dependent
-// or zero columns still gets RᵀR = G up to rounding.
-func cholesky(dst []float32, g []float64, n int) {
+// cholesky overwrites the upper triangle g (n, n) of the symmetric
+// positive semidefinite G, finite, with the upper triangular R for which
+// RᵀR = G (the entries below the diagonal it leaves alone). A pivot that
+// is not positive, or below 1e-12 of its diagonal entry (a column of W_h
+// that the earlier ones span, up to rounding), gets a zero row, so that a
+// head with dependent or zero columns still gets RᵀR = G up to rounding.
+func cholesky(g []float64, n int) {
 	for j := range n {
 		d0 := g[j*n+j]
 		s := d0
@@ -367,15 +392,6 @@ func cholesky(dst []float32, g []float64, n int) {
 				t -= g[k*n+j] * g[k*n+c]
 			}
 			g[j*n+c] = t / r
-		}
-	}
-	for i := range n {
-		for c := range n {
-			v := float32(0)
-			if c >= i {
-				v = float32(g[i*n+c])
-			}
-			dst[c*n+i] = v
 		}
 	}
 }

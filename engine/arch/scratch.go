@@ -23,6 +23,7 @@ type scratch struct {
 	lensN  []float32 // (rows, layers, hidden): lensX after the final norm
 	headA  []float32 // (rows, layers, heads·headDim): the heads' outputs at each row's last token, when the forward pass is recorded
 	headY  []float32 // (rows, layers, heads·headDim): each head's factor times its output
+	fwdAct []float32 // (rows, layers, ffn): the MLP's activations at each row's last token, when the forward pass is recorded
 
 	warmK, warmV [][]float32 // (kvHeads) a decode step's cached keys and values of one layer (pass.warmKV)
 
@@ -30,7 +31,7 @@ type scratch struct {
 	store storeJob    // the job storing new keys and values in the cache
 	tok   tokenJob    // the per-token job of a llama block
 	ggml  ggmlAttnJob // a GGUF decode step's attention in ggml's order (gguf_attention.go)
-	heads headsJob    // the heads' shares of a recorded forward pass (forward.go)
+	layer layersJob   // the heads and neurons of a recorded forward pass (forward.go)
 
 	stores, attns jobList // a batched pass's stores and attention, every call's jobs in one (batch.go)
 }

@@ -162,6 +162,13 @@ func firstEqualF32(s *float32, n int, v float32) int
 //go:noescape
 func firstAtLeastF32(s *float32, n int, v float32) int
 
+// firstAbsAboveF32 returns the start of the first block of 32 of s[:n]
+// that holds an |s[i]| > v (a NaN never is), or n; n a positive multiple of
+// 32.
+//
+//go:noescape
+func firstAbsAboveF32(s *float32, n int, v float32) int
+
 //go:noescape
 func firstNotEqualF32(s *float32, n int, v float32) int
 

@@ -132,3 +132,10 @@ func sumExpZ(s *float32, n int, m float64, a, b *[8]float64)
 
 //go:noescape
 func sumExpDotZ(s *float32, n int, m float64, a, b *[8]float64)
+
+// mulUpperZF32: MulUpper's product for n = 16·bands, bands ≤ 8: dst[i] =
+// Σ_j a[j]·r[col(j) + i], j in order, for i < 16·bands, the outputs in
+// bands registers.
+//
+//go:noescape
+func mulUpperZF32(dst *float32, a *float32, r *float32, bands int)

@@ -53,3 +53,4 @@ func siluF32Z(dst, src *float32, n int)                                   { pani
 func expRoundSumF32Z(dst, src *float32, n int, m, sum float32) float32    { panic("no asm") }
 func sumExpZ(s *float32, n int, m float64, a, b *[8]float64)              { panic("no asm") }
 func sumExpDotZ(s *float32, n int, m float64, a, b *[8]float64)           { panic("no asm") }
+func mulUpperZF32(*float32, *float32, *float32, int)                      { panic("no asm") }

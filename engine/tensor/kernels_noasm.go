@@ -64,6 +64,7 @@ func finiteRangeF32(s *float32, n int) (lo, hi float32)        { panic("no asm")
 func removeBelowF32(s *float32, n int, v float32)              { panic("no asm") }
 func firstEqualF32(s *float32, n int, v float32) int           { panic("no asm") }
 func firstAtLeastF32(s *float32, n int, v float32) int         { panic("no asm") }
+func firstAbsAboveF32(s *float32, n int, v float32) int        { panic("no asm") }
 func firstNotEqualF32(s *float32, n int, v float32) int        { panic("no asm") }
 func countAboveF32(s *float32, n int, v float32) int           { panic("no asm") }
 func countEqualF32(s *float32, n int, v float32) int           { panic("no asm") }

@@ -33,6 +33,25 @@ func checkLen(op string, n int, vs ...[]float32) {
 // the last place of float64 at most. dst may be x.
 func RMSNorm(dst, x, w []float32, eps float32) {
 	checkLen("RMSNorm", len(x), dst, w)
+	ms := float32(SumSquares(x) / float64(len(x)))
+	r := float32(1 / math.Sqrt(float64(ms+eps)))
+	n := 0
+	if useAsm {
+		n = len(x) &^ 7
+	}
+	if n > 0 {
+		scaleMulF32(&dst[0], &x[0], &w[0], n, r)
+	}
+	for i := n; i < len(x); i++ {
+		dst[i] = w[i] * (x[i] * r)
+	}
+}
+
+// SumSquares returns Σ x[i]² accumulated in float64 (each square exact)
+// in eight interleaved partial sums, x[i] to sum i mod 8, added pairwise at
+// the end: RMSNorm's sum of squares, and the square of the norm the
+// forward-pass recording reports.
+func SumSquares(x []float32) float64 {
 	var s [8]float64
 	n := 0
 	if useAsm && len(x) >= 8 {
@@ -42,15 +61,7 @@ func RMSNorm(dst, x, w []float32, eps float32) {
 	for i := n; i < len(x); i++ {
 		s[i&7] += float64(x[i]) * float64(x[i])
 	}
-	ss := ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
-	ms := float32(ss / float64(len(x)))
-	r := float32(1 / math.Sqrt(float64(ms+eps)))
-	if n > 0 {
-		scaleMulF32(&dst[0], &x[0], &w[0], n, r)
-	}
-	for i := n; i < len(x); i++ {
-		dst[i] = w[i] * (x[i] * r)
-	}
+	return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
 }
 
 // LayerNorm normalises x to zero mean and unit variance (the biased

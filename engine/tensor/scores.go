@@ -94,6 +94,15 @@ func SkipBelow(s []float32, v float32) int {
 	return firstBlock(s, v, firstAtLeastF32, atLeast)
 }
 
+// SkipAbsAtMost returns how many leading values of s can be passed over
+// when looking for one with |x| > v: every value before the index it
+// returns has |x| ≤ v or is NaN, and the index is the first with |x| > v
+// or at most 31 before it (len(s) when there is none). In blocks of 32
+// with the assembly.
+func SkipAbsAtMost(s []float32, v float32) int {
+	return firstBlock(s, v, firstAbsAboveF32, absAbove)
+}
+
 // SkipRemoved returns how many leading scores of s can be passed over as
 // removed (-Inf) when looking for a kept one (any other, NaN included):
 // every score before the index it returns is -Inf, and the index is the
@@ -120,6 +129,7 @@ func CountEqual(s []float32, v float32) int {
 func equal(x, v float32) bool    { return x == v }
 func atLeast(x, v float32) bool  { return x >= v }
 func above(x, v float32) bool    { return x > v }
+func absAbove(x, v float32) bool { return float32(math.Abs(float64(x))) > v }
 func notEqual(x, v float32) bool { return x != v || x != x }
 
 // firstBlock returns where a search for the first score of s that matches

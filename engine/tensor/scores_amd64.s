@@ -156,6 +156,40 @@ TEXT ·firstEqualF32(SB), NOSPLIT, $0-32
 TEXT ·firstAtLeastF32(SB), NOSPLIT, $0-32
 	FIRSTBLOCK(0x12) // LE_OQ: v ≤ s[i]
 
+// func firstAbsAboveF32(s *float32, n int, v float32) int: the first
+// block of 32 of s[:n] where some |s[i]| > v (never a NaN), or n; n a
+// positive multiple of 32.
+TEXT ·firstAbsAboveF32(SB), NOSPLIT, $0-32
+	SETUP
+	MOVQ s+0(FP), DI
+	VBROADCASTSS v+16(FP), Y4
+	MOVL $0x7fffffff, AX
+	MOVL AX, X5
+	VBROADCASTSS X5, Y5
+absloop:
+	VANDPS (SI), Y5, Y0
+	VANDPS 32(SI), Y5, Y1
+	VANDPS 64(SI), Y5, Y2
+	VANDPS 96(SI), Y5, Y3
+	VCMPPS $0x11, Y0, Y4, Y0 // LT_OQ: v < |s[i]|
+	VCMPPS $0x11, Y1, Y4, Y1
+	VCMPPS $0x11, Y2, Y4, Y2
+	VCMPPS $0x11, Y3, Y4, Y3
+	VORPS Y1, Y0, Y0
+	VORPS Y3, Y2, Y2
+	VORPS Y2, Y0, Y0
+	VPTEST Y0, Y0
+	JNZ absfound
+	ADDQ $128, SI
+	CMPQ SI, CX
+	JB absloop
+absfound:
+	SUBQ DI, SI
+	SHRQ $2, SI
+	MOVQ SI, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func firstNotEqualF32(s *float32, n int, v float32) int: a score != v
 // (or NaN).
 TEXT ·firstNotEqualF32(SB), NOSPLIT, $0-32

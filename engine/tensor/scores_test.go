@@ -34,7 +34,7 @@ func argmaxRef(x []float32) int {
 	return best
 }
 
-// checkThreshold checks SkipBelow, CountAbove and CountEqual of s at v,
+// checkThreshold checks SkipBelow, SkipAbsAtMost, CountAbove and CountEqual of s at v,
 // and RemoveBelow, SkipRemoved and FiniteRange,
 // against one score at a time.
 func checkThreshold(t *testing.T, trial int, s []float32, v float32) {
@@ -53,6 +53,16 @@ func checkThreshold(t *testing.T, trial int, s []float32, v float32) {
 	}
 	if got := SkipBelow(s, v); got > first || got < first-31 || got < 0 {
 		t.Fatalf("trial %d (%d scores): SkipBelow(%v) = %d, first ≥ at %d", trial, len(s), v, got, first)
+	}
+	firstAbs := len(s)
+	for i, x := range s {
+		if math.Abs(float64(x)) > float64(v) {
+			firstAbs = i
+			break
+		}
+	}
+	if got := SkipAbsAtMost(s, v); got > firstAbs || got < firstAbs-31 || got < 0 {
+		t.Fatalf("trial %d (%d scores): SkipAbsAtMost(%v) = %d, first |x| > v at %d", trial, len(s), v, got, firstAbs)
 	}
 	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, x := range s {
