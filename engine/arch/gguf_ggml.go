@@ -14,9 +14,9 @@ import (
 // CPU backend (build b4748, the reference's) computes them, operation by
 // operation in float32: RMSNorm as ggml_compute_forward_rms_norm_f32 then
 // ggml_mul; SiLU as ggml_vec_silu_f32 with the AVX-512 ggml_v_silu (its
-// own expf) then ggml_mul; RoPE from ggml_rope_cache_init's angles; a
-// decode step's attention as tinyBLAS and ggml_soft_max_f32 sum it
-// (gguf_attention.go). F32 GGUF files, Hugging Face and llama2.c
+// own expf) then ggml_mul; RoPE from ggml_rope_cache_init's angles; the
+// attention, of a decode step and of a prompt, as tinyBLAS and
+// ggml_soft_max_f32 sum it (gguf_attention.go). F32 GGUF files, Hugging Face and llama2.c
 // checkpoints keep tensor.RMSNorm, tensor.SwiGLU and the engine's
 // attention, which their golden files were made with.
 
