@@ -139,18 +139,17 @@ type ggmlAttnJob struct {
 
 func (j *ggmlAttnJob) Run(lo, hi int) {
 	d := j.p.m.d
-	var acc [16 * maxTinyHead]float32 // kqvTinyZ's lanes
 	for u := lo; u < hi; u++ {
 		group, b := u/j.blocks, u%j.blocks
 		for t := b * j.blockLen; t < min((b+1)*j.blockLen, j.p.n); t++ {
-			j.attend(u, group/d.kvHeads, group%d.kvHeads, t, &acc)
+			j.attend(u, group/d.kvHeads, group%d.kvHeads, t)
 		}
 	}
 }
 
 // attend computes the attention of new token t of row r for the query
 // heads of kv head g, with the scratch of unit u.
-func (j *ggmlAttnJob) attend(u, r, g, t int, acc *[16 * maxTinyHead]float32) {
+func (j *ggmlAttnJob) attend(u, r, g, t int) {
 	p, d := j.p, j.p.m.d
 	hd, qd, rep := d.headDim, d.qDim(), d.heads/d.kvHeads
 	scale := 1 / float32(math.Sqrt(float64(hd)))
@@ -171,7 +170,7 @@ func (j *ggmlAttnJob) attend(u, r, g, t int, acc *[16 * maxTinyHead]float32) {
 		}
 		softmaxGGML(wh, mask, scale)
 		if useSiLUZ {
-			kqvTinyZ(&o[0], &V[0], &wh[0], &acc[0], hd, keys)
+			kqvTinyZ(&o[0], &V[0], &wh[0], hd, keys)
 		} else {
 			kqvTinyGo(o, V, wh, hd, keys)
 		}

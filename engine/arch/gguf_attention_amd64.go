@@ -8,7 +8,7 @@ package arch
 //go:noescape
 func scoresTinyZ(dst, k, q *float32, hd, keys int)
 
-// kqvTinyZ is kqvTinyGo in AVX-512, with acc 16·hd floats of scratch.
+// kqvTinyZ is kqvTinyGo in AVX-512; hd a positive multiple of 16.
 //
 //go:noescape
-func kqvTinyZ(out, v, w, acc *float32, hd, keys int)
+func kqvTinyZ(out, v, w *float32, hd, keys int)
