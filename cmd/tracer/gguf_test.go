@@ -59,7 +59,7 @@ func TestGGUFInfoShowsTensorTypes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"kind                gguf", "dtype               q4_0", "Q4_0", "Q8_0              34816 bytes in 1 tensors", "F32"} {
+	for _, want := range []string{"kind                gguf", "dtype               q4_0", "Q4_0", "Q8_0              34816 bytes in 1 tensor", "F32"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("info output lacks %q:\n%s", want, out)
 		}

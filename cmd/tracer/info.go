@@ -62,7 +62,11 @@ func cmdInfo(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		row("dtype", info.DType)
 		row("weight bytes", fmt.Sprintf("%d (%.1f MB)", info.WeightBytes, float64(info.WeightBytes)/1e6))
 		for _, tb := range types {
-			row("  "+tb.Type, fmt.Sprintf("%d bytes in %d tensors", tb.Bytes, tb.Tensors))
+			noun := "tensors"
+			if tb.Tensors == 1 {
+				noun = "tensor"
+			}
+			row("  "+tb.Type, fmt.Sprintf("%d bytes in %d %s", tb.Bytes, tb.Tensors, noun))
 		}
 		row("KV cache per token", fmt.Sprintf("%d bytes", info.KVBytesPerToken))
 	}
