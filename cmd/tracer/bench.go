@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -44,6 +45,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	every := fs.Duration("every", 200*time.Millisecond, "with --class: the time between the instructor's moves")
 	steps := fs.Int("steps", 80, "with --class: the new tokens of the instructor's run, the positions stepped through")
 	spread := fs.Duration("spread", 0, "with --students: start the students' runs evenly over this time (0: all at once)")
+	againstLlama := fs.String("against-llama-server", "", "with --model FILE.gguf: also measure llama.cpp's `llama-server` binary on the same file, prompt and threads, a run of each after each of tracer's repetitions, and report tracer's rates over its")
 	if code := parse(fs, args, stdout); code >= 0 {
 		return code
 	}
@@ -74,6 +76,10 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return usageErr("--students, --moves, --every, --steps and --spread go with --class")
 	case *class > 0 && (*shape == "" || *writeGGUF != ""):
 		return usageErr("--class goes with --shape (the class runs random weights at that shape) and without --write-gguf")
+	case *againstLlama != "" && (*model == "" || !strings.HasSuffix(strings.ToLower(*model), ".gguf")):
+		return usageErr("--against-llama-server goes with --model FILE.gguf: llama.cpp opens GGUF files")
+	case *againstLlama != "" && (*record || *recordLens > 0 || *recordForward > 0 || recordAttention != ""):
+		return usageErr("--against-llama-server compares plain greedy runs: leave out --record and its kin")
 	case *class > 0 && (*moves < 1 || *moves > 10000 || *every < time.Millisecond || *steps < 2 || *steps > 1024 || *spread < 0 || *newTokens > 1024):
 		return usageErr("--moves must be 1 to 10000, --every at least 1ms, --steps 2 to 1024, --new-tokens at most 1024 and --spread not negative")
 	}
@@ -136,6 +142,20 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		m = l.Model
 	}
 
+	if *againstLlama != "" {
+		threads := *threads
+		if threads == 0 {
+			threads = runtime.GOMAXPROCS(0)
+		}
+		fmt.Fprintf(stderr, "starting %s on %s\n", *againstLlama, *model)
+		peer, err := startLlamaServer(ctx, *againstLlama, *model, threads, *promptLen+*newTokens+16)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracer bench: %v\n", err)
+			return exitError
+		}
+		defer peer.Close()
+		opts.Peer = peer
+	}
 	r, err := bench.Run(ctx, m, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracer bench: %s\n", hint(err))
@@ -207,6 +227,11 @@ func printBench(out io.Writer, r *bench.Report) {
 	}
 	if r.PeakRSSBytes >= 0 {
 		row("peak RSS", "%.1f MB", float64(r.PeakRSSBytes)/1e6)
+	}
+	if p := r.Peer; p != nil {
+		row(p.Name, "prefill %s, decode %s (a run after each of tracer's)", stat(p.PrefillTokensPerSec, "tokens/s"), stat(p.DecodeTokensPerSec, "tokens/s"))
+		ratio := func(s bench.Stat) string { return fmt.Sprintf("%.2f× (min %.2f, max %.2f)", s.Median, s.Min, s.Max) }
+		row("tracer over it", "prefill %s, decode %s", ratio(p.PrefillRatio), ratio(p.DecodeRatio))
 	}
 	if rec := r.Record; rec != nil {
 		row("sampling", "%s", rec.Generation)

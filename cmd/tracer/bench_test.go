@@ -28,6 +28,9 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"few tokens", []string{"bench", "--shape", "gpt2", "--new-tokens", "1"}, "--new-tokens at least 2"},
 		{"bad flag", []string{"bench", "--bogus"}, "flag provided but not defined"},
 		{"argument", []string{"bench", "--shape", "gpt2", "extra"}, `unexpected argument "extra"`},
+		{"llama-server with a shape", []string{"bench", "--shape", "gpt2", "--against-llama-server", "llama-server"}, "--against-llama-server goes with --model FILE.gguf"},
+		{"llama-server with a checkpoint", []string{"bench", "--model", "x.bin", "--against-llama-server", "llama-server"}, "--against-llama-server goes with --model FILE.gguf"},
+		{"llama-server with recording", []string{"bench", "--model", "x.gguf", "--against-llama-server", "llama-server", "--record"}, "leave out --record"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,5 +215,39 @@ func TestBenchClassJSON(t *testing.T) {
 	if r.Followers != 2 || r.Students != 2 || r.Missed != 0 || r.Wrong != 0 || r.RunsFailed != 0 || r.DType != "bf16" || r.Positions < 3 ||
 		!(r.TokensPerSec > 0 && r.Alone > 0 && r.Speedup > 0) {
 		t.Errorf("report %+v (%s)", r, out)
+	}
+}
+
+// TestBenchAgainstLlamaServer runs tracer bench with the real llama-server
+// of ../shared beside it on a quant-zoo file: the report holds the
+// server's build, its own prefill and decode rates (from its timings) and
+// tracer's over them, one a repetition; the figures depend on the machine.
+// A server that cannot start is a clear error, not a hang.
+func TestBenchAgainstLlamaServer(t *testing.T) {
+	bin := refdata.Need(t, "tools/llama-server/llama-server")
+	model := refdata.Need(t, "models/quant-zoo/k256/model-q8_0.gguf")
+	out, errOut, code := tracer(t, "", "bench", "--model", model, "--against-llama-server", bin, "--threads", "1",
+		"--prompt-len", "8", "--new-tokens", "8", "--reps", "2", "--probe-mib", "8", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r bench.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	p := r.Peer
+	if p == nil || !strings.HasPrefix(p.Name, "llama-server b") {
+		t.Fatalf("peer %+v, want llama-server and its build", p)
+	}
+	if p.PrefillTokensPerSec.Min <= 0 || p.DecodeTokensPerSec.Min <= 0 || p.PrefillRatio.Min <= 0 || p.DecodeRatio.Min <= 0 {
+		t.Errorf("peer figures %+v, want positive rates and ratios", p)
+	}
+	if got, want := p.DecodeRatio.Median, r.DecodeTokensPerSec.Median/p.DecodeTokensPerSec.Median; got < want/3 || got > want*3 {
+		t.Errorf("decode ratio %v, far from the medians' %v", got, want)
+	}
+
+	_, errOut, code = tracer(t, "", "bench", "--model", model, "--against-llama-server", filepath.Join(t.TempDir(), "no-such-server"), "--reps", "1", "--probe-mib", "8")
+	if code != exitError || !strings.Contains(errOut, "--against-llama-server: start") {
+		t.Errorf("a missing server binary: exit %d, stderr %q", code, errOut)
 	}
 }

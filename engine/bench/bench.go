@@ -34,7 +34,37 @@ type Options struct {
 	FMARounds  int    // rounds of the FMA kernel per thread [20 000 000, about 0.1 s]
 	Seed       uint64 // of the prompt's token ids and of sampling
 
+	// Peer, when set, is another engine measured on the same prompt right
+	// after each of tracer's greedy repetitions (interleaved, so that the
+	// machine's drift falls on both alike, after one untimed warm-up);
+	// Report.Peer holds its rates and tracer's over them.
+	Peer Peer
+
 	Log io.Writer // progress lines; nil: none
+}
+
+// A Peer is another inference engine that Run measures beside tracer: on
+// the same weights, prompt and number of new tokens, greedy, each engine
+// timing itself.
+type Peer interface {
+	// Name says what it is, e.g. "llama-server b4748-c392e509".
+	Name() string
+	// Generate feeds prompt in one prefill and then generates newTokens
+	// tokens greedily, whatever they are (no end of sequence), and
+	// returns its own prefill and decode rates in tokens/s.
+	Generate(ctx context.Context, prompt []int, newTokens int) (prefill, decode float64, err error)
+}
+
+// PeerReport is a peer engine's rates beside tracer's (Options.Peer).
+type PeerReport struct {
+	Name                string `json:"name"`
+	PrefillTokensPerSec Stat   `json:"prefill_tokens_per_sec"`
+	DecodeTokensPerSec  Stat   `json:"decode_tokens_per_sec"`
+	// PrefillRatio and DecodeRatio are tracer's rate over the peer's, one
+	// ratio a repetition (tracer's run and the peer's right after it):
+	// above 1, tracer is faster.
+	PrefillRatio Stat `json:"prefill_ratio"`
+	DecodeRatio  Stat `json:"decode_ratio"`
 }
 
 func (o *Options) defaults() {
@@ -139,6 +169,9 @@ type Report struct {
 
 	// Record compares decoding with recording on and off, same options.
 	Record *RecordReport `json:"record,omitempty"`
+
+	// Peer is another engine's rates on the same runs (Options.Peer).
+	Peer *PeerReport `json:"peer,omitempty"`
 }
 
 // RecordReport is the cost of recording every step: decoding with the
@@ -235,8 +268,15 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	}
 
 	var prefill, prefillFLOPs, decode, decodeOff, decodeOn, ratios, outsideOff, outsideOn []float64
+	var peerPrefill, peerDecode, prefillRatios, decodeRatios []float64
 	var fewest uint64 // heap allocations of the leanest full run
 	flops := float64(m.Cost(1, 0, opts.PromptLen).FLOPs)
+	if opts.Peer != nil {
+		logf("warming up %s", opts.Peer.Name())
+		if _, _, err := opts.Peer.Generate(ctx, off.Prompts[0], opts.NewTokens); err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", opts.Peer.Name(), err)
+		}
+	}
 	for rep := 0; rep < opts.Reps; rep++ {
 		logf("repetition %d of %d", rep+1, opts.Reps)
 		t, err := generate(ctx, off)
@@ -249,6 +289,14 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 		prefill = append(prefill, float64(opts.PromptLen)/t.prefill.Seconds())
 		prefillFLOPs = append(prefillFLOPs, flops/t.prefill.Seconds()/1e9)
 		decode = append(decode, float64(t.steps)/t.decode.Seconds())
+		if opts.Peer != nil {
+			p, d, err := opts.Peer.Generate(ctx, off.Prompts[0], opts.NewTokens)
+			if err != nil {
+				return nil, fmt.Errorf("bench: %s: %w", opts.Peer.Name(), err)
+			}
+			peerPrefill, peerDecode = append(peerPrefill, p), append(peerDecode, d)
+			prefillRatios, decodeRatios = append(prefillRatios, prefill[rep]/p), append(decodeRatios, decode[rep]/d)
+		}
 		if opts.Record {
 			// Off, on, on, off (on, off, off, on at the next repetition):
 			// a drift of the machine over the four cancels out, and so does
@@ -339,6 +387,13 @@ func Run(ctx context.Context, m engine.Model, opts Options) (*Report, error) {
 	r.PairedFraction = pairedFraction(decode, perGB, opts.Threads, probes)
 	if peak := r.fmaPeak(opts.Threads); peak > 0 {
 		r.PrefillFMAFraction = r.PrefillGFLOPS.Max / peak
+	}
+	if opts.Peer != nil {
+		r.Peer = &PeerReport{
+			Name:                opts.Peer.Name(),
+			PrefillTokensPerSec: statOf(peerPrefill), DecodeTokensPerSec: statOf(peerDecode),
+			PrefillRatio: statOf(prefillRatios), DecodeRatio: statOf(decodeRatios),
+		}
 	}
 	if opts.Record {
 		r.Record = &RecordReport{
