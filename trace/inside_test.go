@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -278,4 +279,44 @@ func FuzzReadInside(f *testing.F) {
 			t.Fatalf("an accepted trace, written back, does not read: %v", err)
 		}
 	})
+}
+
+// TestForwardBytesLeftOut: a forward pass writes a layer's attn_bytes and
+// mlp_bytes only where they differ from the layer before's, reads them
+// back filled in, and refuses a first layer without them.
+func TestForwardBytesLeftOut(t *testing.T) {
+	f := trace.Forward{Embedding: 1, Final: 2, EmbedBytes: 3, UnembedBytes: 4, Layers: []trace.ForwardLayer{
+		{Attn: 1, Mid: 1, MLP: 1, Out: 1, Heads: []float64{1}, Neurons: []trace.Neuron{}, AttnBytes: 10, MLPBytes: 20},
+		{Attn: 1, Mid: 1, MLP: 1, Out: 2, Heads: []float64{1}, Neurons: []trace.Neuron{}, AttnBytes: 10, MLPBytes: 20},
+		{Attn: 1, Mid: 1, MLP: 1, Out: 3, Heads: []float64{1}, Neurons: []trace.Neuron{}, AttnBytes: 11, MLPBytes: 20},
+		{Attn: 1, Mid: 1, MLP: 1, Out: 4, Heads: []float64{1}, Neurons: []trace.Neuron{}, AttnBytes: 11, MLPBytes: 0},
+	}}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(b), `"attn_bytes"`); got != 2 {
+		t.Errorf("attn_bytes written %d times, want 2 (layers 0 and 2): %s", got, b)
+	}
+	if got := strings.Count(string(b), `"mlp_bytes"`); got != 2 {
+		t.Errorf("mlp_bytes written %d times, want 2 (layers 0 and 3): %s", got, b)
+	}
+	var back trace.Forward
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.Layers {
+		f.Layers[i].In = []float64{1, 1, 2, 3}[i]
+	}
+	if !reflect.DeepEqual(back, f) {
+		t.Errorf("read back %+v, want %+v", back, f)
+	}
+	for _, bad := range []string{
+		`{"embedding":1,"layers":[{"attn":1,"mid":1,"mlp":1,"out":1,"heads":[],"neurons":[],"mlp_bytes":2}],"final":1,"embed_bytes":1,"unembed_bytes":1}`,
+		`{"embedding":1,"layers":[{"attn":1,"mid":1,"mlp":1,"out":1,"heads":[],"neurons":[],"attn_bytes":2}],"final":1,"embed_bytes":1,"unembed_bytes":1}`,
+	} {
+		if err := json.Unmarshal([]byte(bad), &back); err == nil || !strings.Contains(err.Error(), "layer 0 has no") {
+			t.Errorf("%s: got %v, want layer 0's missing bytes named", bad, err)
+		}
+	}
 }
