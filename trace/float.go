@@ -2,7 +2,6 @@ package trace
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -247,26 +246,25 @@ func (f *Forward) UnmarshalJSON(data []byte) error {
 		f.Layers = make([]ForwardLayer, len(p.Layers))
 	}
 	in := f.Embedding
+	var prev ForwardLayer // the layer before's, for bytes left out
 	for i, l := range p.Layers {
 		fl := l.ForwardLayer
-		switch {
-		case l.AttnBytes != nil:
-			fl.AttnBytes = *l.AttnBytes
-		case i == 0:
-			return errors.New("trace: forward layer 0 has no attn_bytes")
-		default:
-			fl.AttnBytes = f.Layers[i-1].AttnBytes
-		}
-		switch {
-		case l.MLPBytes != nil:
-			fl.MLPBytes = *l.MLPBytes
-		case i == 0:
-			return errors.New("trace: forward layer 0 has no mlp_bytes")
-		default:
-			fl.MLPBytes = f.Layers[i-1].MLPBytes
+		for _, b := range []struct {
+			name      string
+			got       *int64
+			dst, from *int64
+		}{{"attn_bytes", l.AttnBytes, &fl.AttnBytes, &prev.AttnBytes}, {"mlp_bytes", l.MLPBytes, &fl.MLPBytes, &prev.MLPBytes}} {
+			switch {
+			case b.got != nil:
+				*b.dst = *b.got
+			case i == 0:
+				return fmt.Errorf("trace: forward layer 0 has no %s", b.name)
+			default:
+				*b.dst = *b.from
+			}
 		}
 		fl.In = in
-		in = fl.Out
+		in, prev = fl.Out, fl
 		f.Layers[i] = fl
 	}
 	return nil

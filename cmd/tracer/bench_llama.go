@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
-	"regexp"
 	"strconv"
-	"sync"
-	"syscall"
 	"time"
+
+	"tracer/engine/remote"
 )
 
 // llamaServer is llama.cpp's HTTP server measured beside tracer by tracer
@@ -24,12 +21,8 @@ import (
 // (llama-bench is what llama.cpp measures with; its server's timings are
 // the same engine's, a few µs of HTTP and sampling a token aside).
 type llamaServer struct {
-	url     string
+	*remote.LlamaServer
 	name    string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	mu      sync.Mutex   // guards log
-	log     bytes.Buffer // the server's first 64 KiB of output, for errors
 	client  *http.Client
 	timeout time.Duration // of one completion
 }
@@ -37,69 +30,25 @@ type llamaServer struct {
 // llamaReady bounds the wait for the server to load the model and listen.
 const llamaReady = 2 * time.Minute
 
-// startLlamaServer starts bin (llama-server) on 127.0.0.1 on a port the
-// OS picks, on model with threads threads for decode and prompt alike and
-// a context of ctxLen positions, and waits until it listens.
+// startLlamaServer starts bin (llama-server) on model with threads
+// threads for decode and prompt alike and a context of ctxLen positions,
+// and waits until it listens.
 func startLlamaServer(ctx context.Context, bin, model string, threads, ctxLen int) (*llamaServer, error) {
 	t := strconv.Itoa(threads)
-	cmd := exec.CommandContext(ctx, bin, "-m", model, "--host", "127.0.0.1", "--port", "0",
-		"-t", t, "-tb", t, "-c", strconv.Itoa(ctxLen), "-np", "1")
-	out, err := cmd.StderrPipe()
+	ls, err := remote.StartLlamaServer(ctx, bin, llamaReady, "-m", model, "-t", t, "-tb", t, "-c", strconv.Itoa(ctxLen), "-np", "1")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--against-llama-server: %w", err)
 	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("--against-llama-server: start %s: %w", bin, err)
-	}
-	s := &llamaServer{cmd: cmd, exited: make(chan struct{}), client: &http.Client{}, timeout: 10 * time.Minute}
-	ready := make(chan string, 1)
-	go func() {
-		defer close(s.exited)
-		listening := regexp.MustCompile(`server is listening on (http://127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			s.mu.Lock()
-			if s.log.Len() < 1<<16 {
-				s.log.WriteString(sc.Text() + "\n")
-			}
-			s.mu.Unlock()
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case ready <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, out)
-		cmd.Wait()
-	}()
-	select {
-	case s.url = <-ready:
-	case <-s.exited:
-		return nil, fmt.Errorf("--against-llama-server: %s exited before it listened:\n%s", bin, s.logTail())
-	case <-time.After(llamaReady):
-		s.Close()
-		return nil, fmt.Errorf("--against-llama-server: %s did not listen within %v:\n%s", bin, llamaReady, s.logTail())
-	}
-	s.name = "llama-server"
+	s := &llamaServer{LlamaServer: ls, name: "llama-server", client: &http.Client{}, timeout: 10 * time.Minute}
 	if build := s.build(ctx); build != "" {
 		s.name += " " + build
 	}
 	return s, nil
 }
 
-// logTail is the end of what the server printed.
-func (s *llamaServer) logTail() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.log.Bytes()
-	return string(b[max(0, len(b)-2000):])
-}
-
 // build asks the server's /props for its build ("b4748-c392e509"), or "".
 func (s *llamaServer) build(ctx context.Context) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/props", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/props", nil)
 	if err != nil {
 		return ""
 	}
@@ -115,19 +64,6 @@ func (s *llamaServer) build(ctx context.Context) string {
 		return ""
 	}
 	return p.BuildInfo
-}
-
-// Close stops the server (this build aborts on SIGTERM on its way out:
-// no error of tracer's).
-func (s *llamaServer) Close() error {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
-	return nil
 }
 
 // Name is the server and its build.
@@ -157,14 +93,14 @@ func (s *llamaServer) Generate(ctx context.Context, prompt []int, newTokens int)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url+"/completion", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/completion", bytes.NewReader(body))
 	if err != nil {
 		return 0, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("completion: %w\n%s", err, s.logTail())
+		return 0, 0, fmt.Errorf("completion: %w\n%s", err, s.LogTail())
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
