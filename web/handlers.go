@@ -122,6 +122,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	switch {
 	case sess.Teach:
 		pv.Role = "instructor"
+		pv.Class = s.classView(r, words)
 	case sess.Leader != nil:
 		pv.Role = "student"
 		pv.Form.Locked = sess.Following()

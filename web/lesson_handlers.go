@@ -24,6 +24,9 @@ func (s *Server) handleLessonStep(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusBadRequest)
 	default:
+		if v.Quiz != nil && s.StudentPage(w, r) { // a classroom counts its students' answers
+			v.Quiz.AnswerURL = "/quiz"
+		}
 		s.renderLesson(w, r, view.LessonStep(v))
 	}
 }

@@ -68,9 +68,16 @@ func TestRoomsImportDownward(t *testing.T) {
 			t.Errorf("tracer/web/words imports %s: the wording needs only the lessons' words", d)
 		}
 	}
-	for _, pkg := range []string{"tracer/web/live", "tracer/web/runs", "tracer/web/catalog", "tracer/web/view", "tracer/web/lessonpage", "tracer/web/export", "tracer/web/words", "tracer/web/plots", "tracer/web/sfnt", "tracer/web/static"} {
+	for _, pkg := range []string{"tracer/web/live", "tracer/web/runs", "tracer/web/catalog", "tracer/web/view", "tracer/web/lessonpage", "tracer/web/export", "tracer/web/words", "tracer/web/plots", "tracer/web/sfnt", "tracer/web/static", "tracer/web/qr"} {
 		if _, ok := deps[pkg]; !ok {
 			t.Errorf("go list found no %s", pkg)
+		}
+	}
+	for _, leaf := range []string{"tracer/web/qr", "tracer/web/qr/qrtest"} { // the QR code and its decoder stand alone
+		for _, d := range deps[leaf] {
+			if strings.HasPrefix(d, "tracer/") {
+				t.Errorf("%s imports %s: it needs nothing of tracer", leaf, d)
+			}
 		}
 	}
 	for leaf, may := range map[string]string{"tracer/web/catalog": "", "tracer/web/static": "tracer/web/sfnt"} {

@@ -111,6 +111,13 @@ type Config struct {
 	// Hub, when set, lets pages download models from the Hugging Face Hub
 	// into HFCache (its CacheDir), with progress streamed to the page.
 	Hub *modelhub.Options
+
+	// StudentAddr is the host:port students type in classroom mode, as
+	// tracer serve prints it (a LAN address of the machine, never [::]);
+	// the instructor's page shows it as a link and a QR code. "": the
+	// address the server listens on, or the one the instructor's browser
+	// reached it at when that listens on every interface.
+	StudentAddr string
 }
 
 // Server serves the debugger.
@@ -214,6 +221,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /lessons", s.handleLessons)
 	s.mux.Handle("GET /tokenize", s.tokenizePage())
 	s.mux.HandleFunc("GET /lessons/{lesson}/{step}", s.handleLessonStep)
+	s.mux.HandleFunc("POST /quiz", s.HandleAnswer)
 	return s, nil
 }
 

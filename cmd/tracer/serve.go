@@ -114,6 +114,12 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		level = slog.LevelInfo
 	}
 	machine, probe := machineProbe(ctx, stdout)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
+		return exitError
+	}
+	addrs := typeableAddrs(ln.Addr(), net.InterfaceAddrs)
 	srv, err := web.New(web.Config{
 		Machine:      machine,
 		Hub:          pull,
@@ -135,20 +141,16 @@ func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		MaxPulls:     *maxPulls,
 		NoPull:       *noPull,
 		AllowHosts:   allowHosts,
+		StudentAddr:  addrs[0], // the instructor's page shows the link serve prints
 		Servers:      remotes,
 		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
-		return exitError
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
+		ln.Close()
 		fmt.Fprintf(stderr, "tracer serve: %s\n", hint(err))
 		return exitError
 	}
 	probe(srv.Busy)
-	addrs := typeableAddrs(ln.Addr(), net.InterfaceAddrs)
 	fmt.Fprintf(stdout, "tracer: serving on http://%s/ (Ctrl-C to stop)\n", addrs[0])
 	if token := srv.TeachToken(); token != "" {
 		fmt.Fprintf(stdout, "tracer: classroom: students open http://%s/\n", addrs[0])

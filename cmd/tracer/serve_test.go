@@ -377,13 +377,28 @@ func TestServeAddressesCanBeTyped(t *testing.T) {
 	if out := stdout.String(); strings.Contains(out, "[::]") || strings.Contains(out, "0.0.0.0") {
 		t.Errorf("serve --addr 0.0.0.0:0 printed an address no one can type:\n%s", out)
 	}
-	res, err := http.Get(link.FindStringSubmatch(stdout.String())[1])
+	students := link.FindStringSubmatch(stdout.String())[1]
+	res, err := http.Get(students)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Errorf("the students' link: got %s", res.Status)
+	}
+	// The instructor's page shows the link serve printed (issue 37).
+	teach := regexp.MustCompile(`instructor \(keep this link to yourself\): (http://\S+)\n`).FindStringSubmatch(stdout.String())
+	if teach == nil {
+		t.Fatalf("no instructor's link printed:\n%s", stdout.String())
+	}
+	res, err = http.Get(teach[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if want := `data-testid="class-link">` + students + `<`; !strings.Contains(string(page), want) {
+		t.Errorf("the instructor's page does not show the students' link %s", students)
 	}
 	cancel()
 	<-code

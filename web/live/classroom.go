@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"tracer/engine/bench"
+	"tracer/lessons"
 )
 
 // classroom is the server's classroom mode: one instructor session (the
@@ -19,6 +20,9 @@ type classroom struct {
 	Token  string
 	Leader *Session
 	cast   *castState // what the followers are shown (cast.go)
+
+	quiz    *quizTally       // the students' quiz answers (quiz.go)
+	lessons *lessons.Catalog // whose questions they answer
 }
 
 // newToken returns a random secret of 32 bytes in hex.
@@ -128,8 +132,16 @@ func (s *Protocol) OpenClassroom() error {
 	if err != nil {
 		return err
 	}
+	quiz, err := newQuizTally()
+	if err != nil {
+		return err
+	}
+	cat, err := lessons.Load()
+	if err != nil {
+		return err
+	}
 	s.Sessions.pin(leader)
-	s.Class = &classroom{Token: token, Leader: leader, cast: newCastState()}
+	s.Class = &classroom{Token: token, Leader: leader, cast: newCastState(), quiz: quiz, lessons: cat}
 	return nil
 }
 

@@ -34,7 +34,8 @@ import (
 //	whatif {whatif?}                           whatif {html, settings?} to the sender only
 //	pull {repo}                                progress {message} ..., then pulled {message} or error
 //	(the server, unasked)                      expired (the session is gone: close 1008); class {...}
-//	                                             to the instructor every second; cast to followers
+//	                                             to the instructor every second, and quiz {html} when
+//	                                             the students' quiz answers change; cast to followers
 //
 // Message types a page sends over the WebSocket. Each message is a small
 // JSON object, {"type": "next"} or {"type": "step", "index": 3}.

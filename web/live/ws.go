@@ -442,6 +442,7 @@ func (c *client) writePump() {
 	ticker := time.NewTicker(pingPeriod)
 	var status <-chan time.Time // the instructor's pages: the class, every second
 	var lastStatus []byte
+	var lastQuiz uint64 // the version of the quiz answers the page shows (quiz.go)
 	if c.sess.Teach {
 		t := time.NewTicker(classStatusEvery)
 		defer t.Stop()
@@ -486,6 +487,15 @@ func (c *client) writePump() {
 		case <-status:
 			if m := c.srv.classMessage(); !bytes.Equal(m, lastStatus) {
 				lastStatus = m
+				if !write(websocket.TextMessage, m) {
+					return
+				}
+			}
+			c.sess.Mu.Lock()
+			lang := c.sess.Lang
+			c.sess.Mu.Unlock()
+			if m, v := c.srv.quizMessage(lang, lastQuiz); m != nil {
+				lastQuiz = v
 				if !write(websocket.TextMessage, m) {
 					return
 				}

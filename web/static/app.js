@@ -228,6 +228,10 @@
       applyCast(m);
     } else if (m.type === "class") {
       classStatus(m);
+    } else if (m.type === "quiz" && typeof m.html === "string") {
+      // The students' quiz answers changed: the dashboard's counts anew.
+      const el = document.getElementById("class-quiz");
+      if (el) el.outerHTML = m.html;
     } else if (m.type === "queue") {
       queued = typeof m.ahead === "number" && m.ahead >= 0 ? m.ahead : null;
       showQueue();

@@ -78,7 +78,7 @@
 		if (next) {
 			next.addEventListener("click", () => { state.completed[key] = true; save(state); });
 		}
-		setUpQuiz(key);
+		setUpQuiz(key, step);
 	}
 
 	// The list: each lesson's progress.
@@ -93,10 +93,22 @@
 	body.dataset.ready = "true";
 
 	// setUpQuiz shows an option's feedback when it is chosen, and records
-	// the answer.
-	function setUpQuiz(key) {
+	// the answer. On a classroom server (data-answer-url) it also sends
+	// each question's first answer, for the instructor's counts; the
+	// server counts one answer a question from each student.
+	function setUpQuiz(key, step) {
 		const quiz = document.querySelector("[data-testid=quiz]");
 		if (!quiz) return;
+		const sent = {}; // questions answered to the server from this page
+		const send = (question, option) => {
+			if (!quiz.dataset.answerUrl || sent[question]) return;
+			sent[question] = true;
+			const answer = { lesson: step.dataset.lesson, step: step.dataset.step, question, option };
+			fetch(quiz.dataset.answerUrl, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(answer) })
+				// data-sent counts the answers the server has replied to (tests wait for it).
+				.then(() => { quiz.dataset.sent = String(Number(quiz.dataset.sent || 0) + 1); })
+				.catch(() => { sent[question] = false; }); // offline: the next click tries again
+		};
 		quiz.querySelectorAll(".question").forEach((q) => {
 			const feedback = q.querySelector("[data-testid=quiz-feedback]");
 			q.querySelectorAll("[data-testid=quiz-option]").forEach((o) => {
@@ -114,6 +126,7 @@
 					const qk = key + "/" + q.dataset.question;
 					s.quiz[qk] = right || s.quiz[qk] === true ? true : false;
 					save(s);
+					send(q.dataset.question, o.dataset.option);
 				});
 			});
 		});

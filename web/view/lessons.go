@@ -72,9 +72,13 @@ type CodeView struct {
 
 // QuizView is a step's questions.
 type QuizView struct {
-	Title     string // "Quick check"
-	Correct   string // "Correct!"
-	NotQuite  string // "Not quite"
+	Title    string // "Quick check"
+	Correct  string // "Correct!"
+	NotQuite string // "Not quite"
+	// AnswerURL, on a classroom server, is where the page posts each
+	// question's first answer for the instructor's counts; "" elsewhere:
+	// the answers stay in the browser.
+	AnswerURL string
 	Questions []QuestionView
 }
 

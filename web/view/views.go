@@ -24,7 +24,8 @@ type PageView struct {
 	MaxImport     string // "16 MiB"
 	Error         string // shown above the stepper, e.g. a failed import
 	Form          FormView
-	Role          string // classroom: "instructor" or "student"; "" outside a classroom
+	Role          string     // classroom: "instructor" or "student"; "" outside a classroom
+	Class         *ClassView // the instructor's dashboard; nil on every other page
 	Stepper       StepperView
 	W             words.Words    // the page's wording
 	Langs         []LangLinkView // the language switch

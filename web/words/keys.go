@@ -94,6 +94,13 @@ const (
 	KeyDbgClassBehind        = "dbg-class-behind"
 	KeyDbgClassCaughtUp      = "dbg-class-caught-up"
 	KeyDbgClassAhead         = "dbg-class-ahead"
+	KeyDbgClassDash          = "dbg-class-dash"
+	KeyDbgClassJoin          = "dbg-class-join"
+	KeyDbgClassQR            = "dbg-class-qr"
+	KeyDbgClassQuiz          = "dbg-class-quiz"
+	KeyDbgClassQuizNone      = "dbg-class-quiz-none"
+	KeyDbgClassQuizTotal     = "dbg-class-quiz-total"
+	KeyDbgClassQuizCorrect   = "dbg-class-quiz-correct"
 	KeyDbgDetach             = "dbg-detach"
 	KeyDbgDetachRest         = "dbg-detach-rest"
 	KeyDbgExploring          = "dbg-exploring"
@@ -440,6 +447,7 @@ func Keys() []string {
 		KeyDbgLegendRaw,
 		KeyDbgLegendFinal,
 		KeyDbgFollowing, KeyDbgQueued, KeyDbgClassStatus, KeyDbgClassRecall, KeyDbgClassPreview, KeyDbgProjector, KeyDbgClassBehind, KeyDbgClassCaughtUp, KeyDbgClassAhead,
+		KeyDbgClassDash, KeyDbgClassJoin, KeyDbgClassQR, KeyDbgClassQuiz, KeyDbgClassQuizNone, KeyDbgClassQuizTotal, KeyDbgClassQuizCorrect,
 		KeyDbgDetach,
 		KeyDbgDetachRest,
 		KeyDbgExploring,
