@@ -179,6 +179,7 @@ type renderedPositions struct {
 	pack      *positions
 	first     view.StepperView // the position the document itself shows
 	attention bool             // a position shows the attention panel, which inside.js draws
+	panes     bool             // a position shows the toy's table-or-listing switch, which panes.js works
 	charted   bool             // a position shows charts, whose text needs the charts' fonts
 }
 
@@ -214,14 +215,16 @@ func renderPositions(ctx context.Context, d *runs.Document, ps []exportPosition,
 		}
 		r.pack.add(p.key, buf.Bytes())
 		r.attention = r.attention || bytes.Contains(buf.Bytes(), []byte(`data-testid="attention-panel"`))
+		r.panes = r.panes || bytes.Contains(buf.Bytes(), []byte(`data-testid="pane-switch"`))
 	}
 	return r, nil
 }
 
 // exportTail is what follows the page in the file: each run's trace, the
 // packed positions and the scripts (export.js; inside.js when a position
-// shows attention), with the Content-Security-Policy that lets exactly
-// those scripts run and nothing be fetched.
+// shows attention; panes.js when one shows the toy's table and listing),
+// with the Content-Security-Policy that lets exactly those scripts run and
+// nothing be fetched.
 func exportTail(d *runs.Document, r *renderedPositions, firstKey string) (tail, csp string, err error) {
 	packed, err := r.pack.encode()
 	if err != nil {
@@ -247,6 +250,9 @@ func exportTail(d *runs.Document, r *renderedPositions, firstKey string) (tail, 
 	scripts := []string{"export.js"}
 	if r.attention {
 		scripts = append(scripts, "inside.js")
+	}
+	if r.panes {
+		scripts = append(scripts, "panes.js")
 	}
 	csp = "default-src 'none'; script-src"
 	for _, name := range scripts {
@@ -287,9 +293,10 @@ func exportHead(pv view.ExportPageView, r *renderedPositions) (string, error) {
 }
 
 // exportCSS hides what needs tracer's server: branching, breakpoints, the
-// toggles, stopping a generation and the page's download links.
+// toggles, stopping a generation and the page's download links; and the
+// phone's More button, which would fold only those.
 const exportCSS = `
-.exported #branch-form, .exported #until-panel, .exported .controls .toggle, .exported .controls .stop,
+.exported #branch-form, .exported #until-panel, .exported .controls .toggle, .exported .controls .stop, .exported .controls .more-toggle,
 .exported .chart figcaption a, .exported .run-col h3 a { display: none; }
 `
 

@@ -18,6 +18,9 @@
   const play = document.getElementById("play");
   const pair = document.getElementById("pair");
   const charts = document.getElementById("charts");
+  const controlsBar = document.querySelector(".controls");
+  const moreToggle = document.getElementById("more-toggle");
+  const counter = document.querySelector("[data-testid=step-counter]");
   const playEvery = 900; // ms between steps while playing
   const darkScheme = window.matchMedia("(prefers-color-scheme: dark)");
 
@@ -298,6 +301,7 @@
     const pos = stepper.querySelector("[data-testid=step-index]");
     if (!pos) return;
     const i = Number(pos.dataset.index), n = Number(pos.dataset.count);
+    counter.textContent = n > 0 ? (i + 1) + " / " + n : "0 / 0"; // view.counterText
     for (const b of document.querySelectorAll("[data-move=first], [data-move=prev]")) b.disabled = i <= 0;
     for (const b of document.querySelectorAll("[data-move=next], [data-move=last]")) b.disabled = i >= n - 1;
     if (i >= n - 1 && !body.classList.contains("running")) stopPlay();
@@ -321,6 +325,22 @@
   }
   const runDetach = document.querySelector("[data-testid=run-detach]");
   if (runDetach) runDetach.addEventListener("click", () => send({ type: "detach" }));
+
+  // At phone width More folds the controls after the step buttons (branch,
+  // breakpoints, the toggles) into a box below the row (style.css); wider,
+  // More hides and they stand in the row, and its state changes nothing.
+  function setMore(open) {
+    moreToggle.setAttribute("aria-expanded", String(open));
+    controlsBar.classList.toggle("more-open", open);
+  }
+  const moreOpen = () => moreToggle.getAttribute("aria-expanded") === "true";
+  // unfoldMore opens the box for a shortcut that goes into it, where it is folded.
+  const unfoldMore = () => { if (moreToggle.getClientRects().length > 0) setMore(true); };
+  moreToggle.addEventListener("click", () => setMore(!moreOpen()));
+  // A tap elsewhere on the page folds the box away, as a menu does.
+  document.addEventListener("click", (e) => {
+    if (moreOpen() && e.target instanceof Node && !controlsBar.contains(e.target)) setMore(false);
+  });
 
   function startPlay() {
     if (timer !== null) return;
@@ -422,15 +442,19 @@
     if (/^\d+$/.test(text)) send({ type: "branch", id: Number(text) });
     else send({ type: "branch", token: plainToken(text) });
   }
+  // Branch and Run to breakpoint fold the box away: the view they bring
+  // shows below it.
   branchForm.addEventListener("submit", (e) => {
     e.preventDefault();
     stopPlay();
+    setMore(false);
     branchWith(branchForm.elements.token.value);
   });
 
   untilForm.addEventListener("submit", (e) => {
     e.preventDefault();
     stopPlay();
+    setMore(false);
     const until = formObject(untilForm);
     for (const k of Object.keys(until)) if (until[k].trim() === "") delete until[k];
     send({ type: "until", until });
@@ -482,13 +506,22 @@
       if (e.key === "Escape") e.target.blur();
       return;
     }
+    if (e.key === "Escape" && moreOpen()) {
+      // Focus in the box (or left on the page by the first Escape, out of
+      // a field) goes back to More.
+      const f = document.activeElement;
+      const lost = !f || f === body || controlsBar.querySelector(".more").contains(f);
+      setMore(false);
+      if (lost) moreToggle.focus();
+      return;
+    }
     const moves = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last" };
     const act = {
       " ": togglePlay,
       g: () => { runPanel.open = true; runForm.elements.prompt.focus(); },
       s: () => send({ type: "stop" }),
-      b: () => branchForm.elements.token.focus(),
-      u: () => { untilPanel.open = true; untilForm.elements.top1_below.focus(); },
+      b: () => { unfoldMore(); branchForm.elements.token.focus(); },
+      u: () => { unfoldMore(); untilPanel.open = true; untilForm.elements.top1_below.focus(); },
       p: () => { pair.checked = !pair.checked; pair.dispatchEvent(new Event("change")); },
       c: () => { charts.checked = !charts.checked; charts.dispatchEvent(new Event("change")); },
       d: toggleDetach,

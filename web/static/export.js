@@ -46,7 +46,10 @@
     const atEnd = state.pos === list.length - 1;
     for (const b of document.querySelectorAll("[data-move=first], [data-move=prev]")) b.disabled = atStart;
     for (const b of document.querySelectorAll("[data-move=next], [data-move=last], #play")) b.disabled = atEnd;
+    const counter = document.querySelector("[data-testid=step-counter]");
+    if (counter) counter.textContent = (state.pos + 1) + " / " + list.length; // view.counterText
     if (atEnd) stop();
+    document.dispatchEvent(new CustomEvent("tracer:view")); // panes.js
   }
 
   // morphChildren makes old's children like neu's, keeping the nodes that

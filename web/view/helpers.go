@@ -26,6 +26,16 @@ func testID(base string, active bool) string {
 	return base
 }
 
+// counterText is the step counter of the phone's toolbar: "4 / 10" at
+// the fourth of ten positions, "0 / 0" with none. app.js and export.js
+// write it the same way as the learner steps.
+func counterText(index, count int) string {
+	if count == 0 {
+		return "0 / 0"
+	}
+	return strconv.Itoa(index+1) + " / " + strconv.Itoa(count)
+}
+
 // lineTestID names a listing line for tests: active lines get activeID.
 func lineTestID(active bool, activeID string) string {
 	if active {

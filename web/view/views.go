@@ -18,6 +18,7 @@ type PageView struct {
 	SessionID     string
 	CSS, JS, Icon string // asset URLs
 	WhatIfJS      string // the what-if panel's script
+	PanesJS       string // the toy's table-or-listing switch's script (panes.js)
 	ImportURL     string
 	ExportURL     string
 	WebSocketPath string

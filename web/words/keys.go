@@ -54,6 +54,11 @@ const (
 	KeyDbgNextTitle          = "dbg-next-title"
 	KeyDbgLast               = "dbg-last"
 	KeyDbgLastTitle          = "dbg-last-title"
+	KeyDbgMore               = "dbg-more"
+	KeyDbgMoreTitle          = "dbg-more-title"
+	KeyDbgPaneSwitch         = "dbg-pane-switch"
+	KeyDbgPaneTable          = "dbg-pane-table"
+	KeyDbgPaneCode           = "dbg-pane-code"
 	KeyDbgBranch             = "dbg-branch"
 	KeyDbgBranchPlaceholder  = "dbg-branch-placeholder"
 	KeyDbgBranchTitle        = "dbg-branch-title"
@@ -415,6 +420,11 @@ func Keys() []string {
 		KeyDbgNextTitle,
 		KeyDbgLast,
 		KeyDbgLastTitle,
+		KeyDbgMore,
+		KeyDbgMoreTitle,
+		KeyDbgPaneSwitch,
+		KeyDbgPaneTable,
+		KeyDbgPaneCode,
 		KeyDbgBranch,
 		KeyDbgBranchPlaceholder,
 		KeyDbgBranchTitle,
