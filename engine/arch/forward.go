@@ -19,19 +19,20 @@ import (
 // The blocks call keepForward at four points when the pass records it
 // (p.fwd set): after attention's output projection (which also keeps the
 // heads' outputs), after adding it to the stream, after the MLP's
-// activation (kept too) and after its down projection; run hands the
-// stream between layers to keepStream, and forwardAlone the final norm's
-// output to keepFinal, which then computes the heads' shares and picks the
-// neurons of every layer, one job over the pool (keepLayers). Forward,
-// asking nothing, only tests p.fwd.
+// activation (whose most active neurons it picks there, in cache) and
+// after its down projection; run hands the stream between layers to
+// keepStream, and forwardAlone the final norm's output to keepFinal,
+// which then computes the heads' shares of every layer, one job over the
+// pool (keepLayers). Forward, asking nothing, only tests p.fwd.
 //
 // What it costs (BenchmarkRecordForward, SmolLM2-135M's shape, bf16, 10
-// neurons, two threads): 3 to 4.5 % of a decode step, most of it reading
-// the head factors back from memory, which the step's 270 MB of weights
-// have pushed out of the caches. Computing each layer's shares right
-// after its output projection, with the projection warming the factors
-// (tensor.Product.Warm), measured 5.5 to 7 %; warming every layer's
-// factors during the last layer's MLP, 3 to 6 %.
+// neurons, two threads): 2.5 to 4.5 % of a decode step, most of it
+// reading the head factors back from memory, which the step's 270 MB of
+// weights have pushed out of the caches. Computing each layer's shares
+// right after its output projection, with the projection warming the
+// factors (tensor.Product.Warm), measured 5.5 to 7 %; warming every
+// layer's factors during the last layer's MLP, 3 to 6 %; copying the
+// activations for the pool to pick the neurons from, 3 to 5 %.
 //
 // Head h's share is ‖W_h a_h‖, with W_h the headDim columns of the output
 // projection W_o that head h's output a_h multiplies. Computed directly it
@@ -113,7 +114,6 @@ func (m *Model) beginForward(p *pass, in *engine.Inside) {
 	p.fwd, p.fwdR = in, m.headFactors()
 	grow(&p.s.headA, p.rows*L*d.qDim())
 	grow(&p.s.headY, p.rows*L*d.qDim())
-	grow(&p.s.fwdAct, p.rows*L*d.ffn)
 }
 
 // resize makes *buf n long, reusing its storage when it is large enough.
@@ -168,19 +168,19 @@ func (p *pass) keepForward(stage, l int, v []float32) {
 			ns[normMid] = norm(v[t*d.hidden : (t+1)*d.hidden])
 		case fwdMLP:
 			ns[normMLP] = norm(v[t*d.hidden : (t+1)*d.hidden])
-		case fwdAct: // picked in keepLayers, on every thread
-			at := (r*d.layers + l) * d.ffn
-			copy(p.s.fwdAct[at:at+d.ffn], v[t*d.ffn:(t+1)*d.ffn])
+		case fwdAct: // picked here, while the activations are in cache
+			k := p.fwd.Neurons
+			at := (r*d.layers + l) * k
+			topAbs(p.fwd.NeuronIDs[at:at+k], p.fwd.NeuronActs[at:at+k], v[t*d.ffn:(t+1)*d.ffn])
 		}
 	}
 }
 
 // keepLayers records, once the pass is done, each head's share ‖R_h a_h‖
-// from the heads' outputs keepForward kept, and the MLP's most active
-// neurons from the activations it kept, for every (row, layer): one job
-// over the pool for all of them, so that the work is split between the
-// threads and the factors (2.7 MiB at SmolLM2-135M's shape) stream from
-// memory in order, rather than a serial tail after each layer.
+// from the heads' outputs keepForward kept, for every (row, layer): one
+// job over the pool for all of them, so that the work is split between
+// the threads and the factors (2.7 MiB at SmolLM2-135M's shape) stream
+// from memory in order, rather than a serial tail after each layer.
 func (p *pass) keepLayers() {
 	d := p.m.d
 	p.s.layer = layersJob{p: p}
@@ -188,15 +188,14 @@ func (p *pass) keepLayers() {
 	p.s.layer = layersJob{}
 }
 
-// layersJob records the heads and neurons of a range of (row, layer)
-// units.
+// layersJob records the heads' shares of a range of (row, layer) units.
 type layersJob struct {
 	p *pass
 }
 
 func (j *layersJob) Run(lo, hi int) {
 	p, d := j.p, j.p.m.d
-	hd, H, L, k := d.headDim, d.heads, d.layers, p.fwd.Neurons
+	hd, H, L := d.headDim, d.heads, d.layers
 	n := tensor.UpperLen(hd)
 	for u := lo; u < hi; u++ {
 		l := u % L
@@ -206,12 +205,11 @@ func (j *layersJob) Run(lo, hi int) {
 			tensor.MulUpper(y, p.fwdR[l][h*n:(h+1)*n], p.s.headA[at:at+hd])
 			p.fwd.HeadNorms[u*H+h] = norm(y)
 		}
-		topAbs(p.fwd.NeuronIDs[u*k:(u+1)*k], p.fwd.NeuronActs[u*k:(u+1)*k], p.s.fwdAct[u*d.ffn:(u+1)*d.ffn])
 	}
 }
 
 // keepFinal records the final norm's output of each row, last (rows,
-// hidden), and then the heads and neurons of every layer (keepLayers).
+// hidden), and then the heads' shares of every layer (keepLayers).
 func (p *pass) keepFinal(last []float32) {
 	h := p.m.d.hidden
 	for r := 0; r < p.rows; r++ {

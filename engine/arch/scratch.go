@@ -23,7 +23,6 @@ type scratch struct {
 	lensN  []float32 // (rows, layers, hidden): lensX after the final norm
 	headA  []float32 // (rows, layers, heads·headDim): the heads' outputs at each row's last token, when the forward pass is recorded
 	headY  []float32 // (rows, layers, heads·headDim): each head's factor times its output
-	fwdAct []float32 // (rows, layers, ffn): the MLP's activations at each row's last token, when the forward pass is recorded
 
 	warmK, warmV [][]float32 // (kvHeads) a decode step's cached keys and values of one layer (pass.warmKV)
 
