@@ -471,3 +471,34 @@ func TestCatalogJSONRoundTrip(t *testing.T) {
 		t.Errorf("the catalog read back does not validate: %v", err)
 	}
 }
+
+// TestEveryLessonHasAQuiz (issue 37, point 12): every lesson of the
+// catalog asks at least one question, and every question and option has
+// its words in every language.
+func TestEveryLessonHasAQuiz(t *testing.T) {
+	c, err := lessons.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range c.Lessons {
+		questions := 0
+		for _, s := range l.Steps {
+			for _, q := range s.Questions {
+				questions++
+				for _, lang := range lessons.Languages() {
+					if q.Question[lang] == "" {
+						t.Errorf("lesson %d (%s), question %s: no %s wording", i+1, l.ID, q.ID, lang)
+					}
+					for _, o := range q.Options {
+						if o.Text[lang] == "" {
+							t.Errorf("lesson %d (%s), question %s, option %s: no %s wording", i+1, l.ID, q.ID, o.ID, lang)
+						}
+					}
+				}
+			}
+		}
+		if questions == 0 {
+			t.Errorf("lesson %d (%s) has no quiz", i+1, l.ID)
+		}
+	}
+}
