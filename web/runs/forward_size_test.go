@@ -79,4 +79,3 @@ func TestForwardTraceSize(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
