@@ -35,7 +35,7 @@ const llamaReady = 2 * time.Minute
 // and waits until it listens.
 func startLlamaServer(ctx context.Context, bin, model string, threads, ctxLen int) (*llamaServer, error) {
 	t := strconv.Itoa(threads)
-	ls, err := remote.StartLlamaServer(ctx, bin, llamaReady, "-m", model, "-t", t, "-tb", t, "-c", strconv.Itoa(ctxLen), "-np", "1")
+	ls, err := remote.StartLlamaServer(ctx, bin, llamaReady, "-m", model, "-t", t, "-tb", t, "-c", strconv.Itoa(ctxLen), "-np", "1", "--host", "127.0.0.1", "--port", "0")
 	if err != nil {
 		return nil, fmt.Errorf("--against-llama-server: %w", err)
 	}

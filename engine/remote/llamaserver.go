@@ -25,12 +25,13 @@ type LlamaServer struct {
 	log    bytes.Buffer // the server's first 64 KiB of output, for errors
 }
 
-// StartLlamaServer runs bin with args and --host 127.0.0.1 --port 0 (a
-// port the OS picks), and waits up to ready for the line in which it says
-// where it listens. The error says why it did not start, with the end of
-// what it printed. The process ends with ctx or Close.
+// StartLlamaServer runs bin with args, which must have it listen on
+// 127.0.0.1 at a port the OS picks (its host and port options: 127.0.0.1
+// and 0), and waits up to ready for the line in which it says where it
+// listens. The error says why it did not start, with the end of what it
+// printed. The process ends with ctx or Close.
 func StartLlamaServer(ctx context.Context, bin string, ready time.Duration, args ...string) (*LlamaServer, error) {
-	cmd := exec.CommandContext(ctx, bin, append(args, "--host", "127.0.0.1", "--port", "0")...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

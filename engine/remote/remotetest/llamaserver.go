@@ -22,7 +22,7 @@ func StartLlamaServer(t testing.TB) string {
 	bin := refdata.Need(t, "tools/llama-server/llama-server")
 	model := refdata.Need(t, "models/stories260K/stories260K-f32.gguf")
 	// Two minutes are a safety net against a hang, not a measurement.
-	s, err := remote.StartLlamaServer(context.Background(), bin, 2*time.Minute, "-m", model, "-t", "1", "-c", "1024", "-ctk", "f32", "-ctv", "f32")
+	s, err := remote.StartLlamaServer(context.Background(), bin, 2*time.Minute, "-m", model, "-t", "1", "-c", "1024", "-ctk", "f32", "-ctv", "f32", "--host", "127.0.0.1", "--port", "0")
 	if err != nil {
 		t.Fatalf("llama-server: %v", err)
 	}
