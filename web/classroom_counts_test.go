@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +18,7 @@ import (
 // detached student follow again, its page taking the instructor's view.
 // A student cannot recall the class.
 func TestClassCountsAndRecall(t *testing.T) {
-	s, err := New(Config{Classroom: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close() })
+	s, ts := startServer(t, Config{Classroom: true}, nil)
 	token := s.TeachToken()
 	_, _, leaderID := getPage(t, ts.URL+"/?teach="+token)
 	wsURL := "ws" + strings.TrimPrefix(ts.URL, "http") + "/ws?session="

@@ -103,12 +103,7 @@ func quizCounts(html, id string) map[string]string {
 // reloaded, shows them too, in English or Hindi, with no student's id on
 // it.
 func TestQuizAnswersCountOncePerStudent(t *testing.T) {
-	s, err := New(Config{Classroom: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close() })
+	s, ts := startServer(t, Config{Classroom: true}, nil)
 	l, st, q := quizQuestion(t, s)
 	page := ts.URL + "/lessons/" + l.ID + "/" + st.ID
 	_, _, leaderID := getPage(t, ts.URL+"/?teach="+s.TeachToken())
@@ -201,12 +196,7 @@ func instructorPage(t *testing.T, s *Server, url string) string {
 // another site's page get a clear refusal; outside classroom mode the
 // lesson page sends nothing and /quiz is not there.
 func TestQuizAnswerErrors(t *testing.T) {
-	s, err := New(Config{Classroom: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close() })
+	s, ts := startServer(t, Config{Classroom: true}, nil)
 	l, st, q := quizQuestion(t, s)
 	page := ts.URL + "/lessons/" + l.ID + "/" + st.ID
 	cl := studentClient(t, page)

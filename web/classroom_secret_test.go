@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,12 +15,7 @@ import (
 // The instructor's page never writes the secret into a link or the socket's
 // address; the cookie set on /?teach= carries it.
 func TestClassroomSecretStaysOffThePage(t *testing.T) {
-	s, err := New(Config{Classroom: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close() })
+	s, ts := startServer(t, Config{Classroom: true}, nil)
 	token := s.TeachToken()
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}

@@ -3,7 +3,6 @@ package web
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -32,12 +31,7 @@ func getPage(t *testing.T, url string) (int, string, string) {
 }
 
 func TestClassroom(t *testing.T) {
-	s, err := New(Config{Classroom: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.Close(); ts.Close() })
+	s, ts := startServer(t, Config{Classroom: true}, nil)
 	token := s.TeachToken()
 	if len(token) != 64 {
 		t.Fatalf("got token %q, want 64 hex digits", token)

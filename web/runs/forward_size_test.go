@@ -1,8 +1,8 @@
 package runs
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"testing"
 
 	"tracer/engine"
@@ -12,16 +12,6 @@ import (
 	"tracer/engine/tokenizer"
 	"tracer/trace"
 )
-
-// countingWriter counts the bytes written to it.
-type countingWriter struct{ n int64 }
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return len(p), nil
-}
-
-var _ io.Writer = (*countingWriter)(nil)
 
 // TestForwardTraceSize (issue 38): a 256-step run of random weights at
 // SmolLM2-135M's shape (30 layers, 9 heads) with SmolLM2-135M-Instruct's
@@ -60,11 +50,11 @@ func TestForwardTraceSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var c countingWriter
-		if err := trace.Write(&c, tr); err != nil {
+		var b bytes.Buffer
+		if err := trace.Write(&b, tr); err != nil {
 			t.Fatal(err)
 		}
-		return c.n, tr
+		return int64(b.Len()), tr
 	}
 	without, plain := size(0)
 	with, tr := size(ForwardRecorded)
