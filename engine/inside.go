@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"tracer/trace"
 )
@@ -16,9 +18,10 @@ type Inside struct {
 	AllAttention bool // the attention weights of every new token (implies Attention)
 	Lens         bool // the logit lens of every layer at each row's last new token
 	// Forward, when more than 0, asks for the forward pass at each row's
-	// last new token: the residual stream's norms layer by layer, each
-	// head's share of attention, and the Forward most active MLP neurons
-	// of every layer.
+	// last new token: the residual stream's norms layer by layer and
+	// every head's share of attention (HeadNorms), and the Forward most
+	// active MLP neurons of every layer; the trace keeps the Forward heads
+	// with the largest shares.
 	Forward int
 
 	// Answers.
@@ -50,7 +53,8 @@ type Inside struct {
 // the given layers: the embedding's, five per layer and the final one.
 func ForwardNorms(layers int) int { return 2 + 5*layers }
 
-// MaxRecordForward is the most MLP neurons record_forward keeps per layer.
+// MaxRecordForward is the most heads and MLP neurons record_forward keeps
+// per layer.
 const MaxRecordForward = 64
 
 // InsideModel is a Model that can show the inside of its forward pass:
@@ -153,7 +157,7 @@ func forward(in *Inside, r int) *trace.Forward {
 		n := norms[1+5*l : 6+5*l]
 		fl := trace.ForwardLayer{
 			In: n[0], Attn: n[1], Mid: n[2], MLP: n[3], Out: n[4],
-			Heads:   append([]float64(nil), in.HeadNorms[(r*L+l)*H:(r*L+l+1)*H]...),
+			Heads:   topHeads(in.HeadNorms[(r*L+l)*H:(r*L+l+1)*H], in.Forward),
 			Neurons: make([]trace.Neuron, K),
 		}
 		if l < len(in.AttnBytes) && l < len(in.MLPBytes) {
@@ -166,4 +170,15 @@ func forward(in *Inside, r int) *trace.Forward {
 		f.Layers[l] = fl
 	}
 	return f
+}
+
+// topHeads returns the k heads with the largest shares, by descending
+// share, ties by lower index.
+func topHeads(shares []float64, k int) []trace.Head {
+	hs := make([]trace.Head, len(shares))
+	for i, v := range shares {
+		hs[i] = trace.Head{Index: i, Share: v}
+	}
+	slices.SortStableFunc(hs, func(a, b trace.Head) int { return cmp.Compare(b.Share, a.Share) })
+	return hs[:min(k, len(hs))]
 }

@@ -211,7 +211,7 @@ func TestForwardRecordsEveryRow(t *testing.T) {
 						t.Errorf("step %d row %d layer %d norm %d: %v, want %v", s, r, l, i, v, want)
 					}
 				}
-				if !slices.Equal(fl.Heads, []float64{forwardCode(r, 2*l, 1), forwardCode(r, 2*l+1, 1)}) {
+				if !slices.Equal(fl.Heads, []trace.Head{{Index: 1, Share: forwardCode(r, 2*l+1, 1)}, {Index: 0, Share: forwardCode(r, 2*l, 1)}}) {
 					t.Errorf("step %d row %d layer %d: heads %v", s, r, l, fl.Heads)
 				}
 				want := []trace.Neuron{{Index: (r + l) % insideFFN, Act: 9}, {Index: (r + l + 1) % insideFFN, Act: -8}}

@@ -232,7 +232,7 @@ func Options() []Option {
 			layer: func(s *Settings) any { return &s.RecordLens }, field: func(o *trace.Options) any { return &o.RecordLens },
 			check: atLeast(func(o *trace.Options) int { return o.RecordLens }, 0, "must be 0 (off) or more")},
 		{Name: "record_forward", Kind: KindInt, Default: 0,
-			Flag: "record-forward", Usage: fmt.Sprintf("record each step's forward pass: the residual stream's norm layer by layer, each head's share of attention and the `K` most active MLP neurons of every layer (0: off; 1 to %d)", MaxRecordForward),
+			Flag: "record-forward", Usage: fmt.Sprintf("record each step's forward pass: the residual stream's norm layer by layer, the `K` heads that added most to attention and the K most active MLP neurons of every layer (0: off; 1 to %d)", MaxRecordForward),
 			layer: func(s *Settings) any { return &s.RecordForward }, field: func(o *trace.Options) any { return &o.RecordForward },
 			check: checkRecordForward},
 		{Name: "force_ids", Kind: KindInts,
@@ -269,15 +269,16 @@ func atLeast(get func(*trace.Options) int, least int, msg string) func(*trace.Op
 	}
 }
 
-// checkRecordForward checks record_forward: 0 (off), or the neurons kept
-// per layer, at most MaxRecordForward and at most the model's MLP width
-// (when the model has one).
+// checkRecordForward checks record_forward: 0 (off), or the heads and
+// neurons kept per layer, at most MaxRecordForward and at most the model's
+// MLP width (when the model has one); a model with fewer heads keeps them
+// all.
 func checkRecordForward(o *trace.Options, info Info) string {
 	switch k := o.RecordForward; {
 	case k < 0:
 		return fmt.Sprintf("must be 0 (off) or more, got %d", k)
 	case k > MaxRecordForward:
-		return fmt.Sprintf("must be at most %d (the MLP neurons kept per layer), got %d: ask for fewer", MaxRecordForward, k)
+		return fmt.Sprintf("must be at most %d (the heads and MLP neurons kept per layer), got %d: ask for fewer", MaxRecordForward, k)
 	case info.Intermediate > 0 && k > info.Intermediate:
 		return fmt.Sprintf("must be at most the model's MLP width of %d neurons per layer, got %d: ask for fewer", info.Intermediate, k)
 	}

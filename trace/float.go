@@ -54,51 +54,71 @@ func appendNorm(b []byte, v float64) ([]byte, error) {
 	return strconv.AppendFloat(b, v, 'g', -1, 64), nil
 }
 
-// appendNorms appends a JSON array of norms (appendNorm), null for nil as
-// encoding/json writes a nil slice.
-func appendNorms(b []byte, vs []float64) ([]byte, error) {
-	if vs == nil {
-		return append(b, "null"...), nil
-	}
-	b = append(b, '[')
-	for i, v := range vs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = appendNorm(b, v); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, ']'), nil
-}
+// A forward pass is written by columns: each per-layer quantity as one
+// array over the layers (attn, mid, mlp, out; heads and head_shares,
+// neurons and neuron_acts, each an array per layer; attn_bytes,
+// mlp_bytes), so a step at 30 layers names each field once instead of 30
+// times. A layer's In is not written: it is the layer before's Out (layer
+// 0's: the embedding), which reading fills in. The bytes arrays stop where
+// the rest of the layers repeat their last entry: most models' layers read
+// the same, so they hold one number.
 
-// MarshalJSON writes the norms at their precision (appendNorm), the
-// fields in Forward's order.
+// MarshalJSON writes the forward pass by columns (above), the norms at
+// their precision (appendNorm).
 func (f Forward) MarshalJSON() ([]byte, error) {
-	b := append(make([]byte, 0, 96+288*len(f.Layers)), `{"embedding":`...)
+	b := append(make([]byte, 0, 160+200*len(f.Layers)), `{"embedding":`...)
 	b, err := appendNorm(b, f.Embedding)
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, `,"layers":`...)
-	if f.Layers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, l := range f.Layers {
-			if i > 0 {
+	for i, name := range []string{"attn", "mid", "mlp", "out"} {
+		b = append(append(append(b, `,"`...), name...), `":[`...)
+		for l := range f.Layers {
+			if l > 0 {
 				b = append(b, ',')
 			}
-			var prev *ForwardLayer
-			if i > 0 {
-				prev = &f.Layers[i-1]
-			}
-			if b, err = l.appendJSON(b, prev); err != nil {
+			fl := &f.Layers[l]
+			if b, err = appendNorm(b, [...]float64{fl.Attn, fl.Mid, fl.MLP, fl.Out}[i]); err != nil {
 				return nil, err
 			}
 		}
 		b = append(b, ']')
+	}
+	b = appendLists(append(b, `,"heads":`...), f.Layers, func(fl *ForwardLayer, b []byte) []byte {
+		for k, h := range fl.Heads {
+			b = strconv.AppendInt(comma(b, k), int64(h.Index), 10)
+		}
+		return b
+	})
+	b = appendLists(append(b, `,"head_shares":`...), f.Layers, func(fl *ForwardLayer, b []byte) []byte {
+		for k, h := range fl.Heads {
+			if b, err = appendNorm(comma(b, k), h.Share); err != nil {
+				err = fmt.Errorf("trace: head %d's share: %w", h.Index, err)
+				return b
+			}
+		}
+		return b
+	})
+	if err != nil {
+		return nil, err
+	}
+	b = appendLists(append(b, `,"neurons":`...), f.Layers, func(fl *ForwardLayer, b []byte) []byte {
+		for k, n := range fl.Neurons {
+			b = strconv.AppendInt(comma(b, k), int64(n.Index), 10)
+		}
+		return b
+	})
+	b = appendLists(append(b, `,"neuron_acts":`...), f.Layers, func(fl *ForwardLayer, b []byte) []byte {
+		for k, n := range fl.Neurons {
+			if n.Act != n.Act || math.IsInf(float64(n.Act), 0) {
+				err = fmt.Errorf("trace: neuron %d's activation %v cannot be written: it is not a number", n.Index, n.Act)
+			}
+			b = appendFloat32(comma(b, k), n.Act)
+		}
+		return b
+	})
+	if err != nil {
+		return nil, err
 	}
 	b = append(b, `,"final":`...)
 	if b, err = appendNorm(b, f.Final); err != nil {
@@ -106,46 +126,42 @@ func (f Forward) MarshalJSON() ([]byte, error) {
 	}
 	b = strconv.AppendInt(append(b, `,"embed_bytes":`...), f.EmbedBytes, 10)
 	b = strconv.AppendInt(append(b, `,"unembed_bytes":`...), f.UnembedBytes, 10)
+	b = appendRepeatedTail(append(b, `,"attn_bytes":`...), f.Layers, func(l *ForwardLayer) int64 { return l.AttnBytes })
+	b = appendRepeatedTail(append(b, `,"mlp_bytes":`...), f.Layers, func(l *ForwardLayer) int64 { return l.MLPBytes })
 	return append(b, '}'), nil
 }
 
-// MarshalJSON writes the norms at their precision (appendNorm), the
-// fields in ForwardLayer's order. In is not written: it is the previous
-// layer's Out (layer 0's: the embedding's), which reading fills in
-// (Forward.UnmarshalJSON); a trace at 30 layers a step is a third smaller
-// for it and for the neurons' pairs. Within a Forward, a layer's bytes are
-// left out too where they are the layer before's (appendJSON).
-func (l ForwardLayer) MarshalJSON() ([]byte, error) {
-	return l.appendJSON(nil, nil)
+// appendLists appends an array of one array per layer, each's items
+// appended by items.
+func appendLists(b []byte, layers []ForwardLayer, items func(*ForwardLayer, []byte) []byte) []byte {
+	b = append(b, '[')
+	for l := range layers {
+		if l > 0 {
+			b = append(b, ',')
+		}
+		b = append(items(&layers[l], append(b, '[')), ']')
+	}
+	return append(b, ']')
 }
 
-// appendJSON appends the layer as MarshalJSON writes it, leaving out
-// attn_bytes and mlp_bytes where they equal those of prev (the layer
-// before in a Forward; nil for the first): the layers of most models read
-// the same, so a step at 30 layers is 15 % smaller for it.
-func (l ForwardLayer) appendJSON(b []byte, prev *ForwardLayer) ([]byte, error) {
-	neurons, err := json.Marshal(l.Neurons)
-	if err != nil {
-		return nil, err
-	}
-	b = slices.Grow(b, 96+12*len(l.Heads)+len(neurons))
-	for i, v := range []float64{l.Attn, l.Mid, l.MLP, l.Out} {
-		b = append(b, []string{`{"attn":`, `,"mid":`, `,"mlp":`, `,"out":`}[i]...)
-		if b, err = appendNorm(b, v); err != nil {
-			return nil, err
+// appendRepeatedTail appends the array of get(layer) over layers, cut
+// after the last entry that differs from the one before it: the layers
+// past the array's end repeat its last entry.
+func appendRepeatedTail(b []byte, layers []ForwardLayer, get func(*ForwardLayer) int64) []byte {
+	n := min(len(layers), 1)
+	for l := 1; l < len(layers); l++ {
+		if get(&layers[l]) != get(&layers[l-1]) {
+			n = l + 1
 		}
 	}
-	if b, err = appendNorms(append(b, `,"heads":`...), l.Heads); err != nil {
-		return nil, err
+	b = append(b, '[')
+	for l := range n {
+		if l > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, get(&layers[l]), 10)
 	}
-	b = append(append(b, `,"neurons":`...), neurons...)
-	if prev == nil || prev.AttnBytes != l.AttnBytes {
-		b = strconv.AppendInt(append(b, `,"attn_bytes":`...), l.AttnBytes, 10)
-	}
-	if prev == nil || prev.MLPBytes != l.MLPBytes {
-		b = strconv.AppendInt(append(b, `,"mlp_bytes":`...), l.MLPBytes, 10)
-	}
-	return append(b, '}'), nil
+	return append(b, ']')
 }
 
 // appendFloat32s appends a JSON array of float32s (see appendFloat32).
@@ -223,77 +239,83 @@ func (c Chosen) MarshalJSON() ([]byte, error) {
 	}{c.ID, c.Token, p, c.Rank, c.By})
 }
 
-// UnmarshalJSON reads a forward pass and fills in each layer's In: the
-// stream entering a layer is the one leaving the layer before it, the
-// embedding's for layer 0; and a layer's attn_bytes and mlp_bytes, where
-// they are left out, from the layer before's (layer 0 must hold both).
+// UnmarshalJSON reads a forward pass written by columns (Forward's
+// MarshalJSON): every per-layer array as long as attn, a share for each
+// head and an activation for each neuron, the bytes arrays
+// at least one entry long when there are layers and no longer than attn;
+// it fills in each layer's In and the bytes the arrays leave to repeat.
 func (f *Forward) UnmarshalJSON(data []byte) error {
-	type plain Forward // without this method
 	var p struct {
-		plain
-		Layers []struct {
-			ForwardLayer
-			AttnBytes *int64 `json:"attn_bytes"`
-			MLPBytes  *int64 `json:"mlp_bytes"`
-		} `json:"layers"`
+		Embedding    float64          `json:"embedding"`
+		Attn         []float64        `json:"attn"`
+		Mid          []float64        `json:"mid"`
+		MLP          []float64        `json:"mlp"`
+		Out          []float64        `json:"out"`
+		Heads        [][]int          `json:"heads"`
+		HeadShares   [][]float64      `json:"head_shares"`
+		Neurons      [][]int          `json:"neurons"`
+		NeuronActs   [][]float32      `json:"neuron_acts"`
+		Final        float64          `json:"final"`
+		EmbedBytes   int64            `json:"embed_bytes"`
+		UnembedBytes int64            `json:"unembed_bytes"`
+		AttnBytes    []int64          `json:"attn_bytes"`
+		MLPBytes     []int64          `json:"mlp_bytes"`
+		Layers       *json.RawMessage `json:"layers"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
 		return err
 	}
-	*f = Forward(p.plain)
-	f.Layers = nil
 	if p.Layers != nil {
-		f.Layers = make([]ForwardLayer, len(p.Layers))
+		return fmt.Errorf("trace: this forward pass lists its layers one by one, as tracer wrote it before it wrote them by columns: record the run again")
 	}
-	in := f.Embedding
-	var prev ForwardLayer // the layer before's, for bytes left out
-	for i, l := range p.Layers {
-		fl := l.ForwardLayer
-		for _, b := range []struct {
-			name      string
-			got       *int64
-			dst, from *int64
-		}{{"attn_bytes", l.AttnBytes, &fl.AttnBytes, &prev.AttnBytes}, {"mlp_bytes", l.MLPBytes, &fl.MLPBytes, &prev.MLPBytes}} {
-			switch {
-			case b.got != nil:
-				*b.dst = *b.got
-			case i == 0:
-				return fmt.Errorf("trace: forward layer 0 has no %s", b.name)
-			default:
-				*b.dst = *b.from
-			}
+	L := len(p.Attn)
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"mid", len(p.Mid)}, {"mlp", len(p.MLP)}, {"out", len(p.Out)}, {"heads", len(p.Heads)}, {"head_shares", len(p.HeadShares)}, {"neurons", len(p.Neurons)}, {"neuron_acts", len(p.NeuronActs)}} {
+		if c.n != L {
+			return fmt.Errorf("trace: the forward pass's %s has %d entries and its attn %d: want one per layer in each", c.name, c.n, L)
 		}
-		fl.In = in
-		in, prev = fl.Out, fl
-		f.Layers[i] = fl
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"attn_bytes", len(p.AttnBytes)}, {"mlp_bytes", len(p.MLPBytes)}} {
+		if c.n > L || L > 0 && c.n == 0 {
+			return fmt.Errorf("trace: the forward pass's %s has %d entries for %d layers: want 1 to %d (the layers after its end repeat its last)", c.name, c.n, L, L)
+		}
+	}
+	*f = Forward{Embedding: p.Embedding, Final: p.Final, EmbedBytes: p.EmbedBytes, UnembedBytes: p.UnembedBytes}
+	if L == 0 {
+		return nil
+	}
+	f.Layers = make([]ForwardLayer, L)
+	in := f.Embedding
+	for l := range f.Layers {
+		fl := ForwardLayer{
+			In: in, Attn: p.Attn[l], Mid: p.Mid[l], MLP: p.MLP[l], Out: p.Out[l],
+			Heads: make([]Head, len(p.Heads[l])), Neurons: make([]Neuron, len(p.Neurons[l])),
+			AttnBytes: p.AttnBytes[min(l, len(p.AttnBytes)-1)], MLPBytes: p.MLPBytes[min(l, len(p.MLPBytes)-1)],
+		}
+		if len(p.HeadShares[l]) != len(fl.Heads) || len(p.NeuronActs[l]) != len(fl.Neurons) {
+			return fmt.Errorf("trace: the forward pass's layer %d lists %d heads with %d shares and %d neurons with %d activations: want a share for each head and an activation for each neuron", l, len(fl.Heads), len(p.HeadShares[l]), len(fl.Neurons), len(p.NeuronActs[l]))
+		}
+		for k, i := range p.Heads[l] {
+			fl.Heads[k] = Head{Index: i, Share: p.HeadShares[l][k]}
+		}
+		for k, i := range p.Neurons[l] {
+			fl.Neurons[k] = Neuron{Index: i, Act: p.NeuronActs[l][k]}
+		}
+		f.Layers[l] = fl
+		in = p.Out[l]
 	}
 	return nil
 }
 
-// MarshalJSON writes a neuron as the pair [index, act], act at float32's
-// precision.
-func (n Neuron) MarshalJSON() ([]byte, error) {
-	if n.Act != n.Act || math.IsInf(float64(n.Act), 0) {
-		return nil, fmt.Errorf("trace: neuron %d's activation %v cannot be written: it is not a number", n.Index, n.Act)
+// comma appends the comma before item k of an array (none before item 0).
+func comma(b []byte, k int) []byte {
+	if k > 0 {
+		b = append(b, ',')
 	}
-	b := strconv.AppendInt(append(make([]byte, 0, 24), '['), int64(n.Index), 10)
-	return append(appendFloat32(append(b, ','), n.Act), ']'), nil
-}
-
-// UnmarshalJSON reads a neuron's pair [index, act].
-func (n *Neuron) UnmarshalJSON(data []byte) error {
-	var pair []json.Number
-	if err := json.Unmarshal(data, &pair); err != nil || len(pair) != 2 {
-		return fmt.Errorf("trace: a neuron is [index, act], got %.40s", data)
-	}
-	i, err := pair[0].Int64()
-	if err != nil || i < 0 || i > math.MaxInt32 {
-		return fmt.Errorf("trace: a neuron's index is a count, got %s", pair[0])
-	}
-	a, err := strconv.ParseFloat(string(pair[1]), 32)
-	if err != nil {
-		return fmt.Errorf("trace: a neuron's activation is a float32, got %s", pair[1])
-	}
-	n.Index, n.Act = int(i), float32(a)
-	return nil
+	return b
 }

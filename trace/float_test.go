@@ -57,20 +57,30 @@ func TestFloatsAtTheirPrecision(t *testing.T) {
 	}
 }
 
-// TestForwardJSON: a forward pass writes its norms as the shortest
-// decimal of their precision (float32 values in at most 9 digits, others
-// in full), its fields in order, a neuron as [index, act], a layer without
-// "in" (the stream leaving the layer before it), and reads back with each
-// layer's In filled in; a norm that is not a number is an error, and so is
-// a neuron that is not a pair.
+// TestForwardJSON: a forward pass is written by columns, its norms as the
+// shortest decimal of their precision (float32 values in at most 9 digits,
+// others in full), heads and neurons as lists of indices beside lists of
+// their shares and activations, no layer's "in" (the stream leaving the
+// layer before it), and bytes arrays cut where the rest repeat their last
+// entry; it reads back to the same layers with In filled in. A norm that
+// is not a number is an error, and so are columns of different lengths, a
+// head without its share, and the earlier layout of one object per layer.
 func TestForwardJSON(t *testing.T) {
 	n32 := float64(float32(3.3198733))
 	const n64 = 0.12345678901234568
 	f := Forward{Embedding: n32, Final: n64, EmbedBytes: 64, UnembedBytes: 1 << 40, Layers: []ForwardLayer{{
-		In: n32, Attn: 2, Mid: n64, MLP: 0, Out: 1e-7, Heads: []float64{n32, n64}, Neurons: []Neuron{{Index: 3, Act: -0.1}},
+		In: n32, Attn: 2, Mid: n64, MLP: 0, Out: 1e-7, Heads: []Head{{1, n32}, {0, n64}}, Neurons: []Neuron{{Index: 3, Act: -0.1}},
 		AttnBytes: 5, MLPBytes: 6,
+	}, {
+		In: 1e-7, Attn: 1, Mid: 2, MLP: 3, Out: 4, Heads: []Head{{0, 1}}, Neurons: []Neuron{},
+		AttnBytes: 7, MLPBytes: 6,
+	}, {
+		In: 4, Attn: 1, Mid: 2, MLP: 3, Out: 5, Heads: []Head{{0, 1}}, Neurons: []Neuron{},
+		AttnBytes: 7, MLPBytes: 6,
 	}}}
-	want := `{"embedding":3.3198733,"layers":[{"attn":2,"mid":0.12345678901234568,"mlp":0,"out":1e-07,"heads":[3.3198733,0.12345678901234568],"neurons":[[3,-0.1]],"attn_bytes":5,"mlp_bytes":6}],"final":0.12345678901234568,"embed_bytes":64,"unembed_bytes":1099511627776}`
+	want := `{"embedding":3.3198733,"attn":[2,1,1],"mid":[0.12345678901234568,2,2],"mlp":[0,3,3],"out":[1e-07,4,5],` +
+		`"heads":[[1,0],[0],[0]],"head_shares":[[3.3198733,0.12345678901234568],[1],[1]],"neurons":[[3],[],[]],"neuron_acts":[[-0.1],[],[]],` +
+		`"final":0.12345678901234568,"embed_bytes":64,"unembed_bytes":1099511627776,"attn_bytes":[5,7],"mlp_bytes":[6]}`
 	got, err := json.Marshal(f)
 	if err != nil || string(got) != want {
 		t.Fatalf("got %s, %v; want %s", got, err, want)
@@ -79,16 +89,36 @@ func TestForwardJSON(t *testing.T) {
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := json.Marshal(back); string(again) != want || float32(back.Embedding) != float32(n32) || back.Final != n64 || back.Layers[0].In != back.Embedding {
-		t.Errorf("read back %+v, written again %s", back, again)
+	// The decimals read back as float64s: a float32's shortest decimal is
+	// not the float32 itself, but it writes again to the same text.
+	f.Embedding, f.Layers[0].In, f.Layers[0].Heads[0].Share = 3.3198733, 3.3198733, 3.3198733
+	if !reflect.DeepEqual(back, f) {
+		t.Errorf("read back %+v, want %+v", back, f)
 	}
-	for _, bad := range []string{`[3]`, `[3,1,2]`, `{"index":3,"act":1}`, `[-1,1]`, `[3,"x"]`, `[1.5,1]`} {
-		var n Neuron
-		if err := json.Unmarshal([]byte(bad), &n); err == nil {
-			t.Errorf("neuron %s: read as %+v, want an error", bad, n)
+	if again, _ := json.Marshal(back); string(again) != want {
+		t.Errorf("written again %s", again)
+	}
+	const ok = `"mid":[1],"mlp":[1],"out":[1],"heads":[[0]],"head_shares":[[1]],"neurons":[[1]],"neuron_acts":[[2]],"attn_bytes":[1],"mlp_bytes":[1]}`
+	if err := json.Unmarshal([]byte(`{"attn":[1],`+ok), &back); err != nil {
+		t.Fatalf("one layer: %v", err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"attn":[1,2],` + ok, "mid has 1 entries and its attn 2"},
+		{strings.Replace(`{"attn":[1],`+ok, `"heads":[[0]]`, `"heads":[]`, 1), "heads has 0 entries and its attn 1"},
+		{strings.Replace(`{"attn":[1],`+ok, `"head_shares":[[1]]`, `"head_shares":[[1,2]]`, 1), "lists 1 heads with 2 shares"},
+		{strings.Replace(`{"attn":[1],`+ok, `"neuron_acts":[[2]]`, `"neuron_acts":[[]]`, 1), "1 neurons with 0 activations"},
+		{strings.Replace(`{"attn":[1],`+ok, `"neuron_acts":[[2]]`, `"neuron_acts":[[1e39]]`, 1), "float32"},
+		{strings.Replace(`{"attn":[1],`+ok, `"neurons":[[1]]`, `"neurons":[[1.5]]`, 1), "int"},
+		{strings.Replace(`{"attn":[1],`+ok, `"attn_bytes":[1]`, `"attn_bytes":[]`, 1), "attn_bytes has 0 entries for 1 layers"},
+		{strings.Replace(`{"attn":[1],`+ok, `"mlp_bytes":[1]`, `"mlp_bytes":[1,2]`, 1), "mlp_bytes has 2 entries for 1 layers"},
+		{`{"embedding":1,"layers":[{"attn":1}],"final":1}`, "record the run again"},
+	} {
+		var back Forward
+		if err := json.Unmarshal([]byte(tc.in), &back); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", tc.in, err, tc.want)
 		}
 	}
-	for _, bad := range []Forward{{Embedding: math.NaN()}, {Layers: []ForwardLayer{{Heads: []float64{math.Inf(1)}}}}} {
+	for _, bad := range []Forward{{Embedding: math.NaN()}, {Layers: []ForwardLayer{{Heads: []Head{{0, math.Inf(1)}}}}}, {Layers: []ForwardLayer{{Neurons: []Neuron{{2, float32(math.NaN())}}}}}} {
 		if got, err := json.Marshal(bad); err == nil || !strings.Contains(err.Error(), "not a number") {
 			t.Errorf("got %s, %v; want an error saying the norm is not a number", got, err)
 		}

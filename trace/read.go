@@ -343,10 +343,10 @@ func (t *Trace) validateInside(at string, step int, r StepRow, inVocab idCheck, 
 }
 
 // validateForward checks a row's forward pass: one entry per model layer
-// and per head (when the model says how many), norms that are finite and
-// not negative, byte counts not negative, and neurons inside the MLP (when
-// the model says its width), no more than record_forward asked for, each
-// once, by descending |activation|.
+// (when the model says how many), norms that are finite and not negative,
+// byte counts not negative, and heads and neurons inside the model (when
+// it says how many), no more than record_forward asked for, each once, by
+// descending share and |activation|.
 func (t *Trace) validateForward(at string, f *Forward, bad badFunc) error {
 	norm := func(what string, v float64) error {
 		if !(v >= 0) || math.IsInf(v, 0) {
@@ -375,12 +375,25 @@ func (t *Trace) validateForward(at string, f *Forward, bad badFunc) error {
 			bytes(where+".attn_bytes", fl.AttnBytes), bytes(where+".mlp_bytes", fl.MLPBytes)); err != nil {
 			return err
 		}
-		if heads := t.Model.Heads; heads > 0 && len(fl.Heads) != heads {
-			return bad("%s.heads has %d entries, want one per model.heads (%d)", where, len(fl.Heads), heads)
+		heads := t.Model.Heads
+		if most > 0 && len(fl.Heads) > most {
+			return bad("%s.heads has %d entries, more than options.record_forward (%d)", where, len(fl.Heads), most)
 		}
-		for h, v := range fl.Heads {
-			if err := norm(fmt.Sprintf("%s.heads[%d]", where, h), v); err != nil {
+		for k, h := range fl.Heads {
+			what := fmt.Sprintf("%s.heads[%d]", where, k)
+			if err := norm(what+".share", h.Share); err != nil {
 				return err
+			}
+			switch {
+			case h.Index < 0 || heads > 0 && h.Index >= heads:
+				return bad("%s.index %d is not a head of the model (0..%d)", what, h.Index, heads-1)
+			case k > 0 && h.Share > fl.Heads[k-1].Share:
+				return bad("%s.heads is not ordered by descending share", where)
+			}
+			for _, o := range fl.Heads[:k] {
+				if o.Index == h.Index {
+					return bad("%s.index %d is listed twice", what, h.Index)
+				}
 			}
 		}
 		if most > 0 && len(fl.Neurons) > most {

@@ -297,11 +297,11 @@ type ForwardLayer struct {
 	MLP  float64 `json:"mlp"`  // ‖what the MLP adds‖: its down projection's result, bias included
 	Out  float64 `json:"out"`  // ‖h + attn + mlp‖: the stream leaving the layer
 
-	// Heads is [head] → ‖W_o[:, columns of head h] · head h's output‖
-	// for every query head h, by index (model.heads entries): head h's
-	// share of Attn, bias excluded. The shares add as vectors, not as
-	// norms, to what attention adds.
-	Heads []float64 `json:"heads"`
+	// Heads are the record_forward query heads with the largest share of
+	// Attn, by descending share, ties by lower index: head h's share is
+	// ‖W_o[:, columns of h] · head h's output‖, bias excluded. The shares
+	// add as vectors, not as norms, to what attention adds.
+	Heads []Head `json:"heads"`
 	// Neurons are the record_forward MLP neurons with the largest
 	// |activation|, by descending |activation|, ties by lower index. A
 	// neuron's activation is its entry of the down projection's input:
@@ -315,6 +315,13 @@ type ForwardLayer struct {
 	// weights and biases.
 	AttnBytes int64 `json:"attn_bytes"`
 	MLPBytes  int64 `json:"mlp_bytes"`
+}
+
+// Head is one attention head of a layer and its share of what attention
+// added at the newest position.
+type Head struct {
+	Index int     `json:"index"` // 0 … model.heads-1
+	Share float64 `json:"share"` // ‖W_o[:, columns of head] · the head's output‖, at float32's precision
 }
 
 // Neuron is one MLP neuron of a layer and its activation at the newest

@@ -35,7 +35,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var recordAttention attentionFlag
 	fs.Var(&recordAttention, "record-attention", "with recording on, also record each step's attention per layer and head (=all: also the prompt's matrices); implies --record")
 	recordLens := fs.Int("record-lens", 0, "with recording on, also record the top `K` tokens of every layer's logit lens; implies --record")
-	recordForward := fs.Int("record-forward", 0, fmt.Sprintf("with recording on, also record the forward pass with the `K` most active MLP neurons of every layer (1 to %d); implies --record", engine.MaxRecordForward))
+	recordForward := fs.Int("record-forward", 0, fmt.Sprintf("with recording on, also record the forward pass with the `K` heads that added most and the K most active MLP neurons of every layer (1 to %d); implies --record", engine.MaxRecordForward))
 	probeMiB := fs.Int("probe-mib", 0, "bandwidth probe array in MiB (0: 4× the L3 cache, at least 512)")
 	seed := fs.Uint64("seed", 1, "seed of the random weights and prompt")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -69,7 +69,7 @@ func cmdBench(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	case *recordLens < 0:
 		return usageErr("--record-lens must be 0 (off) or more, got %d", *recordLens)
 	case *recordForward < 0 || *recordForward > engine.MaxRecordForward:
-		return usageErr("--record-forward must be 0 (off) to %d (the MLP neurons kept per layer), got %d", engine.MaxRecordForward, *recordForward)
+		return usageErr("--record-forward must be 0 (off) to %d (the heads and MLP neurons kept per layer), got %d", engine.MaxRecordForward, *recordForward)
 	case *class < 0 || *class > maxClass || *students < 0 || *students > maxClass:
 		return usageErr("--class and --students must be 0 to %d", maxClass)
 	case *class == 0 && (set["students"] || set["moves"] || set["every"] || set["steps"] || set["spread"]):
@@ -244,7 +244,7 @@ func printBench(out io.Writer, r *bench.Report) {
 			what += fmt.Sprintf(", logit lens top %d", rec.Lens)
 		}
 		if rec.Forward > 0 {
-			what += fmt.Sprintf(", forward pass with %d neurons a layer", rec.Forward)
+			what += fmt.Sprintf(", forward pass with %d heads and neurons a layer", rec.Forward)
 		}
 		row("  recording on", "%s (%s)", stat(rec.OnTokensPerSec, "tokens/s"), what)
 		row("  recording cost", "%.3f× the time per token", rec.Ratio)

@@ -363,7 +363,7 @@ func TestInsideUsageErrors(t *testing.T) {
 		{"toy has no inside", []string{"run", "--model", "toy", "--record-attention", "--json"}, "record_attention, record_lens and record_forward need a transformer"},
 		{"forward without a trace", []string{"run", "--model", "toy", "--record-forward", "5"}, "add --json or --out FILE"},
 		{"negative forward", []string{"run", "--model", "toy", "--record-forward", "-1", "--json"}, "--record-forward must be 0 (off) or more"},
-		{"forward above the cap", []string{"run", "--model", "toy", "--record-forward", "65", "--json"}, "--record-forward must be at most 64 (the MLP neurons kept per layer), got 65: ask for fewer"},
+		{"forward above the cap", []string{"run", "--model", "toy", "--record-forward", "65", "--json"}, "--record-forward must be at most 64 (the heads and MLP neurons kept per layer), got 65: ask for fewer"},
 		{"forward not a number", []string{"run", "--model", "toy", "--record-forward", "many", "--json"}, "record-forward"},
 		{"toy has no forward pass", []string{"run", "--model", "toy", "--record-forward", "3", "--json"}, "record_forward need a transformer"},
 		{"bench negative lens", []string{"bench", "--shape", "gpt2", "--record-lens", "-2"}, "--record-lens must be 0 (off) or more"},
@@ -381,8 +381,8 @@ func TestInsideUsageErrors(t *testing.T) {
 
 // TestForwardTrace runs tracer run --record-forward on a golden model of
 // each architecture, a quantized GGUF file and stories260K (llama2.c), and
-// checks every step's forward pass: one per layer and head, the neurons
-// asked for by descending |act|, layer l+1 entering as layer l leaves, the
+// checks every step's forward pass: one per layer, the heads and neurons
+// asked for, layer l+1 entering as layer l leaves, the
 // bytes adding up to the step's traffic (weights and cached keys read),
 // and the trace reading back and writing to the same bytes. (Its values
 // are checked against transformers in engine/arch's TestForwardGolden.)
@@ -440,7 +440,7 @@ func TestForwardTrace(t *testing.T) {
 					if l > 0 {
 						prev = f.Layers[l-1].Out
 					}
-					if fl.In != prev || len(fl.Heads) != tr.Model.Heads || len(fl.Neurons) != K {
+					if fl.In != prev || len(fl.Heads) != min(K, tr.Model.Heads) || len(fl.Neurons) != K {
 						t.Fatalf("step %d layer %d: in %v (previous out %v), %d heads, %d neurons", s, l, fl.In, prev, len(fl.Heads), len(fl.Neurons))
 					}
 					bytes += fl.AttnBytes + fl.MLPBytes

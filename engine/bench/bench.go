@@ -27,7 +27,7 @@ type Options struct {
 	// implies Record.
 	RecordAttention string
 	RecordLens      int
-	RecordForward   int // MLP neurons kept per layer when the forward pass is recorded (0: not); implies Record
+	RecordForward   int // heads and MLP neurons kept per layer when the forward pass is recorded (0: not); implies Record
 
 	ProbeBytes int64  // bandwidth probe array [max(4·L3, 512 MiB)]
 	ProbeReps  int    // passes per bandwidth measurement [10]

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 
 	"tracer/trace"
@@ -14,8 +13,8 @@ import (
 const (
 	forwardHeads   = 3 // heads listed per layer, those that added most
 	forwardNeurons = 4 // neurons listed per layer, the most active
-	// ForwardRecorded is how many neurons a page's run records per layer
-	// (record_forward) when it records the forward pass.
+	// ForwardRecorded is how many heads and neurons a page's run records
+	// per layer (record_forward) when it records the forward pass.
 	ForwardRecorded = forwardNeurons
 )
 
@@ -57,8 +56,8 @@ func BuildForward(t *trace.Trace, f *trace.Forward, tok string) *view.ForwardVie
 			InW: bar(l.In), MidW: bar(l.Mid), OutW: bar(l.Out),
 			Attn: box(attnShape, l.AttnBytes, l.Attn), MLP: box(mlpShape, l.MLPBytes, l.MLP),
 		}
-		for _, hd := range topHeads(l.Heads, forwardHeads) {
-			lv.Heads = append(lv.Heads, view.ForwardPartView{Label: "h" + strconv.Itoa(hd+1), Value: norm(l.Heads[hd])})
+		for _, hd := range l.Heads[:min(len(l.Heads), forwardHeads)] {
+			lv.Heads = append(lv.Heads, view.ForwardPartView{Label: "h" + strconv.Itoa(hd.Index+1), Value: norm(hd.Share)})
 		}
 		for _, n := range l.Neurons[:min(len(l.Neurons), forwardNeurons)] {
 			lv.Neurons = append(lv.Neurons, view.ForwardPartView{Label: "#" + strconv.Itoa(n.Index), Value: strconv.FormatFloat(float64(n.Act), 'f', 2, 32)})
@@ -83,25 +82,6 @@ func forwardShapes(m trace.Model) (attn, mlp string) {
 	}
 	return fmt.Sprintf("[1, %d] × [%d, %d+2·%d], [1, %d] × [%d, %d]", h, h, q, kv, q, q, h),
 		fmt.Sprintf("[1, %d] × [%d, 2·%d], [1, %d] × [%d, %d]", h, h, f, f, f, h)
-}
-
-// topHeads returns the indices of the n largest shares, largest first,
-// ties by lower index.
-func topHeads(shares []float64, n int) []int {
-	idx := make([]int, len(shares))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case shares[a] > shares[b]:
-			return -1
-		case shares[a] < shares[b]:
-			return 1
-		}
-		return 0
-	})
-	return idx[:min(n, len(idx))]
 }
 
 // forwardToken is the token a step fed at a row's newest position: the

@@ -64,8 +64,8 @@ func insideBytes(info engine.Info, o trace.Options, length int, entryBytes int) 
 	if o.RecordLens > 0 {
 		n += float64(info.Layers) * float64(o.RecordLens) * float64(entryBytes)
 	}
-	if o.RecordForward > 0 { // five norms, a share per head and the neurons, per layer
-		n += float64(info.Layers) * float64(5+info.Heads+2*o.RecordForward) * 8
+	if o.RecordForward > 0 { // five norms, the heads' shares and the neurons, per layer
+		n += float64(info.Layers) * float64(5+2*min(info.Heads, o.RecordForward)+2*o.RecordForward) * 8
 	}
 	return n
 }
