@@ -75,3 +75,17 @@ func dotQuadsPackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int,
 //
 //go:noescape
 func dotQuads2PackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+
+// dotQ4KAVX512 is dotQ4KAVX2 in AVX-512 (quant_k512_amd64.s): the same
+// integers and float sequence, the same bits, in half the vector
+// instructions.
+//
+//go:noescape
+func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+
+// dotQ6KAVX512 is dotQ6KAVX2 in AVX-512 (quant_k512_amd64.s): the same
+// integers and float sequence, the same bits, in half the vector
+// instructions.
+//
+//go:noescape
+func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

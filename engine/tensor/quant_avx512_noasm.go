@@ -39,3 +39,9 @@ func dotQuads2PackedQ5_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int
 func quantQ8_0Z(x *float32, qs *int8, d *float32, xv *byte, shift int, blocks int) {
 	panic("no asm")
 }
+func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}
+func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}

@@ -750,8 +750,9 @@ func growI8(buf *[]int8, n int) {
 // next.
 const kRun = 64 << 10
 
-// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels, by
-// runs of rows against every row of x.
+// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels (Q4_K
+// and Q6_K: AVX-512 where present, the same bits), by runs of rows against
+// every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -762,10 +763,18 @@ func (j *quantJob) runKAsm(lo, hi int) {
 			dst, wq, xd, xq := &j.dst[t*out+r], &w.q[r*rb], &a.d[t*in/256], &a.qs[t*in]
 			switch w.DType {
 			case Q4_K:
+				if useAVX512 {
+					dotQ4KAVX512(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+					break
+				}
 				dotQ4KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			case Q5_K:
 				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			default:
+				if useAVX512 {
+					dotQ6KAVX512(dst, wq, rb, e-r, xd, xq, in/256)
+					break
+				}
 				dotQ6KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			}
 		}

@@ -441,8 +441,8 @@ func twinDot(dt DType, w []byte, a *qActs, t, cols int) float32 {
 	return dotQ6K(w, xd, xq)
 }
 
-// TestQuantAsmMatchesGo: the AVX2 dot products give their pure-Go twins'
-// bits.
+// TestQuantAsmMatchesGo: the AVX2 dot products (and the AVX-512 ones of
+// Q4_K and Q6_K) give their pure-Go twins' bits.
 func TestQuantAsmMatchesGo(t *testing.T) {
 	if !useAsm {
 		t.Skip("no AVX2 kernels on this machine or build")
@@ -463,12 +463,26 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				case Q4_K:
 					dotQ4KAVX2(&got, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
 					want = dotQ4K(w, a.d, a.qs, a.bsums)
+					if useAVX512 {
+						var z float32
+						dotQ4KAVX512(&z, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
+						if !sameBits(z, want) {
+							t.Errorf("AVX-512: got %v, want %v (Go twin)", z, want)
+						}
+					}
 				case Q5_K:
 					dotQ5KAVX2(&got, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
 					want = dotQ5K(w, a.d, a.qs, a.bsums)
 				default:
 					dotQ6KAVX2(&got, &w[0], len(w), 1, &a.d[0], &a.qs[0], len(a.d))
 					want = dotQ6K(w, a.d, a.qs)
+					if useAVX512 {
+						var z float32
+						dotQ6KAVX512(&z, &w[0], len(w), 1, &a.d[0], &a.qs[0], len(a.d))
+						if !sameBits(z, want) {
+							t.Errorf("AVX-512: got %v, want %v (Go twin)", z, want)
+						}
+					}
 				}
 				if got != want { // the same integers, combined in the same order
 					t.Errorf("got %v, want %v (Go twin)", got, want)
@@ -496,6 +510,58 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 					t.Errorf("got %v, want %v (Go twin)", got, want)
 				}
 			})
+		}
+	}
+}
+
+// TestKAVX512Rows: the AVX-512 Q4_K and Q6_K kernels over several rows of
+// a matrix, rb bytes apart, give each row the Go twin's bits, also for
+// blocks of extreme scales, mins and values, and activations at ±127.
+func TestKAVX512Rows(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const rows, blocks = 5, 9
+	for _, dt := range []DType{Q4_K, Q6_K} {
+		w := randomBlocks(r, dt, rows, 256*blocks)
+		rb := len(w) / rows
+		_, bs := dt.Block()
+		for b := range blocks { // row 0: every scale, min and value at its top (Q6_K: scales -1)
+			for j := range bs - 2 {
+				if dt == Q4_K && j >= 4 || dt == Q6_K {
+					w[b*bs+j] = 0xff
+				}
+			}
+		}
+		for k, xs := range []func(i int) float32{
+			func(i int) float32 { return float32(r.NormFloat64() * 4) },
+			func(i int) float32 { return float32(1 - 2*(i%2)) },  // ±1: every value at ±127
+			func(i int) float32 { return float32(-1 - (i % 3)) }, // at most -1: -127 where largest
+		} {
+			x := make([]float32, 256*blocks)
+			for i := range x {
+				x[i] = xs(i)
+			}
+			var a qActs
+			a.quantize(dt, x, 1, len(x))
+			got := make([]float32, rows)
+			if dt == Q4_K {
+				dotQ4KAVX512(&got[0], &w[0], rb, rows, &a.s32[0], &a.d[0], &a.qs[0], blocks)
+			} else {
+				dotQ6KAVX512(&got[0], &w[0], rb, rows, &a.d[0], &a.qs[0], blocks)
+			}
+			for i := range rows {
+				var want float32
+				if row := w[i*rb : (i+1)*rb]; dt == Q4_K {
+					want = dotQ4K(row, a.d, a.qs, a.bsums)
+				} else {
+					want = dotQ6K(row, a.d, a.qs)
+				}
+				if !sameBits(got[i], want) {
+					t.Errorf("%s, activations %d, row %d: got %v, want %v (Go twin)", dt, k, i, got[i], want)
+				}
+			}
 		}
 	}
 }
