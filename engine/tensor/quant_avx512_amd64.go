@@ -89,3 +89,9 @@ func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float
 //
 //go:noescape
 func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+
+// dotQ5KAVX512 is dotQ5KAVX2 in AVX-512 (quant_k512_amd64.s): the same
+// integers and float sequence, the same bits.
+//
+//go:noescape
+func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)

@@ -45,3 +45,6 @@ func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float
 func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}

@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// The Q4_K kernel in AVX-512 (BW): dotQ4KAVX2's integers and float
-// sequence, the same bits, with each run of 32 bytes of a block's nibbles
+// The Q4_K and Q5_K kernels in AVX-512 (BW): dotQ4KAVX2's and
+// dotQ5KAVX2's integers and float sequence, the same bits, with each run of 32 bytes of a block's nibbles
 // taken in one 64-byte register: its low nibbles in bytes 0..31, its high
 // ones in bytes 32..63, against 64 contiguous activations (the run's two
 // sub-blocks of 32). VPMADDUBSW and VPMADDWD with the two sub-blocks'
@@ -49,129 +49,179 @@ DATA q4kScaleIdx<>+240(SB)/8, $0x0007000700070007
 DATA q4kScaleIdx<>+248(SB)/8, $0x0007000700070007
 GLOBL q4kScaleIdx<>(SB), RODATA|NOPTR, $256
 
-// QRUN is run p of a block: nibbles at OFF(R9), activations at XOFF(DI),
-// the scales' indices in IDX; lanes added into Z10.
-#define QRUN(OFF, XOFF, IDX) \
+// QRUN is run p of a block: nibbles at OFF(R9) (Q5_K: FIFTH adds the
+// fifth bits), activations at XOFF(DI), the scales' indices in IDX; lanes
+// added into Z10.
+#define QRUN(OFF, XOFF, IDX, FIFTH) \
 	VMOVDQU OFF(R9), Y0 \
 	VPSRLW $4, Y0, Y1 \
 	VINSERTI64X4 $1, Y1, Z0, Z0 \
 	VPANDD Z6, Z0, Z0 \
+	FIFTH \
 	VMOVDQU64 XOFF(DI), Z2 \
 	VPMADDUBSW Z2, Z0, Z0 \
 	VPERMW Z8, IDX, Z9 \
 	VPMADDWD Z9, Z0, Z0 \
 	VPADDD Z0, Z10, Z10
 
-// func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
-TEXT ·dotQ4KAVX512(SB), NOSPLIT, $0-64
-	MOVQ w+8(FP), R12
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Z6
-	MOVL $0x80000000, AX
-	VMOVD AX, X15
-	VMOVDQU64 q4kScaleIdx<>+0(SB), Z16
-	VMOVDQU64 q4kScaleIdx<>+64(SB), Z17
-	VMOVDQU64 q4kScaleIdx<>+128(SB), Z18
-	VMOVDQU64 q4kScaleIdx<>+192(SB), Z19
-	CMPQ rows+24(FP), $0
-	JEQ end
+// K512 is the body of the Q4_K and Q5_K kernels: dotQ4KAVX2's and
+// dotQ5KAVX2's (quant_amd64.s, KDOT), a block's four runs by QRUN. Per
+// block of BLOCK bytes, values at QS; HBITS loads what FIFTH needs (Q5_K:
+// qh, and qh shifted right by one, side by side in Z13), MINS and FINAL
+// add the mins as KDOT's do.
+// func(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+#define K512(BLOCK, QS, HBITS, FIFTH, MINS, FINAL) \
+	MOVQ w+8(FP), R12 \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X6 \
+	VPBROADCASTD X6, Z6 \
+	MOVL $0x01010101, AX \
+	VMOVD AX, X7 \
+	VPBROADCASTD X7, Z7 \
+	MOVL $0x80000000, AX \
+	VMOVD AX, X15 \
+	VMOVDQU64 q4kScaleIdx<>+0(SB), Z16 \
+	VMOVDQU64 q4kScaleIdx<>+64(SB), Z17 \
+	VMOVDQU64 q4kScaleIdx<>+128(SB), Z18 \
+	VMOVDQU64 q4kScaleIdx<>+192(SB), Z19 \
+	CMPQ rows+24(FP), $0 \
+	JEQ end \
+row: \
+	MOVQ R12, SI \
+	MOVQ s32+32(FP), R8 \
+	MOVQ xd+40(FP), DX \
+	MOVQ xq+48(FP), DI \
+	MOVQ n+56(FP), CX \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS X5, X5, X5 \
+	TESTQ CX, CX \
+	JEQ done \
+block: \
+	KSCALES \
+	VPXORD Z10, Z10, Z10 \
+	HBITS \
+	LEAQ QS(SI), R9 \
+	QRUN(0, 0, Z16, FIFTH) \
+	QRUN(32, 64, Z17, FIFTH) \
+	QRUN(64, 128, Z18, FIFTH) \
+	QRUN(96, 192, Z19, FIFTH) \
+	ADDQ $256, DI \
+	VEXTRACTI64X4 $1, Z10, Y11 \
+	VPADDD Y11, Y10, Y10 \
+	VCVTDQ2PS Y10, Y10 \
+	MOVWLZX (SI), AX \
+	VMOVD AX, X11 \
+	VCVTPH2PS X11, X11 \
+	VMULSS (DX), X11, X11 \
+	VBROADCASTSS X11, Y11 \
+	VFMADD231PS Y10, Y11, Y4 \
+	MOVWLZX 2(SI), AX \
+	VMOVD AX, X13 \
+	VCVTPH2PS X13, X13 \
+	VMULSS (DX), X13, X13 \
+	VXORPS X15, X13, X13 \
+	MINS \
+	ADDQ $BLOCK, SI \
+	ADDQ $4, DX \
+	ADDQ $16, R8 \
+	DECQ CX \
+	JNE block \
+done: \
+	VEXTRACTF128 $1, Y4, X14 \
+	VADDPS X14, X4, X4 \
+	VMOVHLPS X4, X4, X14 \
+	VADDPS X14, X4, X4 \
+	VMOVSHDUP X4, X14 \
+	VADDSS X14, X4, X4 \
+	FINAL \
+	MOVQ dst+0(FP), AX \
+	VMOVSS X4, (AX) \
+	ADDQ $4, AX \
+	MOVQ AX, dst+0(FP) \
+	ADDQ rb+16(FP), R12 \
+	DECQ rows+24(FP) \
+	JNE row \
+end: \
+	VZEROUPPER \
+	RET
 
-row:
-	MOVQ R12, SI
-	MOVQ s32+32(FP), R8
-	MOVQ xd+40(FP), DX
-	MOVQ xq+48(FP), DI
-	MOVQ n+56(FP), CX
-	VXORPS Y4, Y4, Y4
-	VXORPS X5, X5, X5
-	TESTQ CX, CX
-	JEQ done
-
-block:
-	// The eight six-bit scales as words in X8 (the top of Z8 zero), the
-	// four min lanes in X12, as dotQ4KAVX2's KUNPACK leaves them.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), R11
-	MOVL AX, R13
-	ANDL $0x3f3f3f3f, R13
-	MOVL AX, R14
-	SHRL $2, R14
-	ANDL $0x30303030, R14
-	MOVL R11, R15
-	ANDL $0x0f0f0f0f, R15
-	ORL R15, R14
-	VMOVD R13, X8
-	VPINSRD $1, R14, X8, X8
-	VPMOVZXBW X8, X8
-	MOVL BX, R13
-	ANDL $0x3f3f3f3f, R13
-	MOVL BX, R14
-	SHRL $2, R14
-	ANDL $0x30303030, R14
-	SHRL $4, R11
-	ANDL $0x0f0f0f0f, R11
-	ORL R11, R14
-	VMOVD R13, X9
-	VPINSRD $1, R14, X9, X9
-	VPMOVZXBW X9, X9
+// KSCALES: the eight six-bit scales of the block at SI as words in X8
+// (the top of Z8 zero), the four min lanes in X12, as KUNPACK
+// (quant_amd64.s) leaves them.
+#define KSCALES \
+	MOVL 4(SI), AX \
+	MOVL 8(SI), BX \
+	MOVL 12(SI), R11 \
+	MOVL AX, R13 \
+	ANDL $0x3f3f3f3f, R13 \
+	MOVL AX, R14 \
+	SHRL $2, R14 \
+	ANDL $0x30303030, R14 \
+	MOVL R11, R15 \
+	ANDL $0x0f0f0f0f, R15 \
+	ORL R15, R14 \
+	VMOVD R13, X8 \
+	VPINSRD $1, R14, X8, X8 \
+	VPMOVZXBW X8, X8 \
+	MOVL BX, R13 \
+	ANDL $0x3f3f3f3f, R13 \
+	MOVL BX, R14 \
+	SHRL $2, R14 \
+	ANDL $0x30303030, R14 \
+	SHRL $4, R11 \
+	ANDL $0x0f0f0f0f, R11 \
+	ORL R11, R14 \
+	VMOVD R13, X9 \
+	VPINSRD $1, R14, X9, X9 \
+	VPMOVZXBW X9, X9 \
 	VPMADDWD (R8), X9, X12
 
-	VPXORD Z10, Z10, Z10
-	LEAQ 16(SI), R9
-	QRUN(0, 0, Z16)
-	QRUN(32, 64, Z17)
-	QRUN(64, 128, Z18)
-	QRUN(96, 192, Z19)
-	ADDQ $256, DI
-	VEXTRACTI64X4 $1, Z10, Y11
-	VPADDD Y11, Y10, Y10
+#define NOTHING
 
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX (SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
-	MOVWLZX 2(SI), AX
-	VMOVD AX, X13
-	VCVTPH2PS X13, X13
-	VMULSS (DX), X13, X13
-	VXORPS X15, X13, X13
-	VCVTDQ2PS X12, X12
-	VBROADCASTSS X13, X13
+// Q4_K's mins: accm[k] += float(lane k)·dmin; the result
+// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
+#define Q4KMINS \
+	VCVTDQ2PS X12, X12 \
+	VBROADCASTSS X13, X13 \
 	VFMADD231PS X12, X13, X5
-	ADDQ $144, SI
-	ADDQ $4, DX
-	ADDQ $16, R8
-	DECQ CX
-	JNE block
 
-done:
-	VEXTRACTF128 $1, Y4, X14
-	VADDPS X14, X4, X4
-	VMOVHLPS X4, X4, X14
-	VADDPS X14, X4, X4
-	VMOVSHDUP X4, X14
-	VADDSS X14, X4, X4
-	VMOVHLPS X5, X5, X14
-	VADDPS X14, X5, X5
-	VMOVSHDUP X5, X14
-	VADDSS X14, X5, X5
+#define Q4KFINAL \
+	VMOVHLPS X5, X5, X14 \
+	VADDPS X14, X5, X5 \
+	VMOVSHDUP X5, X14 \
+	VADDSS X14, X5, X5 \
 	VADDSS X5, X4, X4
-	MOVQ dst+0(FP), AX
-	VMOVSS X4, (AX)
-	ADDQ $4, AX
-	MOVQ AX, dst+0(FP)
-	ADDQ rb+16(FP), R12
-	DECQ rows+24(FP)
-	JNE row
 
-end:
-	VZEROUPPER
-	RET
+// Q5_K: qh and qh>>1 side by side, so that run p's low nibbles take bit
+// 2p of qh[l] and its high ones bit 2p+1; the mins as one integer a
+// block, summs += float(Σ)·dmin; the result hsum_float_8(acc) + summs.
+#define Q5KHBITS \
+	VMOVDQU 16(SI), Y13 \
+	VPSRLW $1, Y13, Y1 \
+	VINSERTI64X4 $1, Y1, Z13, Z13
+
+#define Q5KFIFTH \
+	VPANDD Z7, Z13, Z2 \
+	VPSLLW $4, Z2, Z2 \
+	VPORD Z2, Z0, Z0 \
+	VPSRLW $2, Z13, Z13
+
+#define Q5KMINS \
+	VPHADDD X12, X12, X12 \
+	VPHADDD X12, X12, X12 \
+	VCVTDQ2PS X12, X12 \
+	VFMADD231SS X12, X13, X5
+
+#define Q5KFINAL \
+	VADDSS X5, X4, X4
+
+// func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+TEXT ·dotQ4KAVX512(SB), NOSPLIT, $0-64
+	K512(144, 16, NOTHING, NOTHING, Q4KMINS, Q4KFINAL)
+
+// func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+TEXT ·dotQ5KAVX512(SB), NOSPLIT, $0-64
+	K512(176, 48, Q5KHBITS, Q5KFIFTH, Q5KMINS, Q5KFINAL)
 
 // The Q6_K kernel in AVX-512 (BW): dotQ6KAVX2's integers and float
 // sequence, the same bits, with two 32-value chunks of a half block in one

@@ -750,9 +750,9 @@ func growI8(buf *[]int8, n int) {
 // next.
 const kRun = 64 << 10
 
-// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels (Q4_K
-// and Q6_K: AVX-512 where present, the same bits), by runs of rows against
-// every row of x.
+// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels (Q4_K,
+// Q5_K and Q6_K: AVX-512 where present, the same bits), by runs of rows
+// against every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -769,6 +769,10 @@ func (j *quantJob) runKAsm(lo, hi int) {
 				}
 				dotQ4KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			case Q5_K:
+				if useAVX512 {
+					dotQ5KAVX512(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+					break
+				}
 				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			default:
 				if useAVX512 {

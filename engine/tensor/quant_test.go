@@ -442,7 +442,7 @@ func twinDot(dt DType, w []byte, a *qActs, t, cols int) float32 {
 }
 
 // TestQuantAsmMatchesGo: the AVX2 dot products (and the AVX-512 ones of
-// Q4_K and Q6_K) give their pure-Go twins' bits.
+// Q4_K, Q5_K and Q6_K) give their pure-Go twins' bits.
 func TestQuantAsmMatchesGo(t *testing.T) {
 	if !useAsm {
 		t.Skip("no AVX2 kernels on this machine or build")
@@ -473,6 +473,13 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 				case Q5_K:
 					dotQ5KAVX2(&got, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
 					want = dotQ5K(w, a.d, a.qs, a.bsums)
+					if useAVX512 {
+						var z float32
+						dotQ5KAVX512(&z, &w[0], len(w), 1, &a.s32[0], &a.d[0], &a.qs[0], len(a.d))
+						if !sameBits(z, want) {
+							t.Errorf("AVX-512: got %v, want %v (Go twin)", z, want)
+						}
+					}
 				default:
 					dotQ6KAVX2(&got, &w[0], len(w), 1, &a.d[0], &a.qs[0], len(a.d))
 					want = dotQ6K(w, a.d, a.qs)
@@ -514,7 +521,7 @@ func TestQuantAsmMatchesGo(t *testing.T) {
 	}
 }
 
-// TestKAVX512Rows: the AVX-512 Q4_K and Q6_K kernels over several rows of
+// TestKAVX512Rows: the AVX-512 Q4_K, Q5_K and Q6_K kernels over several rows of
 // a matrix, rb bytes apart, give each row the Go twin's bits, also for
 // blocks of extreme scales, mins and values, and activations at ±127.
 func TestKAVX512Rows(t *testing.T) {
@@ -523,13 +530,13 @@ func TestKAVX512Rows(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	const rows, blocks = 5, 9
-	for _, dt := range []DType{Q4_K, Q6_K} {
+	for _, dt := range []DType{Q4_K, Q5_K, Q6_K} {
 		w := randomBlocks(r, dt, rows, 256*blocks)
 		rb := len(w) / rows
 		_, bs := dt.Block()
 		for b := range blocks { // row 0: every scale, min and value at its top (Q6_K: scales -1)
 			for j := range bs - 2 {
-				if dt == Q4_K && j >= 4 || dt == Q6_K {
+				if j >= 4 || dt == Q6_K {
 					w[b*bs+j] = 0xff
 				}
 			}
@@ -546,16 +553,22 @@ func TestKAVX512Rows(t *testing.T) {
 			var a qActs
 			a.quantize(dt, x, 1, len(x))
 			got := make([]float32, rows)
-			if dt == Q4_K {
+			switch dt {
+			case Q4_K:
 				dotQ4KAVX512(&got[0], &w[0], rb, rows, &a.s32[0], &a.d[0], &a.qs[0], blocks)
-			} else {
+			case Q5_K:
+				dotQ5KAVX512(&got[0], &w[0], rb, rows, &a.s32[0], &a.d[0], &a.qs[0], blocks)
+			default:
 				dotQ6KAVX512(&got[0], &w[0], rb, rows, &a.d[0], &a.qs[0], blocks)
 			}
 			for i := range rows {
 				var want float32
-				if row := w[i*rb : (i+1)*rb]; dt == Q4_K {
+				switch row := w[i*rb : (i+1)*rb]; dt {
+				case Q4_K:
 					want = dotQ4K(row, a.d, a.qs, a.bsums)
-				} else {
+				case Q5_K:
+					want = dotQ5K(row, a.d, a.qs, a.bsums)
+				default:
 					want = dotQ6K(row, a.d, a.qs)
 				}
 				if !sameBits(got[i], want) {
