@@ -235,7 +235,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K) {
+	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K || w.DType == Q2_K || w.DType == Q3_K) {
 		j.runKAsm(lo, hi)
 		return
 	}
@@ -765,6 +765,10 @@ func (j *quantJob) runKAsm(lo, hi int) {
 				dotQ4KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			case Q5_K:
 				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+			case Q2_K:
+				dotQ2KAVX2(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
+			case Q3_K:
+				dotQ3KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			default:
 				dotQ6KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			}
