@@ -32,3 +32,18 @@ func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32
 //
 //go:noescape
 func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+
+// dotQ2KAVX2 writes dst[r] for r < rows: dotQ2K in AVX2 (ggml's own AVX2
+// order, the same bits) of the row of n Q2_K blocks at w+r·rb, with the
+// Q8_K activations' sums over each 16 values bsums (16 a block), their
+// scales xd and values xq (quant_k23_amd64.s).
+//
+//go:noescape
+func dotQ2KAVX2(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float32, xq *int8, n int)
+
+// dotQ3KAVX2 writes dst[r] for r < rows: dotQ3K in AVX2 (the same bits)
+// of the row of n Q3_K blocks at w+r·rb, with the Q8_K activations'
+// scales xd and values xq.
+//
+//go:noescape
+func dotQ3KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

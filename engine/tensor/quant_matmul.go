@@ -235,7 +235,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K) {
+	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K || w.DType == Q2_K || w.DType == Q3_K) {
 		j.runKAsm(lo, hi)
 		return
 	}
@@ -774,6 +774,10 @@ func (j *quantJob) runKAsm(lo, hi int) {
 					break
 				}
 				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+			case Q2_K:
+				dotQ2KAVX2(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
+			case Q3_K:
+				dotQ3KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			default:
 				if useAVX512 {
 					dotQ6KAVX512(dst, wq, rb, e-r, xd, xq, in/256)

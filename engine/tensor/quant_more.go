@@ -24,8 +24,10 @@ import (
 // the VNNI kernels run (quant_avx512_amd64.s: dotQuads*Q5_0VNNI;
 // quant_vnni1_amd64.s: dotQuads*Q5_1VNNI, *Q4_1VNNI, *IQ4NLVNNI; in
 // ggml's layout and the packed one, quant.go), which quantJob.Run takes
-// instead: the Go twins' bits, which the tests hold them to. Q2_K, Q3_K
-// and IQ4_XS run in pure Go.
+// instead: the Go twins' bits, which the tests hold them to. Q2_K and
+// Q3_K rows have AVX2 twins (quant_k23_amd64.s: dotQ2KAVX2, dotQ3KAVX2,
+// the same bits), which quantJob.Run takes where AVX2 runs. IQ4_XS runs
+// in pure Go.
 
 // iq4nlValues is ggml's kvalues_iq4nl: the sixteen weights an IQ4_NL or
 // IQ4_XS nibble stands for, before the block's scale.
@@ -346,6 +348,7 @@ func dotIQ4NL(w []byte, xd []float32, xq []int8) float32 {
 // sums of 16), acc[k] = fma32(-d_x·dmin_w, lane k, acc[k]); then eight
 // lanes of (sc&15)·q·x over bytes 4m..4m+3 of each run of 32 values,
 // acc[m] = fma32(d_x·d_w, lane m, acc[m]); the result hsum8(acc).
+// dotQ2KAVX2 computes the same bits.
 func dotQ2K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 	var acc [8]float32
 	var v [32]int32
@@ -376,7 +379,7 @@ func dotQ2K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 // dotQ3K is the Q3_K row w against Q8_K activations in the order of
 // llama.cpp's AVX2 ggml_vec_dot_q3_K_q8_K: eight lanes of scale·q·x over
 // bytes 4m..4m+3 of each run of 32 values, acc[m] = fma32(d_x·d_w, lane
-// m, acc[m]); the result hsum8(acc).
+// m, acc[m]); the result hsum8(acc). dotQ3KAVX2 computes the same bits.
 func dotQ3K(w []byte, xd []float32, xq []int8) float32 {
 	var acc [8]float32
 	var v [32]int32

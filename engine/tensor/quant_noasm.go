@@ -16,3 +16,9 @@ func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32
 func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotQ2KAVX2(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}
+func dotQ3KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}

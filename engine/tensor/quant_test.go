@@ -579,6 +579,180 @@ func TestKAVX512Rows(t *testing.T) {
 	}
 }
 
+// k23Dots returns the products of rows rows of dt (Q2_K or Q3_K) weights,
+// the rows at w + r·rb, with one row of Q8_K activations a: by the AVX2
+// kernel (one call for all the rows) and by the Go twin, row by row.
+func k23Dots(dt DType, w []byte, rb, rows int, a *qActs) (got, want []float32) {
+	n := len(a.d)
+	_, bs := dt.Block()
+	got, want = make([]float32, rows), make([]float32, rows)
+	for r := range rows {
+		row := w[r*rb : r*rb+n*bs]
+		if dt == Q2_K {
+			want[r] = dotQ2K(row, a.d, a.qs, a.bsums)
+		} else {
+			want[r] = dotQ3K(row, a.d, a.qs)
+		}
+	}
+	if dt == Q2_K {
+		dotQ2KAVX2(&got[0], &w[0], rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
+	} else {
+		dotQ3KAVX2(&got[0], &w[0], rb, rows, &a.d[0], &a.qs[0], n)
+	}
+	return got, want
+}
+
+// k23AdversarialBlock writes a Q2_K or Q3_K block to blk whose scales,
+// values and binary16 scales are each, at random, random or one of their
+// extremes: all scales at their maximum (Q3_K: 31) or minimum (0, -32),
+// all values at their maximum (3) or minimum (0, Q3_K -4), d and dmin
+// ±0, the smallest subnormal, the smallest normal, ±65504, ±1, and
+// rarely ±Inf or NaN (sameBits takes any NaN for any other: were NaNs
+// frequent, most results would match whatever the order).
+func k23AdversarialBlock(r *rand.Rand, dt DType, blk []byte) {
+	for i := range blk {
+		blk[i] = byte(r.Uint32())
+	}
+	f16s := []uint16{0x0000, 0x8000, 0x0001, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xbc00}
+	f16 := func(at int) {
+		v := F32ToF16(float32(r.Float64()*0.02 + 0.001))
+		switch r.IntN(32) {
+		case 0:
+			v = []uint16{0x7c00, 0xfc00, 0x7e00}[r.IntN(3)] // ±Inf, NaN: rare, or NaN would be most results
+		case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10:
+			v = f16s[r.IntN(len(f16s))]
+		}
+		binary.LittleEndian.PutUint16(blk[at:], v)
+	}
+	fill := func(b []byte) { // all ones, all zeros or left random
+		switch r.IntN(3) {
+		case 0:
+			for i := range b {
+				b[i] = 0xff
+			}
+		case 1:
+			clear(b)
+		}
+	}
+	if dt == Q2_K {
+		fill(blk[0:16])  // scales and mins: 15 or 0
+		fill(blk[16:80]) // values: 3 or 0
+		f16(80)
+		f16(82)
+		return
+	}
+	fill(blk[0:32])   // hmask: high bits all set or all clear
+	fill(blk[32:96])  // low bits
+	fill(blk[96:108]) // scales: 31 or -32
+	f16(108)
+}
+
+// k23AdversarialActs fills a with n blocks of Q8_K activations: values
+// random, all 127, all -127, all -128 (which quantizeQ8K never gives, but
+// the kernels take), alternating ±127 or ±128; scales random (of either
+// sign, as quantizeQ8K's -max/127 is, max the block's value of largest
+// magnitude), ±0, or extreme; bsums the values' sums of 16.
+func k23AdversarialActs(r *rand.Rand, a *qActs, n int) {
+	a.d, a.qs, a.bsums = make([]float32, n), make([]int8, 256*n), make([]int32, 16*n)
+	for b := range n {
+		q := a.qs[256*b : 256*b+256]
+		switch r.IntN(6) {
+		case 0:
+			for i := range q {
+				q[i] = int8(r.Uint32())
+			}
+		case 1:
+			for i := range q {
+				q[i] = 127
+			}
+		case 2:
+			for i := range q {
+				q[i] = -127
+			}
+		case 3:
+			for i := range q {
+				q[i] = -128
+			}
+		case 4:
+			for i := range q {
+				q[i] = int8(127 - 254*(i%2))
+			}
+		default:
+			for i := range q {
+				q[i] = int8(-128 + 255*(i%2))
+			}
+		}
+		for g := range 16 {
+			var s int32
+			for _, v := range q[16*g : 16*g+16] {
+				s += int32(v)
+			}
+			a.bsums[16*b+g] = s
+		}
+		ds := []float32{0, float32(math.Copysign(0, -1)), 1e30, -1e30, 1e-30, 3e38, 1e-45}
+		a.d[b] = float32(r.NormFloat64() * 0.05)
+		if r.IntN(8) == 0 {
+			a.d[b] = ds[r.IntN(len(ds))]
+		}
+	}
+}
+
+// TestQuantAsmMatchesGoK23: the Q2_K and Q3_K AVX2 kernels give dotQ2K's
+// and dotQ3K's bits: random blocks against rounded random activations,
+// several rows a call at a stride past the row's end (the bytes between
+// random), and blocks and activations at their extremes.
+func TestQuantAsmMatchesGoK23(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(23, 32))
+	for _, dt := range []DType{Q2_K, Q3_K} {
+		_, bs := dt.Block()
+		for _, blocks := range []int{1, 2, 3, 8} {
+			t.Run(fmt.Sprintf("%s/%d blocks", dt, blocks), func(t *testing.T) {
+				const rows, pad = 5, 13
+				rb := blocks*bs + pad
+				w := make([]byte, rows*rb)
+				for i := range w {
+					w[i] = byte(r.Uint32())
+				}
+				for row := range rows {
+					copy(w[row*rb:], randomBlocks(r, dt, 1, 256*blocks))
+				}
+				x := make([]float32, 256*blocks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 4)
+				}
+				var a qActs
+				a.quantize(dt, x, 1, len(x))
+				got, want := k23Dots(dt, w, rb, rows, &a)
+				for row := range rows {
+					if !sameBits(got[row], want[row]) {
+						t.Errorf("row %d: got %v, want %v (Go twin)", row, got[row], want[row])
+					}
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("%s/extremes", dt), func(t *testing.T) {
+			var a qActs
+			for trial := range 2000 {
+				blocks, rows := 1+r.IntN(4), 1+r.IntN(3)
+				w := make([]byte, rows*blocks*bs)
+				for b := 0; b < len(w); b += bs {
+					k23AdversarialBlock(r, dt, w[b:b+bs])
+				}
+				k23AdversarialActs(r, &a, blocks)
+				got, want := k23Dots(dt, w, blocks*bs, rows, &a)
+				for row := range rows {
+					if !sameBits(got[row], want[row]) {
+						t.Fatalf("trial %d, row %d of %d blocks: got %v, want %v (Go twin)", trial, row, blocks, got[row], want[row])
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestQuantMatMulTPanics(t *testing.T) {
 	m, err := NewQuantMatrix(make([]byte, 34), Q8_0, 1, 32)
 	if err != nil {
