@@ -32,3 +32,10 @@ func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32
 //
 //go:noescape
 func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+
+// dotIQ4XSAVX2 writes dst[r] for r < rows: dotIQ4XS in AVX2 (the same
+// bits) of the row of n IQ4_XS blocks at w+r·rb, with the Q8_K
+// activations' scales xd and values xq (quant_iq4xs_amd64.s).
+//
+//go:noescape
+func dotIQ4XSAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

@@ -19,7 +19,8 @@ import (
 // pure-Go kernels). Where the VNNI kernels run, Q5_1, Q4_1 and IQ4_NL
 // also run their pure-Go kernels ("go": the rows one at a time as
 // quantJob.Run takes them without the VNNI kernels), for the ratio. The
-// types without assembly (Q2_K, Q3_K, IQ4_XS) run their pure-Go kernels.
+// types without assembly (Q2_K, Q3_K) run their pure-Go kernels; IQ4_XS
+// runs its AVX2 one where useAsm.
 func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)

@@ -235,7 +235,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K) {
+	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K || w.DType == IQ4_XS) {
 		j.runKAsm(lo, hi)
 		return
 	}
@@ -750,8 +750,8 @@ func growI8(buf *[]int8, n int) {
 // next.
 const kRun = 64 << 10
 
-// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels, by
-// runs of rows against every row of x.
+// runKAsm computes the K-quant (and IQ4_XS) rows [lo, hi) with the AVX2
+// kernels, by runs of rows against every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -765,6 +765,8 @@ func (j *quantJob) runKAsm(lo, hi int) {
 				dotQ4KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			case Q5_K:
 				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
+			case IQ4_XS:
+				dotIQ4XSAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			default:
 				dotQ6KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			}

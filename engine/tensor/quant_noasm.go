@@ -16,3 +16,6 @@ func dotQ5KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32
 func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotIQ4XSAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}
