@@ -47,3 +47,10 @@ func dotQ2KAVX2(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float
 //
 //go:noescape
 func dotQ3KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+
+// dotIQ4XSAVX2 writes dst[r] for r < rows: dotIQ4XS in AVX2 (the same
+// bits) of the row of n IQ4_XS blocks at w+r·rb, with the Q8_K
+// activations' scales xd and values xq (quant_iq4xs_amd64.s).
+//
+//go:noescape
+func dotIQ4XSAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

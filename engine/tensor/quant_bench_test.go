@@ -18,9 +18,8 @@ import (
 // file's copy uses (without them Q5_0, Q5_1, Q4_1 and IQ4_NL run their
 // pure-Go kernels). Where the VNNI kernels run, Q5_1, Q4_1 and IQ4_NL
 // also run their pure-Go kernels ("go": the rows one at a time as
-// quantJob.Run takes them without the VNNI kernels), for the ratio. The
-// types without assembly (IQ4_XS) run their pure-Go kernels; Q2_K and
-// Q3_K run their AVX2 kernels as Q4_K, Q5_K and Q6_K do.
+// quantJob.Run takes them without the VNNI kernels), for the ratio. Q2_K,
+// Q3_K and IQ4_XS run their AVX2 kernels, as Q4_K, Q5_K and Q6_K do.
 func BenchmarkQuantMatVec(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	p := NewPool(1)

@@ -235,7 +235,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K || w.DType == Q2_K || w.DType == Q3_K) {
+	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K || w.DType == Q2_K || w.DType == Q3_K || w.DType == IQ4_XS) {
 		j.runKAsm(lo, hi)
 		return
 	}
@@ -750,9 +750,9 @@ func growI8(buf *[]int8, n int) {
 // next.
 const kRun = 64 << 10
 
-// runKAsm computes the K-quant rows [lo, hi) with the AVX2 kernels (Q4_K,
-// Q5_K and Q6_K: AVX-512 where present, the same bits), by runs of rows
-// against every row of x.
+// runKAsm computes the K-quant and IQ4_XS rows [lo, hi) with the AVX2
+// kernels (Q4_K, Q5_K and Q6_K: AVX-512 where present, the same bits), by
+// runs of rows against every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -778,6 +778,8 @@ func (j *quantJob) runKAsm(lo, hi int) {
 				dotQ2KAVX2(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
 			case Q3_K:
 				dotQ3KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
+			case IQ4_XS:
+				dotIQ4XSAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			default:
 				if useAVX512 {
 					dotQ6KAVX512(dst, wq, rb, e-r, xd, xq, in/256)

@@ -25,12 +25,13 @@ import (
 // quant_vnni1_amd64.s: dotQuads*Q5_1VNNI, *Q4_1VNNI, *IQ4NLVNNI; in
 // ggml's layout and the packed one, quant.go), which quantJob.Run takes
 // instead: the Go twins' bits, which the tests hold them to. Q2_K and
-// Q3_K rows have AVX2 twins (quant_k23_amd64.s: dotQ2KAVX2, dotQ3KAVX2,
-// the same bits), which quantJob.Run takes where AVX2 runs. IQ4_XS runs
-// in pure Go.
+// Q3_K rows have AVX2 twins (quant_k23_amd64.s: dotQ2KAVX2, dotQ3KAVX2),
+// and so do IQ4_XS rows (quant_iq4xs_amd64.s: dotIQ4XSAVX2), the same
+// bits, which quantJob.Run takes where AVX2 runs.
 
 // iq4nlValues is ggml's kvalues_iq4nl: the sixteen weights an IQ4_NL or
-// IQ4_XS nibble stands for, before the block's scale.
+// IQ4_XS nibble stands for, before the block's scale. dotIQ4XSAVX2 loads
+// it as its VPSHUFB table.
 var iq4nlValues = [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
 // dequantQ4_1: out[j] = d·(qs[j]&15) + m, out[j+16] = d·(qs[j]>>4) + m.

@@ -22,3 +22,6 @@ func dotQ2KAVX2(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float
 func dotQ3KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotIQ4XSAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}

@@ -753,6 +753,141 @@ func TestQuantAsmMatchesGoK23(t *testing.T) {
 	}
 }
 
+// TestQuantAsmIQ4XSMatchesGo holds dotIQ4XSAVX2 to dotIQ4XS bit for bit:
+// random blocks of 1, 2, 3 and 8 blocks a row in runs of rows of every
+// parity (the kernel takes rows in pairs, then one alone) laid out with
+// padding between them (rb longer than a row), and blocks at the edges of
+// every part of the arithmetic: every scale -32 or 31, every nibble 0
+// (-127) or 15 (113), activations all -128 (not a value quantizeQ8K
+// gives, but the kernel takes it exactly) or 127, and f16 d at its
+// largest, subnormal, zero and negative. It also checks that the kernel
+// writes dst[r] for r < rows and nothing past.
+func TestQuantAsmIQ4XSMatchesGo(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX2 kernels on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const pad = 40
+	// check lays out the rows of w (rows of blocks blocks) rb = row+pad
+	// bytes apart, the padding random, and compares the kernel with the
+	// Go twin row by row.
+	check := func(t *testing.T, what string, w []byte, rows, blocks int, xd []float32, xq []int8) {
+		t.Helper()
+		row := 136 * blocks
+		rb := row + pad
+		buf := make([]byte, rows*rb+1)
+		for i := range buf {
+			buf[i] = byte(r.Uint32())
+		}
+		for i := range rows {
+			copy(buf[i*rb:], w[i*row:(i+1)*row])
+		}
+		const canary = float32(-12345.5)
+		dst := make([]float32, rows+1)
+		for i := range dst {
+			dst[i] = canary
+		}
+		dotIQ4XSAVX2(&dst[0], &buf[0], rb, rows, &xd[0], &xq[0], blocks)
+		for i := range rows {
+			if want := dotIQ4XS(w[i*row:(i+1)*row], xd, xq); !sameBits(dst[i], want) {
+				t.Errorf("%s: row %d of %d: got %v (%#x), want %v (%#x, Go twin)", what, i, rows, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+			}
+		}
+		if dst[rows] != canary {
+			t.Errorf("%s: dst[%d] (past the %d rows) written: %v", what, rows, rows, dst[rows])
+		}
+	}
+	for _, blocks := range []int{1, 2, 3, 8} {
+		for _, rows := range []int{1, 2, 3, 4, 5} {
+			t.Run(fmt.Sprintf("random/%d blocks/%d rows", blocks, rows), func(t *testing.T) {
+				w := randomBlocks(r, IQ4_XS, rows, 256*blocks)
+				x := make([]float32, 256*blocks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64() * 4)
+				}
+				var a qActs
+				a.quantize(IQ4_XS, x, 1, len(x))
+				check(t, "random", w, rows, blocks, a.d, a.qs)
+			})
+		}
+	}
+	t.Run("no rows", func(t *testing.T) {
+		xd, xq := []float32{1}, make([]int8, 256)
+		check(t, "no rows", make([]byte, 136), 0, 1, xd, xq)
+	})
+
+	// The edges: each block of 3 rows of 2 blocks takes a scale pattern
+	// (scales_h, scales_l), a nibble pattern and an f16 d, each row a
+	// different d; the activations take a pattern too.
+	type scales struct {
+		name string
+		h    uint16
+		l    uint32
+	}
+	scaleCases := []scales{{"scales -32", 0, 0}, {"scales 31", 0xffff, 0xffffffff}, {"scales mixed", 0x9c36, 0xf00f5aa5}}
+	nibbleCases := []struct {
+		name string
+		fill func(qs []byte)
+	}{
+		{"nibbles 0", func(qs []byte) { clear(qs) }},
+		{"nibbles 15", func(qs []byte) {
+			for i := range qs {
+				qs[i] = 0xff
+			}
+		}},
+		{"nibbles 0/15", func(qs []byte) {
+			for i := range qs {
+				qs[i] = byte(0x0f << (4 * (i % 2)))
+			}
+		}},
+		{"nibbles random", func(qs []byte) {
+			for i := range qs {
+				qs[i] = byte(r.Uint32())
+			}
+		}},
+	}
+	actCases := []struct {
+		name string
+		q    func(i int) int8
+	}{
+		{"x -128", func(int) int8 { return -128 }},
+		{"x 127", func(int) int8 { return 127 }},
+		{"x -128/127", func(i int) int8 { return []int8{-128, 127}[i/3%2] }},
+		{"x -127", func(int) int8 { return -127 }},
+		{"x random", func(int) int8 { return int8(r.Uint32()) }},
+	}
+	// binary16: the largest, the largest negative, the smallest subnormal
+	// (both signs), +0, -0, a negative normal, a typical scale.
+	ds := []uint16{0x7bff, 0xfbff, 0x0001, 0x8001, 0x0000, 0x8000, 0xb555, F32ToF16(0.0123)}
+	const rows, blocks = 3, 2
+	for _, sc := range scaleCases {
+		for _, nb := range nibbleCases {
+			for _, ac := range actCases {
+				for k := range ds {
+					what := fmt.Sprintf("%s/%s/%s/d %#04x", sc.name, nb.name, ac.name, ds[k])
+					w := make([]byte, rows*blocks*136)
+					for b := range rows * blocks {
+						blk := w[136*b : 136*b+136]
+						binary.LittleEndian.PutUint16(blk, ds[(k+b/blocks)%len(ds)])
+						binary.LittleEndian.PutUint16(blk[2:], sc.h)
+						binary.LittleEndian.PutUint32(blk[4:], sc.l)
+						nb.fill(blk[8:])
+					}
+					xq := make([]int8, 256*blocks)
+					for i := range xq {
+						xq[i] = ac.q(i)
+					}
+					// activation scales: ordinary, negative, and one tiny
+					// enough that d_w·d_x falls among the subnormals.
+					for _, xd := range [][]float32{{0.75, -1.5e-3}, {1e-33, 3}} {
+						check(t, what, w, rows, blocks, xd, xq)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestQuantMatMulTPanics(t *testing.T) {
 	m, err := NewQuantMatrix(make([]byte, 34), Q8_0, 1, 32)
 	if err != nil {
