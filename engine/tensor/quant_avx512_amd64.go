@@ -95,3 +95,9 @@ func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8
 //
 //go:noescape
 func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
+
+// dotIQ4XSAVX512 is dotIQ4XSAVX2 in AVX-512 (quant_iq4xs_amd64.s): the
+// same integers and float sequence, the same bits.
+//
+//go:noescape
+func dotIQ4XSAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

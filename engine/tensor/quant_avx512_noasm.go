@@ -48,3 +48,6 @@ func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8
 func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotIQ4XSAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}

@@ -27,17 +27,17 @@
 // and the result is ggml's hsum_float_8 of acc, ((a0+a4)+(a2+a6)) +
 // ((a1+a5)+(a3+a7)), as dotIQ4XS's hsum8.
 //
-// The rows go two at a time (the activations' loads and |x| shared),
-// then the last one alone; each row's integers and floats are the same
-// as alone.
+// One row at a time: two rows side by side (the activations' loads
+// shared) measured faster in cache but are two streams a row apart, which
+// this machine's prefetchers follow badly from memory: a decode step of a
+// Llama-3.2-1B-shaped IQ4_XS file spent 1.5 times as long in them.
 //
-// Registers: R12 the next row, R11 rb, BX the rows left, R8 dst, SI
-// (and R9 = SI+rb) the rows' blocks, DX the activations' scales, DI
-// their values, CX the blocks left. Y5 the nibble shifts (0 low, 4
-// high), Y6 0x0F, Y7 the table in both halves; Y10, Y11 the rows' int32
-// lanes, Y4, Y12 their float accumulators. The scales of a block, as
-// (s, s) word pairs one a sub-block, wait at 0(SP) (first row) and
-// 32(SP) (second row) for VPBROADCASTD.
+// Registers: R12 the next row, R11 rb, BX the rows left, R8 dst, SI the
+// row's blocks, DX the activations' scales, DI their values, CX the
+// blocks left. Y5 the nibble shifts (0 low, 4 high), Y6 0x0F, Y7 the
+// table in both halves; Y10 the row's int32 lanes, Y4 its float
+// accumulator. The scales of a block, as (s, s) word pairs one a
+// sub-block, wait at 0(SP) for VPBROADCASTD.
 //
 // Plan 9 operand order: VPSHUFB index, table, dst; VPSRLVD counts, src,
 // dst; VPMADDUBSW signed, unsigned, dst; VPSIGNB s, a, dst computes
@@ -123,25 +123,6 @@ GLOBL iq4xs32<>(SB), RODATA|NOPTR, $32
 	VPMADDWD Y3, Y0, Y0 \
 	VPADDD Y0, Y10, Y10
 
-// IQ4XSSUB2 is IQ4XSSUB1 for two rows, SI's into Y10 (scales at soff(SP))
-// and R9's into Y11 (at soff+32(SP), given as soff2): the activations
-// and their absolute values are loaded once.
-#define IQ4XSSUB2(qoff, xoff, soff, soff2) \
-	VMOVDQU xoff(DI), Y1 \
-	VPABSB Y1, Y2 \
-	IQ4XSVALUES(qoff(SI), Y0) \
-	IQ4XSVALUES(qoff(R9), Y8) \
-	VPSIGNB Y1, Y0, Y0 \
-	VPSIGNB Y1, Y8, Y8 \
-	VPMADDUBSW Y0, Y2, Y0 \
-	VPMADDUBSW Y8, Y2, Y8 \
-	VPBROADCASTD soff(SP), Y3 \
-	VPBROADCASTD soff2(SP), Y9 \
-	VPMADDWD Y3, Y0, Y0 \
-	VPMADDWD Y9, Y8, Y8 \
-	VPADDD Y0, Y10, Y10 \
-	VPADDD Y8, Y11, Y11
-
 // IQ4XSFMA: acc += float(lanes)·(d_w·d_x), d_w the f16 at r, d_x at
 // (DX); y a scratch register.
 #define IQ4XSFMA(r, lanes, acc, y, x) \
@@ -163,7 +144,7 @@ GLOBL iq4xs32<>(SB), RODATA|NOPTR, $32
 	VADDSS t, x, x
 
 // func dotIQ4XSAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
-TEXT ·dotIQ4XSAVX2(SB), NOSPLIT, $64-56
+TEXT ·dotIQ4XSAVX2(SB), NOSPLIT, $32-56
 	MOVQ dst+0(FP), R8
 	MOVQ w+8(FP), R12
 	MOVQ rb+16(FP), R11
@@ -173,49 +154,7 @@ TEXT ·dotIQ4XSAVX2(SB), NOSPLIT, $64-56
 	VMOVD AX, X6
 	VPBROADCASTD X6, Y6
 	VBROADCASTI128 ·iq4nlValues(SB), Y7
-iq4xspair:
-	CMPQ BX, $2
-	JLT iq4xsone
-	MOVQ R12, SI
-	LEAQ (R12)(R11*1), R9
-	MOVQ xd+32(FP), DX
-	MOVQ xq+40(FP), DI
-	MOVQ n+48(FP), CX
-	VXORPS Y4, Y4, Y4
-	VXORPS Y12, Y12, Y12
-	TESTQ CX, CX
-	JEQ iq4xspairdone
-iq4xspairblock:
-	IQ4XSSCALES(SI, 0)
-	IQ4XSSCALES(R9, 32)
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
-	IQ4XSSUB2(8, 0, 0, 32)
-	IQ4XSSUB2(24, 32, 4, 36)
-	IQ4XSSUB2(40, 64, 8, 40)
-	IQ4XSSUB2(56, 96, 12, 44)
-	IQ4XSSUB2(72, 128, 16, 48)
-	IQ4XSSUB2(88, 160, 20, 52)
-	IQ4XSSUB2(104, 192, 24, 56)
-	IQ4XSSUB2(120, 224, 28, 60)
-	IQ4XSFMA(SI, Y10, Y4, Y3, X3)
-	IQ4XSFMA(R9, Y11, Y12, Y9, X9)
-	ADDQ $136, SI
-	ADDQ $136, R9
-	ADDQ $4, DX
-	ADDQ $256, DI
-	DECQ CX
-	JNE iq4xspairblock
-iq4xspairdone:
-	IQ4XSHSUM(Y4, X4, X0)
-	IQ4XSHSUM(Y12, X12, X1)
-	VMOVSS X4, (R8)
-	VMOVSS X12, 4(R8)
-	ADDQ $8, R8
-	LEAQ (R12)(R11*2), R12
-	SUBQ $2, BX
-	JMP iq4xspair
-iq4xsone:
+iq4xsrow:
 	TESTQ BX, BX
 	JEQ iq4xsend
 	MOVQ R12, SI
@@ -224,8 +163,8 @@ iq4xsone:
 	MOVQ n+48(FP), CX
 	VXORPS Y4, Y4, Y4
 	TESTQ CX, CX
-	JEQ iq4xsonedone
-iq4xsoneblock:
+	JEQ iq4xsrowdone
+iq4xsblock:
 	IQ4XSSCALES(SI, 0)
 	VPXOR Y10, Y10, Y10
 	IQ4XSSUB1(8, 0, 0)
@@ -241,10 +180,171 @@ iq4xsoneblock:
 	ADDQ $4, DX
 	ADDQ $256, DI
 	DECQ CX
-	JNE iq4xsoneblock
-iq4xsonedone:
+	JNE iq4xsblock
+iq4xsrowdone:
 	IQ4XSHSUM(Y4, X4, X0)
 	VMOVSS X4, (R8)
+	ADDQ $4, R8
+	ADDQ R11, R12
+	DECQ BX
+	JMP iq4xsrow
 iq4xsend:
+	VZEROUPPER
+	RET
+
+// dotIQ4XSAVX512 is dotIQ4XSAVX2 in AVX-512 (BW): the same integers and
+// float sequence, the same bits, with two sub-blocks in one 64-byte
+// register. VSHUFI64X2 puts the 32 bytes of qs of sub-blocks 2p and 2p+1
+// as 16-byte lanes (2p, 2p, 2p+1, 2p+1), VPSRLVD shifts the second and
+// fourth lanes by 4, so that after VPAND and VPSHUFB the register holds
+// the two sub-blocks' 64 values in order, next to their 64 activations.
+// AVX-512 has no VPSIGNB: v·sign(x) is v negated under the mask of x's
+// sign bits (VPMOVB2M, a masked VPSUBB from zero); x = 0 keeps v, whose
+// product with |x| = 0 is the same 0. VPMADDWD takes the two sub-blocks'
+// scales side by side (VPERMW from the block's word pairs), and the
+// sixteen int32 lanes (sub-block 2p's lane m in lane m, 2p+1's in lane
+// 8+m) add at the block's end, exactly, into the AVX2 kernel's eight.
+// It takes one row at a time: two rows side by side, as the AVX2 kernel
+// takes them, are two streams a row apart, which this machine's
+// prefetchers follow badly from memory (half the rate in a decode step of
+// a Llama-3.2-1B file).
+
+// iq4xsPairIdx: for sub-blocks 2p and 2p+1, VPERMW's word indices into
+// IQ4XSSC's word pairs: sixteen words 4p (scale 2p), sixteen 4p+2.
+DATA iq4xsPairIdx<>+0(SB)/8, $0x0000000000000000
+DATA iq4xsPairIdx<>+8(SB)/8, $0x0000000000000000
+DATA iq4xsPairIdx<>+16(SB)/8, $0x0000000000000000
+DATA iq4xsPairIdx<>+24(SB)/8, $0x0000000000000000
+DATA iq4xsPairIdx<>+32(SB)/8, $0x0002000200020002
+DATA iq4xsPairIdx<>+40(SB)/8, $0x0002000200020002
+DATA iq4xsPairIdx<>+48(SB)/8, $0x0002000200020002
+DATA iq4xsPairIdx<>+56(SB)/8, $0x0002000200020002
+DATA iq4xsPairIdx<>+64(SB)/8, $0x0004000400040004
+DATA iq4xsPairIdx<>+72(SB)/8, $0x0004000400040004
+DATA iq4xsPairIdx<>+80(SB)/8, $0x0004000400040004
+DATA iq4xsPairIdx<>+88(SB)/8, $0x0004000400040004
+DATA iq4xsPairIdx<>+96(SB)/8, $0x0006000600060006
+DATA iq4xsPairIdx<>+104(SB)/8, $0x0006000600060006
+DATA iq4xsPairIdx<>+112(SB)/8, $0x0006000600060006
+DATA iq4xsPairIdx<>+120(SB)/8, $0x0006000600060006
+DATA iq4xsPairIdx<>+128(SB)/8, $0x0008000800080008
+DATA iq4xsPairIdx<>+136(SB)/8, $0x0008000800080008
+DATA iq4xsPairIdx<>+144(SB)/8, $0x0008000800080008
+DATA iq4xsPairIdx<>+152(SB)/8, $0x0008000800080008
+DATA iq4xsPairIdx<>+160(SB)/8, $0x000a000a000a000a
+DATA iq4xsPairIdx<>+168(SB)/8, $0x000a000a000a000a
+DATA iq4xsPairIdx<>+176(SB)/8, $0x000a000a000a000a
+DATA iq4xsPairIdx<>+184(SB)/8, $0x000a000a000a000a
+DATA iq4xsPairIdx<>+192(SB)/8, $0x000c000c000c000c
+DATA iq4xsPairIdx<>+200(SB)/8, $0x000c000c000c000c
+DATA iq4xsPairIdx<>+208(SB)/8, $0x000c000c000c000c
+DATA iq4xsPairIdx<>+216(SB)/8, $0x000c000c000c000c
+DATA iq4xsPairIdx<>+224(SB)/8, $0x000e000e000e000e
+DATA iq4xsPairIdx<>+232(SB)/8, $0x000e000e000e000e
+DATA iq4xsPairIdx<>+240(SB)/8, $0x000e000e000e000e
+DATA iq4xsPairIdx<>+248(SB)/8, $0x000e000e000e000e
+GLOBL iq4xsPairIdx<>(SB), RODATA|NOPTR, $256
+
+// IQ4XSSC leaves in y (a Y register; the top of its Z register zero)
+// the block at r's eight scales less 32 as word pairs (s, s), sub-block
+// ib's at words 2ib, 2ib+1, as IQ4XSSCALES writes them.
+#define IQ4XSSC(r, y) \
+	VPBROADCASTD 4(r), y \
+	VPSRLVD iq4xsLo<>(SB), y, y \
+	VPAND Y6, y, y \
+	VPBROADCASTD 1(r), Y9 \
+	VPSRLVD iq4xsHi<>(SB), Y9, Y9 \
+	VPAND iq4xs30<>(SB), Y9, Y9 \
+	VPOR Y9, y, y \
+	VPSHUFB iq4xsDup<>(SB), y, y \
+	VPSUBW iq4xs32<>(SB), y, y
+
+// IQ4XSV512 leaves in z the 64 values of sub-blocks 2p, 2p+1 whose qs
+// are at addr, in order.
+#define IQ4XSV512(addr, z, y) \
+	VMOVDQU addr, y \
+	VSHUFI64X2 $0x50, z, z, z \
+	VPSRLVD Z5, z, z \
+	VPANDD Z6, z, z \
+	VPSHUFB z, Z7, z
+
+// IQ4XSX512 loads the activations at xoff(DI) of a pair of sub-blocks:
+// |x| in Z2, the mask of x's negative bytes in K1.
+#define IQ4XSX512(xoff) \
+	VMOVDQU64 xoff(DI), Z1 \
+	VPABSB Z1, Z2 \
+	VPMOVB2M Z1, K1
+
+// IQ4XSPROD adds the products of the values in z (scratch s) with the
+// activations of IQ4XSX512 into lanes, the scales picked from table by
+// idx.
+#define IQ4XSPROD(z, s, table, idx, lanes) \
+	VPSUBB z, Z31, K1, z \
+	VPMADDUBSW z, Z2, z \
+	VPERMW table, idx, s \
+	VPMADDWD s, z, z \
+	VPADDD z, lanes, lanes
+
+// IQ4XSFOLD adds the top eight int32 lanes of z into the bottom eight (y).
+#define IQ4XSFOLD(z, y, t) \
+	VEXTRACTI64X4 $1, z, t \
+	VPADDD t, y, y
+
+// func dotIQ4XSAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+TEXT ·dotIQ4XSAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), R8
+	MOVQ w+8(FP), R12
+	MOVQ rb+16(FP), R11
+	MOVQ rows+24(FP), BX
+	VBROADCASTI64X4 iq4xsNib<>(SB), Z5
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Z6
+	VBROADCASTI32X4 ·iq4nlValues(SB), Z7
+	VPXORD Z31, Z31, Z31
+	VMOVDQU64 iq4xsPairIdx<>+0(SB), Z16
+	VMOVDQU64 iq4xsPairIdx<>+64(SB), Z17
+	VMOVDQU64 iq4xsPairIdx<>+128(SB), Z18
+	VMOVDQU64 iq4xsPairIdx<>+192(SB), Z19
+z4row:
+	TESTQ BX, BX
+	JEQ z4end
+	MOVQ R12, SI
+	MOVQ xd+32(FP), DX
+	MOVQ xq+40(FP), DI
+	MOVQ n+48(FP), CX
+	VXORPS Y4, Y4, Y4
+	TESTQ CX, CX
+	JEQ z4rowdone
+z4block:
+	IQ4XSSC(SI, Y8)
+	VPXORD Z10, Z10, Z10
+	IQ4XSX512(0)
+	IQ4XSV512(8(SI), Z0, Y0)
+	IQ4XSPROD(Z0, Z3, Z8, Z16, Z10)
+	IQ4XSX512(64)
+	IQ4XSV512(40(SI), Z0, Y0)
+	IQ4XSPROD(Z0, Z3, Z8, Z17, Z10)
+	IQ4XSX512(128)
+	IQ4XSV512(72(SI), Z0, Y0)
+	IQ4XSPROD(Z0, Z3, Z8, Z18, Z10)
+	IQ4XSX512(192)
+	IQ4XSV512(104(SI), Z0, Y0)
+	IQ4XSPROD(Z0, Z3, Z8, Z19, Z10)
+	IQ4XSFOLD(Z10, Y10, Y3)
+	IQ4XSFMA(SI, Y10, Y4, Y3, X3)
+	ADDQ $136, SI
+	ADDQ $4, DX
+	ADDQ $256, DI
+	DECQ CX
+	JNE z4block
+z4rowdone:
+	IQ4XSHSUM(Y4, X4, X0)
+	VMOVSS X4, (R8)
+	ADDQ $4, R8
+	ADDQ R11, R12
+	DECQ BX
+	JMP z4row
+z4end:
 	VZEROUPPER
 	RET

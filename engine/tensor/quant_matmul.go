@@ -751,8 +751,8 @@ func growI8(buf *[]int8, n int) {
 const kRun = 64 << 10
 
 // runKAsm computes the K-quant and IQ4_XS rows [lo, hi) with the AVX2
-// kernels (Q4_K, Q5_K and Q6_K: AVX-512 where present, the same bits), by
-// runs of rows against every row of x.
+// kernels (Q4_K, Q5_K, Q6_K and IQ4_XS: AVX-512 where present, the same
+// bits), by runs of rows against every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -779,6 +779,10 @@ func (j *quantJob) runKAsm(lo, hi int) {
 			case Q3_K:
 				dotQ3KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			case IQ4_XS:
+				if useAVX512 {
+					dotIQ4XSAVX512(dst, wq, rb, e-r, xd, xq, in/256)
+					break
+				}
 				dotIQ4XSAVX2(dst, wq, rb, e-r, xd, xq, in/256)
 			default:
 				if useAVX512 {

@@ -753,10 +753,9 @@ func TestQuantAsmMatchesGoK23(t *testing.T) {
 	}
 }
 
-// TestQuantAsmIQ4XSMatchesGo holds dotIQ4XSAVX2 to dotIQ4XS bit for bit:
-// random blocks of 1, 2, 3 and 8 blocks a row in runs of rows of every
-// parity (the kernel takes rows in pairs, then one alone) laid out with
-// padding between them (rb longer than a row), and blocks at the edges of
+// TestQuantAsmIQ4XSMatchesGo holds dotIQ4XSAVX2 (and dotIQ4XSAVX512 where
+// it runs) to dotIQ4XS bit for bit: random blocks of 1, 2, 3 and 8
+// blocks a row in runs of 1 to 5 rows laid out with padding between them (rb longer than a row), and blocks at the edges of
 // every part of the arithmetic: every scale -32 or 31, every nibble 0
 // (-127) or 15 (113), activations all -128 (not a value quantizeQ8K
 // gives, but the kernel takes it exactly) or 127, and f16 d at its
@@ -768,6 +767,16 @@ func TestQuantAsmIQ4XSMatchesGo(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(7, 8))
 	const pad = 40
+	kernels := []struct {
+		name string
+		f    func(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+	}{{"AVX2", dotIQ4XSAVX2}}
+	if useAVX512 {
+		kernels = append(kernels, struct {
+			name string
+			f    func(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+		}{"AVX-512", dotIQ4XSAVX512})
+	}
 	// check lays out the rows of w (rows of blocks blocks) rb = row+pad
 	// bytes apart, the padding random, and compares the kernel with the
 	// Go twin row by row.
@@ -783,18 +792,20 @@ func TestQuantAsmIQ4XSMatchesGo(t *testing.T) {
 			copy(buf[i*rb:], w[i*row:(i+1)*row])
 		}
 		const canary = float32(-12345.5)
-		dst := make([]float32, rows+1)
-		for i := range dst {
-			dst[i] = canary
-		}
-		dotIQ4XSAVX2(&dst[0], &buf[0], rb, rows, &xd[0], &xq[0], blocks)
-		for i := range rows {
-			if want := dotIQ4XS(w[i*row:(i+1)*row], xd, xq); !sameBits(dst[i], want) {
-				t.Errorf("%s: row %d of %d: got %v (%#x), want %v (%#x, Go twin)", what, i, rows, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+		for _, k := range kernels {
+			dst := make([]float32, rows+1)
+			for i := range dst {
+				dst[i] = canary
 			}
-		}
-		if dst[rows] != canary {
-			t.Errorf("%s: dst[%d] (past the %d rows) written: %v", what, rows, rows, dst[rows])
+			k.f(&dst[0], &buf[0], rb, rows, &xd[0], &xq[0], blocks)
+			for i := range rows {
+				if want := dotIQ4XS(w[i*row:(i+1)*row], xd, xq); !sameBits(dst[i], want) {
+					t.Errorf("%s, %s: row %d of %d: got %v (%#x), want %v (%#x, Go twin)", k.name, what, i, rows, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+				}
+			}
+			if dst[rows] != canary {
+				t.Errorf("%s, %s: dst[%d] (past the %d rows) written: %v", k.name, what, rows, rows, dst[rows])
+			}
 		}
 	}
 	for _, blocks := range []int{1, 2, 3, 8} {
