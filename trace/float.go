@@ -92,9 +92,9 @@ func (f Forward) MarshalJSON() ([]byte, error) {
 	})
 	b = appendLists(append(b, `,"head_shares":`...), f.Layers, func(fl *ForwardLayer, b []byte) []byte {
 		for k, h := range fl.Heads {
-			if b, err = appendNorm(comma(b, k), h.Share); err != nil {
-				err = fmt.Errorf("trace: head %d's share: %w", h.Index, err)
-				return b
+			var bad error
+			if b, bad = appendNorm(comma(b, k), h.Share); bad != nil && err == nil {
+				err = fmt.Errorf("trace: head %d's share: %w", h.Index, bad)
 			}
 		}
 		return b

@@ -118,7 +118,7 @@ func TestForwardJSON(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", tc.in, err, tc.want)
 		}
 	}
-	for _, bad := range []Forward{{Embedding: math.NaN()}, {Layers: []ForwardLayer{{Heads: []Head{{0, math.Inf(1)}}}}}, {Layers: []ForwardLayer{{Neurons: []Neuron{{2, float32(math.NaN())}}}}}} {
+	for _, bad := range []Forward{{Embedding: math.NaN()}, {Layers: []ForwardLayer{{Heads: []Head{{0, math.Inf(1)}}}, {Heads: []Head{{0, 1}}}}}, {Layers: []ForwardLayer{{Neurons: []Neuron{{2, float32(math.NaN())}}}, {Neurons: []Neuron{{1, 1}}}}}} {
 		if got, err := json.Marshal(bad); err == nil || !strings.Contains(err.Error(), "not a number") {
 			t.Errorf("got %s, %v; want an error saying the norm is not a number", got, err)
 		}
