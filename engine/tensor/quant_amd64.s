@@ -1,42 +1,13 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "quant_k_amd64.h"
 
-// KUNPACK unpacks the six-bit scales and mins of the Q4_K or Q5_K block at
-// SI, as ggml's utmp words: scales 0..3 and mins 0..3 are the low six bits
-// of the block's first and second words, scales and mins 4..7 take their
-// low four bits from the third word's nibbles and their top two from the
-// top bits of the first and second words. It leaves the eight scales as
-// int16 at 0(SP), and in X12 the four min lanes m[2k]·S[2k] +
-// m[2k+1]·S[2k+1] (S the activations' sums of 32 at R8: VPMADDWD).
+// KUNPACK is KSCALES (quant_k_amd64.h) with the eight scales also at
+// 0(SP), where the pair loop broadcasts them from.
 #define KUNPACK \
-	MOVL 4(SI), AX \
-	MOVL 8(SI), BX \
-	MOVL 12(SI), R11 \
-	MOVL AX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	MOVL AX, R14 \
-	SHRL $2, R14 \
-	ANDL $0x30303030, R14 \
-	MOVL R11, R15 \
-	ANDL $0x0f0f0f0f, R15 \
-	ORL R15, R14 \
-	VMOVD R13, X8 \
-	VPINSRD $1, R14, X8, X8 \
-	VPMOVZXBW X8, X8 \
-	VMOVDQU X8, 0(SP) \
-	MOVL BX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	MOVL BX, R14 \
-	SHRL $2, R14 \
-	ANDL $0x30303030, R14 \
-	SHRL $4, R11 \
-	ANDL $0x0f0f0f0f, R11 \
-	ORL R11, R14 \
-	VMOVD R13, X9 \
-	VPINSRD $1, R14, X9, X9 \
-	VPMOVZXBW X9, X9 \
-	VPMADDWD (R8), X9, X12
+	KSCALES \
+	VMOVDQU X8, 0(SP)
 
 // KDOT body: the Q4_K and Q5_K kernels, ggml_vec_dot_q4_K_q8_K's and
 // ggml_vec_dot_q5_K_q8_K's AVX2 paths. Per block of BLOCK bytes, eight
@@ -99,32 +70,14 @@ pair: \
 	INCQ R10 \
 	CMPQ R10, $4 \
 	JNE pair \
-	VCVTDQ2PS Y10, Y10 \
-	MOVWLZX (SI), AX \
-	VMOVD AX, X11 \
-	VCVTPH2PS X11, X11 \
-	VMULSS (DX), X11, X11 \
-	VBROADCASTSS X11, Y11 \
-	VFMADD231PS Y10, Y11, Y4 \
-	MOVWLZX 2(SI), AX \
-	VMOVD AX, X13 \
-	VCVTPH2PS X13, X13 \
-	VMULSS (DX), X13, X13 \
-	VXORPS X15, X13, X13 \
-	MINS \
+	KFLOATS(MINS) \
 	ADDQ $BLOCK, SI \
 	ADDQ $4, DX \
 	ADDQ $16, R8 \
 	DECQ CX \
 	JNE block \
 done: \
-	VEXTRACTF128 $1, Y4, X14 \
-	VADDPS X14, X4, X4 \
-	VMOVHLPS X4, X4, X14 \
-	VADDPS X14, X4, X4 \
-	VMOVSHDUP X4, X14 \
-	VADDSS X14, X4, X4 \
-	FINAL \
+	KHSUM(FINAL) \
 	MOVQ dst+0(FP), AX \
 	VMOVSS X4, (AX) \
 	ADDQ $4, AX \
@@ -136,24 +89,8 @@ end: \
 	VZEROUPPER \
 	RET
 
-#define NOTHING
-
-// Q4_K: four min lanes, accm[k] += float(lane k)·dmin; the result
-// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
-#define Q4KMINS \
-	VCVTDQ2PS X12, X12 \
-	VBROADCASTSS X13, X13 \
-	VFMADD231PS X12, X13, X5
-
-#define Q4KFINAL \
-	VMOVHLPS X5, X5, X14 \
-	VADDPS X14, X5, X5 \
-	VMOVSHDUP X5, X14 \
-	VADDSS X14, X5, X5 \
-	VADDSS X5, X4, X4
-
-// Q5_K: the fifth bits; the mins as one integer a block, summs +=
-// float(Σ)·dmin, one FMA; the result hsum_float_8(acc) + summs.
+// Q5_K's fifth bits (its mins and result: Q5KMINS, Q5KFINAL in
+// quant_k_amd64.h).
 #define Q5KHBITS \
 	VMOVDQU 16(SI), Y13
 
@@ -166,15 +103,6 @@ end: \
 	VPSLLW $4, Y2, Y2 \
 	VPOR Y2, Y1, Y1 \
 	VPSRLW $1, Y13, Y13
-
-#define Q5KMINS \
-	VPHADDD X12, X12, X12 \
-	VPHADDD X12, X12, X12 \
-	VCVTDQ2PS X12, X12 \
-	VFMADD231SS X12, X13, X5
-
-#define Q5KFINAL \
-	VADDSS X5, X4, X4
 
 // AVX2 dot products of one quantized weight row with activations rounded
 // to Q8_0 blocks, as ggml's ggml_vec_dot_q8_0_q8_0 and q4_0_q8_0 compute

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "quant_k_amd64.h"
 
 // The Q4_K and Q5_K kernels in AVX-512 (BW): dotQ4KAVX2's and
 // dotQ5KAVX2's integers and float sequence, the same bits, with each run of 32 bytes of a block's nibbles
@@ -108,32 +109,14 @@ block: \
 	ADDQ $256, DI \
 	VEXTRACTI64X4 $1, Z10, Y11 \
 	VPADDD Y11, Y10, Y10 \
-	VCVTDQ2PS Y10, Y10 \
-	MOVWLZX (SI), AX \
-	VMOVD AX, X11 \
-	VCVTPH2PS X11, X11 \
-	VMULSS (DX), X11, X11 \
-	VBROADCASTSS X11, Y11 \
-	VFMADD231PS Y10, Y11, Y4 \
-	MOVWLZX 2(SI), AX \
-	VMOVD AX, X13 \
-	VCVTPH2PS X13, X13 \
-	VMULSS (DX), X13, X13 \
-	VXORPS X15, X13, X13 \
-	MINS \
+	KFLOATS(MINS) \
 	ADDQ $BLOCK, SI \
 	ADDQ $4, DX \
 	ADDQ $16, R8 \
 	DECQ CX \
 	JNE block \
 done: \
-	VEXTRACTF128 $1, Y4, X14 \
-	VADDPS X14, X4, X4 \
-	VMOVHLPS X4, X4, X14 \
-	VADDPS X14, X4, X4 \
-	VMOVSHDUP X4, X14 \
-	VADDSS X14, X4, X4 \
-	FINAL \
+	KHSUM(FINAL) \
 	MOVQ dst+0(FP), AX \
 	VMOVSS X4, (AX) \
 	ADDQ $4, AX \
@@ -145,56 +128,9 @@ end: \
 	VZEROUPPER \
 	RET
 
-// KSCALES: the eight six-bit scales of the block at SI as words in X8
-// (the top of Z8 zero), the four min lanes in X12, as KUNPACK
-// (quant_amd64.s) leaves them.
-#define KSCALES \
-	MOVL 4(SI), AX \
-	MOVL 8(SI), BX \
-	MOVL 12(SI), R11 \
-	MOVL AX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	MOVL AX, R14 \
-	SHRL $2, R14 \
-	ANDL $0x30303030, R14 \
-	MOVL R11, R15 \
-	ANDL $0x0f0f0f0f, R15 \
-	ORL R15, R14 \
-	VMOVD R13, X8 \
-	VPINSRD $1, R14, X8, X8 \
-	VPMOVZXBW X8, X8 \
-	MOVL BX, R13 \
-	ANDL $0x3f3f3f3f, R13 \
-	MOVL BX, R14 \
-	SHRL $2, R14 \
-	ANDL $0x30303030, R14 \
-	SHRL $4, R11 \
-	ANDL $0x0f0f0f0f, R11 \
-	ORL R11, R14 \
-	VMOVD R13, X9 \
-	VPINSRD $1, R14, X9, X9 \
-	VPMOVZXBW X9, X9 \
-	VPMADDWD (R8), X9, X12
-
-#define NOTHING
-
-// Q4_K's mins: accm[k] += float(lane k)·dmin; the result
-// hsum_float_8(acc) + ((accm0+accm2) + (accm1+accm3)).
-#define Q4KMINS \
-	VCVTDQ2PS X12, X12 \
-	VBROADCASTSS X13, X13 \
-	VFMADD231PS X12, X13, X5
-
-#define Q4KFINAL \
-	VMOVHLPS X5, X5, X14 \
-	VADDPS X14, X5, X5 \
-	VMOVSHDUP X5, X14 \
-	VADDSS X14, X5, X5 \
-	VADDSS X5, X4, X4
-
 // Q5_K: qh and qh>>1 side by side, so that run p's low nibbles take bit
-// 2p of qh[l] and its high ones bit 2p+1; the mins as one integer a
-// block, summs += float(Σ)·dmin; the result hsum_float_8(acc) + summs.
+// 2p of qh[l] and its high ones bit 2p+1 (its mins and result: Q5KMINS,
+// Q5KFINAL in quant_k_amd64.h).
 #define Q5KHBITS \
 	VMOVDQU 16(SI), Y13 \
 	VPSRLW $1, Y13, Y1 \
@@ -205,15 +141,6 @@ end: \
 	VPSLLW $4, Z2, Z2 \
 	VPORD Z2, Z0, Z0 \
 	VPSRLW $2, Z13, Z13
-
-#define Q5KMINS \
-	VPHADDD X12, X12, X12 \
-	VPHADDD X12, X12, X12 \
-	VCVTDQ2PS X12, X12 \
-	VFMADD231SS X12, X13, X5
-
-#define Q5KFINAL \
-	VADDSS X5, X4, X4
 
 // func dotQ4KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 TEXT ·dotQ4KAVX512(SB), NOSPLIT, $0-64
