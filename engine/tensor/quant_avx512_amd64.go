@@ -101,3 +101,18 @@ func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float
 //
 //go:noescape
 func dotIQ4XSAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
+
+// dotQ2KAVX512 is dotQ2KAVX2 in AVX-512 (quant_k23z_amd64.s): two runs of
+// 32 values a register against 64 contiguous activations, their sixteen
+// int32 lanes added exactly into dotQ2KAVX2's eight at the block's end,
+// and the same float sequence: the same bits.
+//
+//go:noescape
+func dotQ2KAVX512(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float32, xq *int8, n int)
+
+// dotQ3KAVX512 is dotQ3KAVX2 in AVX-512 (quant_k23z_amd64.s), two runs a
+// register as dotQ2KAVX512: the same integers and float sequence, the
+// same bits.
+//
+//go:noescape
+func dotQ3KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)

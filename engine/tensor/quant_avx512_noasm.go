@@ -51,3 +51,9 @@ func dotQ5KAVX512(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float
 func dotIQ4XSAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }
+func dotQ2KAVX512(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}
+func dotQ3KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int) {
+	panic("no asm")
+}

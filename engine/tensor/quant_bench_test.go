@@ -84,7 +84,8 @@ func goMatVec(dst []float32, m Matrix, x []float32, a *qActs) {
 	}
 }
 
-// BenchmarkKKernels times the Q4_K, Q5_K, Q6_K and IQ4_XS kernels alone,
+// BenchmarkKKernels times the Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
+// kernels alone,
 // AVX2 and AVX-512 (the same bits), on one thread over Llama-3.2-1B's
 // shapes:
 // 2048×2048 (q, o: 2.4 MB of Q4_K, in L3) and 8192×2048 (gate, up: 9.4
@@ -118,6 +119,22 @@ func BenchmarkKKernels(b *testing.B) {
 				dotIQ4XSAVX512(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
 			},
 		},
+		Q2_K: {
+			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
+				dotQ2KAVX2(dst, w, rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
+			},
+			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
+				dotQ2KAVX512(dst, w, rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
+			},
+		},
+		Q3_K: {
+			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
+				dotQ3KAVX2(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
+			},
+			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
+				dotQ3KAVX512(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
+			},
+		},
 		Q6_K: {
 			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
 				dotQ6KAVX2(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
@@ -127,7 +144,7 @@ func BenchmarkKKernels(b *testing.B) {
 			},
 		},
 	}
-	for _, dt := range []DType{Q4_K, Q5_K, Q6_K, IQ4_XS} {
+	for _, dt := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS} {
 		for _, sh := range [][2]int{{2048, 2048}, {8192, 2048}} {
 			rows, cols := sh[0], sh[1]
 			w := randomBlocks(r, dt, rows, cols)

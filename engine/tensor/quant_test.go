@@ -580,12 +580,13 @@ func TestKAVX512Rows(t *testing.T) {
 }
 
 // k23Dots returns the products of rows rows of dt (Q2_K or Q3_K) weights,
-// the rows at w + r·rb, with one row of Q8_K activations a: by the AVX2
-// kernel (one call for all the rows) and by the Go twin, row by row.
-func k23Dots(dt DType, w []byte, rb, rows int, a *qActs) (got, want []float32) {
+// the rows at w + r·rb, with one row of Q8_K activations a: by each
+// kernel of k23Kernels (one call for all the rows; got[k] kernel k's) and
+// by the Go twin, row by row.
+func k23Dots(dt DType, w []byte, rb, rows int, a *qActs) (got [][]float32, want []float32) {
 	n := len(a.d)
 	_, bs := dt.Block()
-	got, want = make([]float32, rows), make([]float32, rows)
+	want = make([]float32, rows)
 	for r := range rows {
 		row := w[r*rb : r*rb+n*bs]
 		if dt == Q2_K {
@@ -594,12 +595,30 @@ func k23Dots(dt DType, w []byte, rb, rows int, a *qActs) (got, want []float32) {
 			want[r] = dotQ3K(row, a.d, a.qs)
 		}
 	}
-	if dt == Q2_K {
-		dotQ2KAVX2(&got[0], &w[0], rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
-	} else {
-		dotQ3KAVX2(&got[0], &w[0], rb, rows, &a.d[0], &a.qs[0], n)
+	for _, k := range k23Kernels() {
+		g := make([]float32, rows)
+		switch {
+		case dt == Q2_K && k == "AVX2":
+			dotQ2KAVX2(&g[0], &w[0], rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
+		case dt == Q2_K:
+			dotQ2KAVX512(&g[0], &w[0], rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
+		case k == "AVX2":
+			dotQ3KAVX2(&g[0], &w[0], rb, rows, &a.d[0], &a.qs[0], n)
+		default:
+			dotQ3KAVX512(&g[0], &w[0], rb, rows, &a.d[0], &a.qs[0], n)
+		}
+		got = append(got, g)
 	}
 	return got, want
+}
+
+// k23Kernels names the Q2_K and Q3_K kernels that run here: AVX2, and
+// AVX-512 where present.
+func k23Kernels() []string {
+	if useAVX512 {
+		return []string{"AVX2", "AVX-512"}
+	}
+	return []string{"AVX2"}
 }
 
 // k23AdversarialBlock writes a Q2_K or Q3_K block to blk whose scales,
@@ -697,8 +716,8 @@ func k23AdversarialActs(r *rand.Rand, a *qActs, n int) {
 	}
 }
 
-// TestQuantAsmMatchesGoK23: the Q2_K and Q3_K AVX2 kernels give dotQ2K's
-// and dotQ3K's bits: random blocks against rounded random activations,
+// TestQuantAsmMatchesGoK23: the Q2_K and Q3_K AVX2 kernels (and the
+// AVX-512 ones where they run) give dotQ2K's and dotQ3K's bits: random blocks against rounded random activations,
 // several rows a call at a stride past the row's end (the bytes between
 // random), and blocks and activations at their extremes.
 func TestQuantAsmMatchesGoK23(t *testing.T) {
@@ -726,9 +745,11 @@ func TestQuantAsmMatchesGoK23(t *testing.T) {
 				var a qActs
 				a.quantize(dt, x, 1, len(x))
 				got, want := k23Dots(dt, w, rb, rows, &a)
-				for row := range rows {
-					if !sameBits(got[row], want[row]) {
-						t.Errorf("row %d: got %v, want %v (Go twin)", row, got[row], want[row])
+				for k, name := range k23Kernels() {
+					for row := range rows {
+						if !sameBits(got[k][row], want[row]) {
+							t.Errorf("%s, row %d: got %v, want %v (Go twin)", name, row, got[k][row], want[row])
+						}
 					}
 				}
 			})
@@ -743,9 +764,11 @@ func TestQuantAsmMatchesGoK23(t *testing.T) {
 				}
 				k23AdversarialActs(r, &a, blocks)
 				got, want := k23Dots(dt, w, blocks*bs, rows, &a)
-				for row := range rows {
-					if !sameBits(got[row], want[row]) {
-						t.Fatalf("trial %d, row %d of %d blocks: got %v, want %v (Go twin)", trial, row, blocks, got[row], want[row])
+				for k, name := range k23Kernels() {
+					for row := range rows {
+						if !sameBits(got[k][row], want[row]) {
+							t.Fatalf("%s, trial %d, row %d of %d blocks: got %v, want %v (Go twin)", name, trial, row, blocks, got[k][row], want[row])
+						}
 					}
 				}
 			}
