@@ -13,7 +13,10 @@
 // lane m of run 2p, lanes 8..15 of run 2p+1. Lanes 0..7 sum the even
 // runs, 8..15 the odd ones, and the block's end adds the top eight onto
 // the bottom eight (VEXTRACTI64X4, VPADDD): the AVX2 kernels' eight int32
-// lanes, exactly. The float part is theirs, instruction for instruction.
+// lanes, exactly. The float part is theirs: the same products, FMAs and
+// sums in the same order (Q2_K takes d_w and dmin_w with one VCVTPH2PS
+// and multiplies both by d_x with one VMULPS, each lane the VMULSS of
+// dotQ2KAVX2, and widens its scales and mins with one VPMOVZXBW).
 // One register holds a half's qs and, 32 bytes up, the same shifted
 // right by 2: a pair's values are that AND 3 (runs 4h, 4h+1) or it
 // shifted right by 4 AND 3 (runs 4h+2, 4h+3).
@@ -114,9 +117,12 @@ TEXT ·dotQ2KAVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTD X6, Z6          // 3 in every byte
 	MOVL $0x0F0F0F0F, AX
 	VMOVD AX, X7
-	VPBROADCASTD X7, X7          // low-nibble mask
-	MOVL $0x80000000, AX
-	VMOVD AX, X15                // float32 sign
+	VPBROADCASTD X7, Y7          // low-nibble mask
+	MOVQ $0x8000000000000000, AX
+	VMOVQ AX, X15                // float32 sign of the second float
+	MOVL $1, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14        // VPERMPS: the second float, eight times
 	VMOVDQU64 k23zScaleIdx<>+0(SB), Z16
 	VMOVDQU64 k23zScaleIdx<>+64(SB), Z17
 	VMOVDQU64 k23zScaleIdx<>+128(SB), Z18
@@ -133,25 +139,24 @@ q2zrow:
 	TESTQ CX, CX
 	JEQ q2zdone
 q2zblock:
+	// d_x·d_w and dmin = -d_x·dmin_w, as dotQ2KAVX2's two VMULSS
+	VMOVD 80(SI), X3             // d_w, dmin_w in binary16
+	VCVTPH2PS X3, X3
+	VBROADCASTSS (DX), X2
+	VMULPS X2, X3, X3            // d_x·d_w, d_x·dmin_w
+	VXORPS X15, X3, X3           // d, dmin
+	VBROADCASTSS X3, Y9          // d
+	VPERMPS Y3, Y14, Y3          // dmin
 	// the mins, as dotQ2KAVX2: acc += float(m[2k]·S[2k] + m[2k+1]·S[2k+1])·dmin
-	VMOVDQU (SI), X0             // scales[16]
-	VPAND X7, X0, X1             // the scales
-	VPSRLW $4, X0, X0
-	VPAND X7, X0, X0             // the mins
-	VPMOVZXBW X0, Y0
+	VPMOVZXBW (SI), Y0           // scales[16] as words
+	VPAND Y7, Y0, Y8             // the scales (the top of Z8 zero)
+	VPSRLW $4, Y0, Y0            // the mins
 	VMOVDQU32 (R8), Z2           // S[0..15]
 	VPMOVDW Z2, Y2               // as int16: |S| ≤ 16·128, exact
 	VPMADDWD Y2, Y0, Y0
 	VCVTDQ2PS Y0, Y0
-	MOVWLZX 82(SI), AX
-	VMOVD AX, X3
-	VCVTPH2PS X3, X3
-	VMULSS (DX), X3, X3          // d_x·dmin_w
-	VXORPS X15, X3, X3           // dmin = -d_x·dmin_w
-	VBROADCASTSS X3, Y3
 	VFMADD231PS Y0, Y3, Y4
 	// the values
-	VPMOVZXBW X1, Y8             // the sixteen scales as words (the top of Z8 zero)
 	VPXORD Z10, Z10, Z10
 	K23ZHALF(16)
 	K2PAIR(0, Z16)
@@ -163,12 +168,7 @@ q2zblock:
 	K2PAIR(192, Z19)
 	K23ZFOLD
 	VCVTDQ2PS Y10, Y10
-	MOVWLZX 80(SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
+	VFMADD231PS Y10, Y9, Y4
 	ADDQ $84, SI
 	ADDQ $4, DX
 	ADDQ $256, DI

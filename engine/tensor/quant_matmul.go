@@ -751,8 +751,8 @@ func growI8(buf *[]int8, n int) {
 const kRun = 64 << 10
 
 // runKAsm computes the K-quant and IQ4_XS rows [lo, hi) with the AVX2
-// kernels (Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS: AVX-512 where present, the same
-// bits), by runs of rows against every row of x.
+// kernels (AVX-512 where present, the same bits), by runs of rows against
+// every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
@@ -775,6 +775,10 @@ func (j *quantJob) runKAsm(lo, hi int) {
 				}
 				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
 			case Q2_K:
+				if useAVX512 {
+					dotQ2KAVX512(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
+					break
+				}
 				dotQ2KAVX2(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
 			case Q3_K:
 				if useAVX512 {
