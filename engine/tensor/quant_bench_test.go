@@ -86,9 +86,10 @@ func goMatVec(dst []float32, m Matrix, x []float32, a *qActs) {
 
 // BenchmarkKKernels times the Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS
 // kernels alone, AVX2 and AVX-512 (the same bits), on one thread over
-// Llama-3.2-1B's shapes: 2048×2048 (q, o: 2.4 MB of Q4_K, in L3) and 8192×2048 (gate, up: 9.4
-// MB). SetBytes counts the weight blocks, so the results read as GB/s of
-// weights; avx512 over avx2 in one run is the kernels' ratio.
+// Llama-3.2-1B's shapes: 2048×2048 (q, o: 2.4 MB of Q4_K, in L3) and
+// 8192×2048 (gate, up: 9.4 MB). SetBytes counts the weight blocks, so the
+// results read as GB/s of weights; avx512 over avx2 in one run is the
+// kernels' ratio.
 func BenchmarkKKernels(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	type kernel func(dst *float32, w *byte, rb, rows int, a *qActs, n int)
