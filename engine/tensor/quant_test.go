@@ -717,9 +717,10 @@ func k23AdversarialActs(r *rand.Rand, a *qActs, n int) {
 }
 
 // TestQuantAsmMatchesGoK23: the Q2_K and Q3_K AVX2 kernels (and the
-// AVX-512 ones where they run) give dotQ2K's and dotQ3K's bits: random blocks against rounded random activations,
-// several rows a call at a stride past the row's end (the bytes between
-// random), and blocks and activations at their extremes.
+// AVX-512 ones where they run) give dotQ2K's and dotQ3K's bits: random
+// blocks against rounded random activations, several rows a call at a
+// stride past the row's end (the bytes between random), and blocks and
+// activations at their extremes.
 func TestQuantAsmMatchesGoK23(t *testing.T) {
 	if !useAsm {
 		t.Skip("no AVX2 kernels on this machine or build")
