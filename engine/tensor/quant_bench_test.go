@@ -92,57 +92,6 @@ func goMatVec(dst []float32, m Matrix, x []float32, a *qActs) {
 // kernels' ratio.
 func BenchmarkKKernels(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
-	type kernel func(dst *float32, w *byte, rb, rows int, a *qActs, n int)
-	kernels := map[DType][2]kernel{
-		Q4_K: {
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ4KAVX2(dst, w, rb, rows, &a.s32[0], &a.d[0], &a.qs[0], n)
-			},
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ4KAVX512(dst, w, rb, rows, &a.s32[0], &a.d[0], &a.qs[0], n)
-			},
-		},
-		Q5_K: {
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ5KAVX2(dst, w, rb, rows, &a.s32[0], &a.d[0], &a.qs[0], n)
-			},
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ5KAVX512(dst, w, rb, rows, &a.s32[0], &a.d[0], &a.qs[0], n)
-			},
-		},
-		IQ4_XS: {
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotIQ4XSAVX2(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
-			},
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotIQ4XSAVX512(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
-			},
-		},
-		Q2_K: {
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ2KAVX2(dst, w, rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
-			},
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ2KAVX512(dst, w, rb, rows, &a.bsums[0], &a.d[0], &a.qs[0], n)
-			},
-		},
-		Q3_K: {
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ3KAVX2(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
-			},
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ3KAVX512(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
-			},
-		},
-		Q6_K: {
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ6KAVX2(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
-			},
-			func(dst *float32, w *byte, rb, rows int, a *qActs, n int) {
-				dotQ6KAVX512(dst, w, rb, rows, &a.d[0], &a.qs[0], n)
-			},
-		},
-	}
 	for _, dt := range []DType{Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS} {
 		for _, sh := range [][2]int{{2048, 2048}, {8192, 2048}} {
 			rows, cols := sh[0], sh[1]
@@ -161,7 +110,7 @@ func BenchmarkKKernels(b *testing.B) {
 					}
 					b.SetBytes(int64(len(w)))
 					for b.Loop() {
-						kernels[dt][i](&dst[0], &w[0], len(w)/rows, rows, &a, cols/256)
+						kKernels[dt][i](&dst[0], &w[0], len(w)/rows, rows, &a, 0, cols)
 					}
 				})
 			}

@@ -235,7 +235,7 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runQuads(lo, hi)
 		return
 	}
-	if useAsm && (w.DType == Q4_K || w.DType == Q5_K || w.DType == Q6_K || w.DType == Q2_K || w.DType == Q3_K || w.DType == IQ4_XS) {
+	if _, ok := kKernels[w.DType]; ok && useAsm {
 		j.runKAsm(lo, hi)
 		return
 	}
@@ -750,55 +750,58 @@ func growI8(buf *[]int8, n int) {
 // next.
 const kRun = 64 << 10
 
-// runKAsm computes the K-quant and IQ4_XS rows [lo, hi) with the AVX2
-// kernels (AVX-512 where present, the same bits), by runs of rows against
-// every row of x.
+// kKernel computes dst[r] for r < rows: the rows at w+r·rb (rb bytes
+// apart, in ggml's layout) against row t of the rounded activations a,
+// in values a row.
+type kKernel func(dst *float32, w *byte, rb, rows int, a *qActs, t, in int)
+
+// kKernels are the assembly kernels of the K-quants and IQ4_XS rows
+// (Q8_K activations): [0] AVX2, [1] AVX-512, which gives the same bits.
+var kKernels = map[DType][2]kKernel{
+	Q2_K:   {withBsums(dotQ2KAVX2), withBsums(dotQ2KAVX512)},
+	Q3_K:   {withQ8K(dotQ3KAVX2), withQ8K(dotQ3KAVX512)},
+	Q4_K:   {withS32(dotQ4KAVX2), withS32(dotQ4KAVX512)},
+	Q5_K:   {withS32(dotQ5KAVX2), withS32(dotQ5KAVX512)},
+	Q6_K:   {withQ8K(dotQ6KAVX2), withQ8K(dotQ6KAVX512)},
+	IQ4_XS: {withQ8K(dotIQ4XSAVX2), withQ8K(dotIQ4XSAVX512)},
+}
+
+// withQ8K, withS32 and withBsums pass a kernel row t's scales and values
+// and, for Q4_K and Q5_K, its sums of each 32 values, for Q2_K those of
+// each 16.
+func withQ8K(f func(dst *float32, w *byte, rb, rows int, xd *float32, xq *int8, n int)) kKernel {
+	return func(dst *float32, w *byte, rb, rows int, a *qActs, t, in int) {
+		f(dst, w, rb, rows, &a.d[t*in/256], &a.qs[t*in], in/256)
+	}
+}
+
+func withS32(f func(dst *float32, w *byte, rb, rows int, s32 *int16, xd *float32, xq *int8, n int)) kKernel {
+	return func(dst *float32, w *byte, rb, rows int, a *qActs, t, in int) {
+		f(dst, w, rb, rows, &a.s32[t*in/32], &a.d[t*in/256], &a.qs[t*in], in/256)
+	}
+}
+
+func withBsums(f func(dst *float32, w *byte, rb, rows int, bsums *int32, xd *float32, xq *int8, n int)) kKernel {
+	return func(dst *float32, w *byte, rb, rows int, a *qActs, t, in int) {
+		f(dst, w, rb, rows, &a.bsums[t*in/16], &a.d[t*in/256], &a.qs[t*in], in/256)
+	}
+}
+
+// runKAsm computes the K-quant and IQ4_XS rows [lo, hi) with their
+// assembly kernels (kKernels: AVX-512 where present), by runs of rows
+// against every row of x.
 func (j *quantJob) runKAsm(lo, hi int) {
 	w, a := j.w, j.a
 	in, out, rb := w.Cols, w.Rows, w.rowBytes()
+	k := kKernels[w.DType][0]
+	if useAVX512 {
+		k = kKernels[w.DType][1]
+	}
 	run := max(1, kRun/rb)
 	for r := lo; r < hi; r += run {
 		e := min(r+run, hi)
 		for t := 0; t < j.n; t++ {
-			dst, wq, xd, xq := &j.dst[t*out+r], &w.q[r*rb], &a.d[t*in/256], &a.qs[t*in]
-			switch w.DType {
-			case Q4_K:
-				if useAVX512 {
-					dotQ4KAVX512(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
-					break
-				}
-				dotQ4KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
-			case Q5_K:
-				if useAVX512 {
-					dotQ5KAVX512(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
-					break
-				}
-				dotQ5KAVX2(dst, wq, rb, e-r, &a.s32[t*in/32], xd, xq, in/256)
-			case Q2_K:
-				if useAVX512 {
-					dotQ2KAVX512(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
-					break
-				}
-				dotQ2KAVX2(dst, wq, rb, e-r, &a.bsums[t*in/16], xd, xq, in/256)
-			case Q3_K:
-				if useAVX512 {
-					dotQ3KAVX512(dst, wq, rb, e-r, xd, xq, in/256)
-					break
-				}
-				dotQ3KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
-			case IQ4_XS:
-				if useAVX512 {
-					dotIQ4XSAVX512(dst, wq, rb, e-r, xd, xq, in/256)
-					break
-				}
-				dotIQ4XSAVX2(dst, wq, rb, e-r, xd, xq, in/256)
-			default:
-				if useAVX512 {
-					dotQ6KAVX512(dst, wq, rb, e-r, xd, xq, in/256)
-					break
-				}
-				dotQ6KAVX2(dst, wq, rb, e-r, xd, xq, in/256)
-			}
+			k(&j.dst[t*out+r], &w.q[r*rb], rb, e-r, a, t, in)
 		}
 	}
 }
