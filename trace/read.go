@@ -376,28 +376,14 @@ func (t *Trace) validateForward(at string, f *Forward, bad badFunc) error {
 			return err
 		}
 		heads := t.Model.Heads
-		if most > 0 && len(fl.Heads) > most {
-			return bad("%s.heads has %d entries, more than options.record_forward (%d)", where, len(fl.Heads), most)
-		}
 		for k, h := range fl.Heads {
 			what := fmt.Sprintf("%s.heads[%d]", where, k)
 			if err := norm(what+".share", h.Share); err != nil {
 				return err
 			}
-			switch {
-			case h.Index < 0 || heads > 0 && h.Index >= heads:
+			if h.Index < 0 || heads > 0 && h.Index >= heads {
 				return bad("%s.index %d is not a head of the model (0..%d)", what, h.Index, heads-1)
-			case k > 0 && h.Share > fl.Heads[k-1].Share:
-				return bad("%s.heads is not ordered by descending share", where)
 			}
-			for _, o := range fl.Heads[:k] {
-				if o.Index == h.Index {
-					return bad("%s.index %d is listed twice", what, h.Index)
-				}
-			}
-		}
-		if most > 0 && len(fl.Neurons) > most {
-			return bad("%s.neurons has %d entries, more than options.record_forward (%d)", where, len(fl.Neurons), most)
 		}
 		for k, n := range fl.Neurons {
 			what := fmt.Sprintf("%s.neurons[%d]", where, k)
@@ -406,13 +392,35 @@ func (t *Trace) validateForward(at string, f *Forward, bad badFunc) error {
 				return bad("%s.index %d is outside the MLP (0..%d)", what, n.Index, width-1)
 			case n.Act != n.Act || math.IsInf(float64(n.Act), 0):
 				return bad("%s.act is not a finite number", what)
-			case k > 0 && abs32(n.Act) > abs32(fl.Neurons[k-1].Act):
-				return bad("%s.neurons is not ordered by descending |act|", where)
 			}
-			for _, o := range fl.Neurons[:k] {
-				if o.Index == n.Index {
-					return bad("%s.index %d is listed twice", what, n.Index)
-				}
+		}
+		if err := firstErr(
+			checkKept(where, "heads", "share", most, len(fl.Heads), func(k int) (int, float64) { return fl.Heads[k].Index, fl.Heads[k].Share }, bad),
+			checkKept(where, "neurons", "|act|", most, len(fl.Neurons), func(k int) (int, float64) { return fl.Neurons[k].Index, float64(abs32(fl.Neurons[k].Act)) }, bad),
+		); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkKept checks the n heads or neurons (list) a forward layer at where
+// kept: at most most (record_forward), each index once, in descending
+// order of the key entry(k) returns with it.
+func checkKept(where, list, key string, most, n int, entry func(k int) (index int, key float64), bad badFunc) error {
+	if most > 0 && n > most {
+		return bad("%s.%s has %d entries, more than options.record_forward (%d)", where, list, n, most)
+	}
+	for k := range n {
+		i, v := entry(k)
+		if k > 0 {
+			if _, prev := entry(k - 1); v > prev {
+				return bad("%s.%s is not ordered by descending %s", where, list, key)
+			}
+		}
+		for o := range k {
+			if j, _ := entry(o); j == i {
+				return bad("%s.%s[%d].index %d is listed twice", where, list, k, i)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "quant_k23_amd64.h"
 
 // The Q2_K and Q3_K kernels in AVX2: dotQ2K's and dotQ3K's bits (the
 // order of llama.cpp's AVX2 ggml_vec_dot_q2_K_q8_K and q3_K_q8_K). A
@@ -41,13 +42,6 @@ DATA k23Pick<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA k23Pick<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL k23Pick<>(SB), RODATA|NOPTR, $128
 
-// q3Shifts: the right shifts 0, 2, 4, 6 of the four dwords that take the
-// top two bits of Q3_K's scales 4j..4j+3 from the same word (bytes 8..11
-// of the packed scales) into bits 0 and 1.
-DATA q3Shifts<>+0(SB)/8, $0x0000000200000000
-DATA q3Shifts<>+8(SB)/8, $0x0000000600000004
-GLOBL q3Shifts<>(SB), RODATA|NOPTR, $16
-
 // K23RUN adds run k of a half to the int32 lanes Y10: the two-bit values
 // in Y1 (unsigned bytes) times the activations at XOFF(DI), scaled by
 // the words k23Pick<>'s mask k (at POFF) picks from SC.
@@ -71,17 +65,6 @@ GLOBL q3Shifts<>(SB), RODATA|NOPTR, $16
 	VPSHUFB k23Pick<>+POFF(SB), SC, Y2 \
 	VPMADDWD Y2, Y1, Y1 \
 	VPADDD Y1, Y10, Y10
-
-// K23HSUM leaves in X4 ggml's hsum_float_8 of the eight lanes of Y4,
-// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), with X2 its scratch (Q3_K keeps
-// its 4s in Y5).
-#define K23HSUM \
-	VEXTRACTF128 $1, Y4, X2 \
-	VADDPS X2, X4, X4 \
-	VMOVHLPS X4, X4, X2 \
-	VADDPS X2, X4, X4 \
-	VMOVSHDUP X4, X2 \
-	VADDSS X2, X4, X4
 
 // dotQ2KAVX2: per Q2_K block of 84 bytes (scales[16]: low nibble scale,
 // high nibble min; qs[64]; d and dmin binary16 at 80 and 82), first the
@@ -222,17 +205,7 @@ q3krow:
 	TESTQ CX, CX
 	JEQ q3kdone
 q3kblock:
-	// the scales, as q3KScales
-	VMOVQ 96(SI), X0             // scale bytes 0..7
-	VPSRLW $4, X0, X1
-	VPUNPCKLQDQ X1, X0, X0       // bytes 0..7, then their high nibbles
-	VPAND X7, X0, X0             // scales' low four bits
-	VPBROADCASTD 104(SI), X1     // scale bytes 8..11, four times
-	VPSRLVD q3Shifts<>(SB), X1, X1
-	VPAND X6, X1, X1
-	VPSLLW $4, X1, X1            // scales' top two bits
-	VPOR X1, X0, X0
-	VPSUBB X14, X0, X0           // less 32
+	Q3KSCALES
 	VPMOVSXBW X0, Y1
 	VPERMQ $0x44, Y1, Y8         // scales 0..7, both lanes
 	VPERMQ $0xEE, Y1, Y9         // scales 8..15, both lanes
@@ -269,13 +242,7 @@ q3kblock:
 	VPAND Y6, Y1, Y1
 	VPSRLW $5, Y13, Y3
 	Q3RUN(224, 96, Y9, Y3)
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX 108(SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
+	Q3KFMA
 	ADDQ $110, SI
 	ADDQ $4, DX
 	ADDQ $256, DI

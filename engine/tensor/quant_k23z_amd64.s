@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "quant_k23_amd64.h"
 
 // The Q2_K and Q3_K kernels in AVX-512 (BW, VL): dotQ2KAVX2's and
 // dotQ3KAVX2's integers and float sequence, the same bits, with two runs
@@ -98,15 +99,6 @@ GLOBL k23zScaleIdx<>(SB), RODATA|NOPTR, $256
 	VEXTRACTI64X4 $1, Z10, Y11 \
 	VPADDD Y11, Y10, Y10
 
-// K23ZHSUM is dotQ2KAVX2's K23HSUM: ggml's hsum_float_8 of Y4 into X4.
-#define K23ZHSUM \
-	VEXTRACTF128 $1, Y4, X2 \
-	VADDPS X2, X4, X4 \
-	VMOVHLPS X4, X4, X2 \
-	VADDPS X2, X4, X4 \
-	VMOVSHDUP X4, X2 \
-	VADDSS X2, X4, X4
-
 // func dotQ2KAVX512(dst *float32, w *byte, rb int, rows int, bsums *int32, xd *float32, xq *int8, n int)
 TEXT ·dotQ2KAVX512(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), R13
@@ -176,7 +168,7 @@ q2zblock:
 	DECQ CX
 	JNE q2zblock
 q2zdone:
-	K23ZHSUM
+	K23HSUM
 	VMOVSS X4, (R13)
 	ADDQ $4, R13
 	ADDQ rb+16(FP), R12
@@ -185,12 +177,6 @@ q2zdone:
 q2zend:
 	VZEROUPPER
 	RET
-
-// q3zShifts: dotQ3KAVX2's q3Shifts, the right shifts 0, 2, 4, 6 of the
-// top two bits of Q3_K's scales 4j..4j+3.
-DATA q3zShifts<>+0(SB)/8, $0x0000000200000000
-DATA q3zShifts<>+8(SB)/8, $0x0000000600000004
-GLOBL q3zShifts<>(SB), RODATA|NOPTR, $16
 
 // func dotQ3KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
 TEXT ·dotQ3KAVX512(SB), NOSPLIT, $0-56
@@ -224,17 +210,7 @@ q3zrow:
 	TESTQ CX, CX
 	JEQ q3zdone
 q3zblock:
-	// the scales, as q3KScales (and dotQ3KAVX2)
-	VMOVQ 96(SI), X0             // scale bytes 0..7
-	VPSRLW $4, X0, X1
-	VPUNPCKLQDQ X1, X0, X0       // bytes 0..7, then their high nibbles
-	VPAND X7, X0, X0             // scales' low four bits
-	VPBROADCASTD 104(SI), X1     // scale bytes 8..11, four times
-	VPSRLVD q3zShifts<>(SB), X1, X1
-	VPAND X6, X1, X1
-	VPSLLW $4, X1, X1            // scales' top two bits
-	VPOR X1, X0, X0
-	VPSUBB X14, X0, X0           // less 32
+	Q3KSCALES
 	VPMOVSXBW X0, Y8             // the sixteen scales as words (the top of Z8 zero)
 	// the hmask, and above it the same shifted right by 1: bit 2p of
 	// byte l is hmask bit 2p of byte l in the low half, 2p+1 in the high
@@ -254,20 +230,14 @@ q3zblock:
 	VPSRLW $4, Z13, Z3
 	Q3PAIR(192, Z19, Z3)
 	K23ZFOLD
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX 108(SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
+	Q3KFMA
 	ADDQ $110, SI
 	ADDQ $4, DX
 	ADDQ $256, DI
 	DECQ CX
 	JNE q3zblock
 q3zdone:
-	K23ZHSUM
+	K23HSUM
 	VMOVSS X4, (R13)
 	ADDQ $4, R13
 	ADDQ rb+16(FP), R12
