@@ -120,7 +120,14 @@ func (ld *ggufLoader) get(name string, dims ...int) (gguf.TensorInfo, tensor.DTy
 }
 
 // matrix returns the (rows, cols) weight called name, in place, marked to
-// round its activations as llama.cpp does.
+// round its activations as llama.cpp does, and a Q4_0 matrix of a
+// multiple of 8 rows to sum as llama.cpp's repacked kernels do
+// (tensor.Matrix.SumBlocks): its CPU backend (b4748, on x86 with AVX2)
+// repacks every such matrix it multiplies with for
+// ggml_gemv/gemm_q4_0_8x8_q8_0. The embeddings stay in the file's layout
+// (a row lookup cannot take the repacked one), and so does a tied output
+// matrix, which is the embedding: its products sum as
+// ggml_vec_dot_q4_0_q8_0 does.
 func (ld *ggufLoader) matrix(name string, rows, cols int) (tensor.Matrix, error) {
 	t, dt, err := ld.get(name, cols, rows)
 	if err != nil {
@@ -141,6 +148,9 @@ func (ld *ggufLoader) matrix(name string, rows, cols int) (tensor.Matrix, error)
 		return m, fmt.Errorf("arch: %s: tensor %q: %w", ld.f.Name, name, err)
 	}
 	if m.DType.Quantized() {
+		if m.DType == tensor.Q4_0 && rows%8 == 0 && !strings.HasSuffix(name, "embd.weight") {
+			m = m.SumBlocks()
+		}
 		return m, nil
 	}
 	return m.RoundF16(), nil

@@ -10,12 +10,11 @@ import (
 // ropeCosSinGGML writes the rotary cosines and sines of position pos as
 // ggml_rope_cache_init computes them: theta starts at pos and is
 // multiplied by thetaScale (powf(base, -2/headDim)) pair after pair, in
-// float32; cos and sin of each theta rounded to float32.
+// float32; cos and sin of each theta the C library's (sincosfGlibc).
 func ropeCosSinGGML(cos, sin []float32, thetaScale float32, pos int) {
 	theta := float32(pos)
 	for i := range cos {
-		cos[i] = float32(math.Cos(float64(theta)))
-		sin[i] = float32(math.Sin(float64(theta)))
+		sin[i], cos[i] = sincosfGlibc(theta)
 		theta *= thetaScale
 	}
 }
@@ -43,51 +42,61 @@ func rotatePairsGGML(x, cos, sin []float32) {
 	}
 }
 
-// reduce16 adds sixteen lanes as GCC's _mm512_reduce_add_ps does.
-func reduce16(x *[16]float32) float32 {
-	var t [8]float32
-	for l := range t {
-		t[l] = x[l+8] + x[l]
-	}
-	u0, u1, u2, u3 := t[4]+t[0], t[5]+t[1], t[6]+t[2], t[7]+t[3]
-	return (u0 + u2) + (u1 + u3)
-}
-
-// dotTiny is tinyBLAS's AVX-512 dot product (llamafile_sgemm): sixteen
-// lanes, a fused multiply-add per 16 terms, the lanes reduced at the end.
-func dotTiny(a, b []float32) float32 {
-	var lanes [16]float32
-	for l := range lanes {
-		lanes[l] = a[l] * b[l]
-	}
-	for c := 16; c < len(a); c += 16 {
-		for l := range lanes {
-			lanes[l] = tensor.FMA32(a[c+l], b[c+l], lanes[l])
+// dotGGML is ggml_vec_dot_f32 of llama.cpp's AVX2 build, which takes a
+// decode step's and a prompt's scores q·k and a decode step's weighted
+// values: four accumulators of eight lanes over runs of 32 terms, term
+// 8a+l of each run fused into lane l of accumulator a (the first a plain
+// product, as an FMA onto zero), the accumulators added (a0+a2)+(a1+a3),
+// their eight lanes reduced as GGML_F32x8_REDUCE does,
+// ((r0+r4)+(r1+r5)) + ((r2+r6)+(r3+r7)), and the len % 32 terms left
+// added one by one in float64.
+func dotGGML(x, y []float32) float32 {
+	var acc [32]float32
+	full := len(x) / 32 * 32
+	for i := 0; i < full; i += 32 {
+		for l := range acc {
+			acc[l] = tensor.FMA32(x[i+l], y[i+l], acc[l])
 		}
 	}
-	return reduce16(&lanes)
+	s := float64(reduce32(&acc))
+	for i := full; i < len(x); i++ {
+		s += float64(x[i] * y[i])
+	}
+	return float32(s)
 }
 
-// maxTinyHead is the largest head attendGGML takes: its lane sums live on
-// the stack.
-const maxTinyHead = 256
+// reduce32 adds ggml_vec_dot_f32's four accumulators of eight lanes
+// (acc[8a+l]) as it does.
+func reduce32(acc *[32]float32) float32 {
+	var r [8]float32
+	for l := range r {
+		r[l] = (acc[l] + acc[16+l]) + (acc[8+l] + acc[24+l])
+	}
+	return ((r[0] + r[4]) + (r[1] + r[5])) + ((r[2] + r[6]) + (r[3] + r[7]))
+}
+
+// hsum8 adds eight lanes as tinyBLAS's hsum and ggml_vec_soft_max_f32
+// do: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+func hsum8(l *[8]float32) float32 {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+}
 
 // attendGGML is the attention of a pass in llama.cpp's float order for a
-// GGUF file, each new token against its own keys (the cache's and the new
-// ones up to itself): the scores q·k by tinyBLAS's sums (dotTiny:
-// llamafile_sgemm runs K·q), ggml_soft_max_f32 (softmaxGGML), and the
-// weighted sum of the values by tinyBLAS's sums again (kqvTinyGo). A
-// prompt goes token by token in the order a decode step does: llama.cpp's
-// batched K·Q and KQ·V sum each output as its one-token products do. (The
-// engine's tiled prefill attention sums otherwise; on quant-zoo's Q4_1
-// file its ulps moved eight of sixteen steps after a 12-token prompt by
-// 0.08 to 0.32 in log-probability, against one now.) Token by token costs
-// time: a Q8_0 prompt at SmolLM2-135M's shape took 15 % (64 tokens) to
-// 26 % (512) longer than with the tiled attention; a tiled kernel that
-// keeps tinyBLAS's lanes per output would win it back. It reports false, and
-// does nothing, for heads of other than a multiple of 16 up to
-// maxTinyHead dims, a token with every key masked, or a prefill that looks
-// inside: p.attend does those.
+// GGUF file (its AVX2 build, the reference server's), each new token
+// against its own keys (the cache's and the new ones up to itself): the
+// scores q·k by ggml_vec_dot_f32's sums (dotGGML: llama.cpp's K·Q takes
+// it for a decode step and, its Q not contiguous, for a prompt too),
+// ggml_soft_max_f32 (softmaxGGML), and the weighted sum of the values by
+// ggml_vec_dot_f32's lanes for a decode step and tinyBLAS's for a prompt
+// of two tokens or more (kqvGGML; llamafile_sgemm declines one column).
+// A prompt goes token by token: each output sums as its one-token
+// products do. (The engine's tiled prefill attention sums otherwise; on
+// quant-zoo's Q4_1 file its ulps moved eight of sixteen steps after a
+// 12-token prompt by 0.08 to 0.32 in log-probability.) Token by token
+// costs time: a Q8_0 prompt at SmolLM2-135M's shape took 15 % (64
+// tokens) to 26 % (512) longer than with the tiled attention. It reports
+// false, and does nothing, for a token with every key masked or a
+// prefill that looks inside: p.attend does those.
 func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 	if !p.ggmlAttends() {
 		return false
@@ -99,12 +108,10 @@ func (p *pass) attendGGML(l int, q, k, v, out []float32) bool {
 	return true
 }
 
-// ggmlAttends reports whether attendGGML takes the pass: heads of a
-// multiple of 16 up to maxTinyHead dims, every new token with a key to
-// attend to, and no prefill that looks inside.
+// ggmlAttends reports whether attendGGML takes the pass: every new token
+// with a key to attend to, and no prefill that looks inside.
 func (p *pass) ggmlAttends() bool {
-	hd := p.m.d.headDim
-	if p.n > 1 && p.inside != nil || hd%16 != 0 || hd > maxTinyHead {
+	if p.n > 1 && p.inside != nil {
 		return false
 	}
 	for r := 0; r < p.rows; r++ {
@@ -161,18 +168,23 @@ func (j *ggmlAttnJob) attend(u, r, g, t int) {
 	for h := 0; h < rep; h++ {
 		off := (r*p.n+t)*qd + (g*rep+h)*hd
 		wh, qh, o := w[h*keys:(h+1)*keys], j.q[off:off+hd], j.out[off:off+hd]
-		if useSiLUZ {
-			scoresTinyZ(&wh[0], &K[0], &qh[0], hd, keys)
+		if useSiLUZ && hd%32 == 0 {
+			scoresGGMLZ(&wh[0], &K[0], &qh[0], hd, keys)
 		} else {
 			for i := range wh {
-				wh[i] = dotTiny(K[i*hd:(i+1)*hd], qh)
+				wh[i] = dotGGML(K[i*hd:(i+1)*hd], qh)
 			}
 		}
 		softmaxGGML(wh, mask, scale)
-		if useSiLUZ {
-			kqvTinyZ(&o[0], &V[0], &wh[0], hd, keys)
+		if useSiLUZ && hd%16 == 0 {
+			var acc [32 * 16]float32
+			lanes := 32
+			if p.n > 1 {
+				lanes = 8
+			}
+			kqvLanesZ(&o[0], &V[0], &wh[0], &acc[0], hd, keys, lanes)
 		} else {
-			kqvTinyGo(o, V, wh, hd, keys)
+			kqvGGML(o, V, wh, hd, keys, p.n > 1)
 		}
 	}
 	if p.inside != nil { // a decode step (ggmlAttends)
@@ -180,27 +192,38 @@ func (j *ggmlAttnJob) attend(u, r, g, t int) {
 	}
 }
 
-// kqvTinyGo writes out[d] = Σ_j v[j·hd + d]·w[j] (j < keys) as tinyBLAS
-// sums it: lane l takes j ≡ l (mod 16), its first term a product and the
-// others fused multiply-adds, and the lanes are added by reduce16.
-func kqvTinyGo(out, v, w []float32, hd, keys int) {
+// kqvGGML writes out[d] = Σ_j v[j·hd + d]·w[j] (j < keys) as llama.cpp
+// sums KQ·V over its cache, whose length it pads to a multiple of 32 with
+// keys of weight 0 (terms that change no sum): for a decode step
+// (prompt false) ggml_vec_dot_f32's lanes (dotGGML: term j in lane j mod
+// 32), for a prompt of two tokens or more tinyBLAS's (llamafile_sgemm:
+// term j in lane j mod 8 of one accumulator, reduced by hsum8).
+func kqvGGML(out, v, w []float32, hd, keys int, prompt bool) {
 	for dd := range out {
-		var lanes [16]float32
-		for j := 0; j < keys; j++ {
-			if j < 16 {
-				lanes[j] = v[j*hd+dd] * w[j]
-			} else {
-				lanes[j%16] = tensor.FMA32(v[j*hd+dd], w[j], lanes[j%16])
+		var r float32
+		if prompt {
+			var lanes [8]float32
+			for j := 0; j < keys; j++ {
+				lanes[j%8] = tensor.FMA32(v[j*hd+dd], w[j], lanes[j%8])
 			}
+			r = hsum8(&lanes)
+		} else {
+			var acc [32]float32
+			for j := 0; j < keys; j++ {
+				acc[j%32] = tensor.FMA32(v[j*hd+dd], w[j], acc[j%32])
+			}
+			r = reduce32(&acc)
 		}
-		out[dd] = reduce16(&lanes)
+		out[dd] = r
 	}
 }
 
 // softmaxGGML turns the raw scores w (keys) into attention weights as
-// ggml_soft_max_f32 does: w·scale plus the mask (0, or -Inf where masked),
-// the maximum, exp(w - max) by ggml_v_expf in groups of 16 whose sums
-// (reduce16) are added in float64, and every weight times float32(1/sum).
+// ggml_soft_max_f32 of the AVX2 build does: w·scale plus the mask (0, or
+// -Inf where masked), the maximum, exp(w - max) by ggml_v_expf
+// (expGGML) in groups of eight whose sums (hsum8) are added in float64,
+// and every weight times float32(1/sum). llama.cpp's row is padded to a
+// multiple of 32 keys, masked: whole groups, whose padding adds 0.
 func softmaxGGML(w []float32, mask []bool, scale float32) {
 	mx := float32(math.Inf(-1))
 	for j := range w {
@@ -219,15 +242,15 @@ func softmaxGGML(w []float32, mask []bool, scale float32) {
 		expSubZ(&w[0], &w[0], mx, full)
 	}
 	var sum float64
-	for c := 0; c < len(w); c += 16 {
-		var lanes [16]float32
-		for ln := 0; ln < 16 && c+ln < len(w); ln++ {
+	for c := 0; c < len(w); c += 8 {
+		var lanes [8]float32
+		for ln := 0; ln < 8 && c+ln < len(w); ln++ {
 			if c+ln >= full {
 				w[c+ln] = expGGML(w[c+ln] - mx)
 			}
 			lanes[ln] = w[c+ln]
 		}
-		sum += float64(reduce16(&lanes))
+		sum += float64(hsum8(&lanes))
 	}
 	s := float32(1 / sum)
 	for j := range w {

@@ -2,13 +2,15 @@
 
 package arch
 
-// scoresTinyZ writes dst[j] = dotTiny(k[j·hd:(j+1)·hd], q) for j < keys
-// in AVX-512 (gguf_attention_amd64.s); hd a positive multiple of 16.
+// scoresGGMLZ writes dst[j] = dotGGML(k[j·hd:(j+1)·hd], q) for j < keys
+// in AVX-512 (gguf_attention_amd64.s); hd a positive multiple of 32.
 //
 //go:noescape
-func scoresTinyZ(dst, k, q *float32, hd, keys int)
+func scoresGGMLZ(dst, k, q *float32, hd, keys int)
 
-// kqvTinyZ is kqvTinyGo in AVX-512; hd a positive multiple of 16.
+// kqvLanesZ is kqvGGML in AVX-512, lanes 8 (a prompt) or 32 (a decode
+// step), with lanes·16 floats of scratch at acc; hd a positive multiple
+// of 16.
 //
 //go:noescape
-func kqvTinyZ(out, v, w *float32, hd, keys int)
+func kqvLanesZ(out, v, w, acc *float32, hd, keys, lanes int)

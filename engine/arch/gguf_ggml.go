@@ -11,12 +11,18 @@ import (
 // probability by a few 1e-2 (shared/models/SOURCE.md, k256 "Sensitivity").
 // The llama architecture of a GGUF file whose products round their inputs
 // (quantized or F16 weights) therefore computes those inputs as llama.cpp's
-// CPU backend (build b4748, the reference's) computes them, operation by
-// operation in float32: RMSNorm as ggml_compute_forward_rms_norm_f32 then
-// ggml_mul; SiLU as ggml_vec_silu_f32 with the AVX-512 ggml_v_silu (its
-// own expf) then ggml_mul; RoPE from ggml_rope_cache_init's angles; the
-// attention, of a decode step and of a prompt, as tinyBLAS and
-// ggml_soft_max_f32 sum it (gguf_attention.go). F32 GGUF files, Hugging Face and llama2.c
+// CPU backend computes them (build b4748 for x86 with AVX2, FMA and F16C,
+// the reference server's), operation by operation in float32: RMSNorm as
+// ggml_compute_forward_rms_norm_f32 then ggml_mul; SiLU as
+// ggml_vec_silu_f32 with the AVX2 ggml_v_silu (its own expf) then
+// ggml_mul; RoPE from ggml_rope_cache_init's angles, the C library's
+// sinf and cosf (sincosfGlibc); the attention, of a decode step and of a
+// prompt, as ggml_vec_dot_f32, tinyBLAS and ggml_soft_max_f32 sum it
+// (gguf_attention.go); Q4_0 products in the order of the kernels for
+// the matrices llama.cpp repacks (tensor's SumBlocks). Checked op by op
+// against llama-server's own tensors (read from the running server with
+// gdb): every intermediate of k256's Q4_0 file, three prompts and sixteen
+// steps each, bit for bit. F32 GGUF files, Hugging Face and llama2.c
 // checkpoints keep tensor.RMSNorm, tensor.SwiGLU and the engine's
 // attention, which their golden files were made with.
 
@@ -42,10 +48,10 @@ func rmsNormGGML(dst, x, w []float32, eps float32) {
 	}
 }
 
-// swiGLUGGML is dst[i] = silu(gate[i])·up[i] with ggml's SiLU: blocks of
-// 16 as ggml_v_silu, x/(1 + expGGML(-x)), and the rest (len % 16) as
-// ggml_silu_f32 with the C library's expf (here float64 exp rounded).
-// dst may be gate or up.
+// swiGLUGGML is dst[i] = silu(gate[i])·up[i] with ggml's SiLU
+// (ggml_vec_silu_f32 of the AVX2 build): blocks of 8 as ggml_v_silu, x/(1
+// + expGGML(0 - x)), and the rest (len % 8) as ggml_silu_f32 with the C
+// library's expf (here float64 exp rounded). dst may be gate or up.
 func swiGLUGGML(dst, gate, up []float32) {
 	full := len(dst) / 16 * 16
 	start := 0
@@ -57,9 +63,9 @@ func swiGLUGGML(dst, gate, up []float32) {
 }
 
 // swiGLUGGMLGo is swiGLUGGML from index start on, in Go: the twin of
-// swiGLUGGMLZ, and the tail of fewer than 16.
+// swiGLUGGMLZ, and the tail.
 func swiGLUGGMLGo(dst, gate, up []float32, start int) {
-	full := len(dst) / 16 * 16
+	full := len(dst) / 8 * 8
 	for i := start; i < len(dst); i++ {
 		g := gate[i]
 		var e float32
@@ -73,31 +79,39 @@ func swiGLUGGMLGo(dst, gate, up []float32, start int) {
 	}
 }
 
-// expGGML is ggml_v_expf, the AVX-512 exp of ggml's SiLU and softmax,
-// for one lane: n = round(x·log2 e), b = x - n·ln 2 in two fused steps, a
-// degree-5 polynomial in b by fused multiply-adds, scaled by 2^n; |n| >
-// 192 gives +Inf (n > 0) or 0.
+// expGGML is ggml_v_expf of llama.cpp's AVX2 build (the reference
+// server's), the exp of its SiLU and softmax, for one lane: n =
+// round(x·log2 e), b = x - n·ln 2 in two fused steps, j = a polynomial in
+// b without its constant 1, and the result k + k·j with k = 2^n built in
+// the exponent bits. Where |n| > 126 that k would not be a float32: the
+// result is (s2 + s2·j)·s1 with 2^n split over s1 and s2, and where |n| >
+// 192, s1·s1 (+Inf for n > 0, 0 below). (The AVX-512 build adds the 1
+// inside the polynomial and scales by VSCALEFPS: other bits in about one
+// value in eight.)
 func expGGML(x float32) float32 {
 	const r = 0x1.8p23
 	z := tensor.FMA32(x, 0x1.715476p+0, r)
 	n := z - r
 	b := tensor.FMA32(-n, 0x1.7f7d1cp-20, tensor.FMA32(-n, 0x1.62e4p-1, x))
+	e := math.Float32bits(z) << 23
+	k := math.Float32frombits(e + 0x3f800000)
 	u := b * b
 	j := tensor.FMA32(
 		tensor.FMA32(tensor.FMA32(0x1.0e4020p-7, b, 0x1.573e2ep-5), u, tensor.FMA32(0x1.555e66p-3, b, 0x1.fffdb6p-2)),
 		u,
-		tensor.FMA32(0x1.ffffecp-1, b, 1))
-	if n > 192 || n < -192 || n != n {
-		if n > 0 {
-			return float32(math.Inf(1))
-		}
-		if n != n {
-			return n
-		}
-		return 0
+		0x1.ffffecp-1*b)
+	an := float32(math.Abs(float64(n)))
+	if !(an > 126) { // NaN too
+		return tensor.FMA32(k, j, k)
 	}
-	if n >= -125 && n <= 126 { // j·2^n is a normal float32: the scaling is exact
-		return j * math.Float32frombits(uint32(int32(n)+127)<<23)
+	var g uint32
+	if n <= 0 {
+		g = 0x82000000
 	}
-	return float32(math.Ldexp(float64(j), int(n))) // VSCALEFPS: j·2^n rounded once
+	s1 := math.Float32frombits(g + 0x7f000000)
+	if an > 192 {
+		return s1 * s1
+	}
+	s2 := math.Float32frombits(e - g)
+	return tensor.FMA32(s2, j, s2) * s1
 }

@@ -3,17 +3,79 @@
 #include "textflag.h"
 
 // swiGLUGGMLZ: dst[i] = silu(gate[i])·up[i] for i < n (a positive
-// multiple of 16), silu as llama.cpp's AVX-512 ggml_v_silu computes it,
-// instruction for instruction: x / (1 + ggml_v_expf(0 - x)). expGGML
+// multiple of 16), silu as ggml_vec_silu_f32 of llama.cpp's AVX2 build
+// computes it, x / (1 + ggml_v_expf(0 - x)), sixteen lanes at a time:
+// each lane's arithmetic is the AVX2 code's (EXPAVX2 below). expGGML
 // (gguf_ggml.go) is its Go twin.
 //
 // Plan 9 operand order: VFMADD231PS b, a, acc is acc += a·b;
 // VFNMADD231PS b, a, acc is acc -= a·b; VFMADD213PS c, b, a is
 // a = a·b + c; VSUBPS b, a, d is d = a - b; VDIVPS b, a, d is d = a / b;
-// VSCALEFPS n, j, d is d = j·2^floor(n); VCMPPS $p, b, a, k compares a
-// with b.
+// VCMPPS $p, b, a, k compares a with b.
 
 #define BCAST(bits, z) MOVL $bits, AX; VPBROADCASTD AX, z
+
+// EXPCONSTS loads EXPAVX2's constants.
+#define EXPCONSTS \
+	BCAST(0x4b400000, Z16)   /* r = 1.5·2^23 */ \
+	BCAST(0x3fb8aa3b, Z17)   /* log2 e */ \
+	BCAST(0x3f317200, Z18)   /* ln 2, high part */ \
+	BCAST(0x35bfbe8e, Z19)   /* ln 2, low part */ \
+	BCAST(0x3c072010, Z20)   /* polynomial coefficients, highest first */ \
+	BCAST(0x3d2b9f17, Z21) \
+	BCAST(0x3e2aaf33, Z22) \
+	BCAST(0x3efffedb, Z23) \
+	BCAST(0x3f7ffff6, Z24) \
+	BCAST(0x3f800000, Z25)   /* 1 */ \
+	BCAST(0x43400000, Z26)   /* 192 */ \
+	BCAST(0x7fffffff, Z27)   /* |·| mask */ \
+	BCAST(0x42fc0000, Z28)   /* 126 */ \
+	VPXORD Z29, Z29, Z29     /* 0 */ \
+	BCAST(0x82000000, Z31) \
+	BCAST(0x7f000000, Z15)
+
+// EXPAVX2 leaves in Z10 ggml_v_expf of the AVX2 build of Z1, lane by
+// lane: z = x·log2e + r, n = z - r, b = x - n·ln2 (two steps), k = 2^n
+// built as (z << 23) + bits(1), j the polynomial without its 1, and
+// k + k·j; lanes with |n| > 126 instead (s2 + s2·j)·s1 with g = n ≤ 0 ?
+// 0x82000000 : 0, s1 = bits(g + 0x7f000000), s2 = bits(z<<23 - g), and
+// lanes with |n| > 192 s1·s1. Scratch Z2..Z9, Z11..Z14, K1..K3.
+#define EXPAVX2(lbl) \
+	VMOVAPS Z16, Z2 \
+	VFMADD231PS Z17, Z1, Z2          /* z */ \
+	VSUBPS Z16, Z2, Z3               /* n */ \
+	VMOVAPS Z1, Z4 \
+	VFNMADD231PS Z18, Z3, Z4 \
+	VFNMADD231PS Z19, Z3, Z4         /* b */ \
+	VPSLLD $23, Z2, Z5               /* e = z << 23 */ \
+	VPADDD Z25, Z5, Z11              /* k */ \
+	VMULPS Z4, Z4, Z6                /* u = b·b */ \
+	VMOVAPS Z21, Z7 \
+	VFMADD231PS Z20, Z4, Z7          /* c5·b + c4 */ \
+	VMOVAPS Z23, Z8 \
+	VFMADD231PS Z22, Z4, Z8          /* c3·b + c2 */ \
+	VFMADD213PS Z8, Z6, Z7           /* (c5·b + c4)·u + (c3·b + c2) */ \
+	VMULPS Z24, Z4, Z9               /* c1·b */ \
+	VFMADD213PS Z9, Z6, Z7           /* j */ \
+	VMOVAPS Z11, Z10 \
+	VFMADD213PS Z11, Z7, Z10         /* k·j + k */ \
+	VANDPS Z27, Z3, Z12 \
+	VCMPPS $0x1e, Z28, Z12, K1       /* c: |n| > 126 (GT_OQ) */ \
+	KORTESTW K1, K1 \
+	JEQ lbl \
+	VCMPPS $0x12, Z29, Z3, K2        /* n ≤ 0 (LE_OQ) */ \
+	VPXORD Z13, Z13, Z13 \
+	VMOVDQA32 Z31, K2, Z13           /* g */ \
+	VPADDD Z15, Z13, Z14             /* s1 */ \
+	VPSUBD Z13, Z5, Z13              /* s2 */ \
+	VMOVAPS Z13, Z6 \
+	VFMADD213PS Z13, Z7, Z6          /* s2·j + s2 */ \
+	VMULPS Z14, Z6, Z6 \
+	VMOVAPS Z6, K1, Z10 \
+	VCMPPS $0x1e, Z26, Z12, K3       /* d: |n| > 192 */ \
+	VMULPS Z14, Z14, Z6 \
+	VMOVAPS Z6, K3, Z10 \
+lbl:
 
 // func swiGLUGGMLZ(dst, gate, up *float32, n int)
 TEXT ·swiGLUGGMLZ(SB), NOSPLIT, $0-32
@@ -21,47 +83,13 @@ TEXT ·swiGLUGGMLZ(SB), NOSPLIT, $0-32
 	MOVQ gate+8(FP), SI
 	MOVQ up+16(FP), DX
 	MOVQ n+24(FP), CX
-	BCAST(0x4b400000, Z16)   // r = 1.5·2^23
-	BCAST(0x3fb8aa3b, Z17)   // log2 e
-	BCAST(0x3f317200, Z18)   // ln 2, high part
-	BCAST(0x35bfbe8e, Z19)   // ln 2, low part
-	BCAST(0x3c072010, Z20)   // polynomial coefficients, highest first
-	BCAST(0x3d2b9f17, Z21)
-	BCAST(0x3e2aaf33, Z22)
-	BCAST(0x3efffedb, Z23)
-	BCAST(0x3f7ffff6, Z24)
-	BCAST(0x3f800000, Z25)   // 1
-	BCAST(0x43400000, Z26)   // 192
-	BCAST(0x7fffffff, Z27)   // |·| mask
-	BCAST(0x7f800000, Z28)   // +Inf
-	VPXORD Z29, Z29, Z29     // 0
+	EXPCONSTS
 	TESTQ CX, CX
 	JEQ done
 loop:
 	VMOVUPS (SI), Z0                 // x
 	VSUBPS Z0, Z29, Z1               // -x, as 0 - x
-	VMOVAPS Z16, Z2
-	VFMADD231PS Z17, Z1, Z2          // z = -x·log2e + r
-	VSUBPS Z16, Z2, Z3               // n = z - r
-	VMOVAPS Z1, Z4
-	VFNMADD231PS Z18, Z3, Z4         // -x - n·ln2hi
-	VFNMADD231PS Z19, Z3, Z4         // b = ... - n·ln2lo
-	VANDPS Z27, Z3, Z5
-	VCMPPS $0x1e, Z26, Z5, K1        // d: |n| > 192 (GT_OQ)
-	VMULPS Z4, Z4, Z6                // u = b·b
-	VMOVAPS Z21, Z7
-	VFMADD231PS Z20, Z4, Z7          // c5·b + c4
-	VMOVAPS Z23, Z8
-	VFMADD231PS Z22, Z4, Z8          // c3·b + c2
-	VFMADD213PS Z8, Z6, Z7           // (c5·b + c4)·u + (c3·b + c2)
-	VMOVAPS Z25, Z9
-	VFMADD231PS Z24, Z4, Z9          // c1·b + 1
-	VFMADD213PS Z9, Z6, Z7           // j = ...·u + (c1·b + 1)
-	VSCALEFPS Z3, Z7, Z10            // res = j·2^n
-	VCMPPS $0x12, Z29, Z3, K2        // n ≤ 0 (LE_OQ)
-	VMOVAPS Z28, Z11
-	VMOVAPS Z29, K2, Z11             // alt: 0 where n ≤ 0, else +Inf
-	VMOVAPS Z11, K1, Z10             // where |n| > 192, alt
+	EXPAVX2(sexp)
 	VADDPS Z25, Z10, Z10             // 1 + exp(-x)
 	VDIVPS Z10, Z0, Z0               // silu = x / (1 + exp(-x))
 	VMULPS (DX), Z0, Z0              // · up
@@ -83,47 +111,13 @@ TEXT ·expSubZ(SB), NOSPLIT, $0-32
 	MOVQ src+8(FP), SI
 	VBROADCASTSS sub+16(FP), Z30
 	MOVQ n+24(FP), CX
-	BCAST(0x4b400000, Z16)
-	BCAST(0x3fb8aa3b, Z17)
-	BCAST(0x3f317200, Z18)
-	BCAST(0x35bfbe8e, Z19)
-	BCAST(0x3c072010, Z20)
-	BCAST(0x3d2b9f17, Z21)
-	BCAST(0x3e2aaf33, Z22)
-	BCAST(0x3efffedb, Z23)
-	BCAST(0x3f7ffff6, Z24)
-	BCAST(0x3f800000, Z25)
-	BCAST(0x43400000, Z26)
-	BCAST(0x7fffffff, Z27)
-	BCAST(0x7f800000, Z28)
-	VPXORD Z29, Z29, Z29
+	EXPCONSTS
 	TESTQ CX, CX
 	JEQ edone
 eloop:
 	VMOVUPS (SI), Z1
 	VSUBPS Z30, Z1, Z1               // x - max
-	VMOVAPS Z16, Z2
-	VFMADD231PS Z17, Z1, Z2
-	VSUBPS Z16, Z2, Z3
-	VMOVAPS Z1, Z4
-	VFNMADD231PS Z18, Z3, Z4
-	VFNMADD231PS Z19, Z3, Z4
-	VANDPS Z27, Z3, Z5
-	VCMPPS $0x1e, Z26, Z5, K1
-	VMULPS Z4, Z4, Z6
-	VMOVAPS Z21, Z7
-	VFMADD231PS Z20, Z4, Z7
-	VMOVAPS Z23, Z8
-	VFMADD231PS Z22, Z4, Z8
-	VFMADD213PS Z8, Z6, Z7
-	VMOVAPS Z25, Z9
-	VFMADD231PS Z24, Z4, Z9
-	VFMADD213PS Z9, Z6, Z7
-	VSCALEFPS Z3, Z7, Z10
-	VCMPPS $0x12, Z29, Z3, K2
-	VMOVAPS Z28, Z11
-	VMOVAPS Z29, K2, Z11
-	VMOVAPS Z11, K1, Z10
+	EXPAVX2(eexp)
 	VMOVUPS Z10, (DI)
 	ADDQ $64, SI
 	ADDQ $64, DI

@@ -1,10 +1,12 @@
 package arch
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"tracer/engine/gguf"
 	"tracer/engine/tensor"
 )
 
@@ -209,6 +211,43 @@ func TestRotatePairsGGML(t *testing.T) {
 			if math.Float32bits(x[i]) != math.Float32bits(want[i]) && !(x[i] != x[i] && want[i] != want[i]) {
 				t.Fatalf("%d pairs, value %d: got %v (%08x), want %v (%08x)", n, i, x[i], math.Float32bits(x[i]), want[i], math.Float32bits(want[i]))
 			}
+		}
+	}
+}
+
+// TestQ4_0MarkedAsRepacked: a Q4_0 GGUF's matrices of a multiple of 8
+// rows sum as llama.cpp's repacked kernels do, other Q4_0 matrices and
+// the embedding (which, tied, is also the output matrix: llama.cpp leaves
+// it in the file's layout) as ggml_vec_dot_q4_0_q8_0 does, and no other
+// type is marked.
+func TestQ4_0MarkedAsRepacked(t *testing.T) {
+	q4 := func(rows int) []byte { return make([]byte, rows*2*18) } // 64 columns
+	ts := []gguf.TensorInfo{
+		{Name: "token_embd.weight", Dims: []uint64{64, 16}, Type: gguf.Q4_0, Data: q4(16)},
+		{Name: "blk.0.attn_q.weight", Dims: []uint64{64, 16}, Type: gguf.Q4_0, Data: q4(16)},
+		{Name: "blk.0.attn_k.weight", Dims: []uint64{64, 12}, Type: gguf.Q4_0, Data: q4(12)},
+		{Name: "blk.0.attn_v.weight", Dims: []uint64{64, 16}, Type: gguf.Q8_0, Data: make([]byte, 16*2*34)},
+	}
+	var buf bytes.Buffer
+	if err := gguf.Write(&buf, nil, ts, 32); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Parse("q4.gguf", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld := &ggufLoader{f: f, used: map[string]bool{}, byDType: map[tensor.DType]int64{}}
+	for _, c := range []struct {
+		name string
+		rows int
+		want bool
+	}{{"token_embd.weight", 16, false}, {"blk.0.attn_q.weight", 16, true}, {"blk.0.attn_k.weight", 12, false}, {"blk.0.attn_v.weight", 16, false}} {
+		m, err := ld.matrix(c.name, c.rows, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.BlockSums() != c.want {
+			t.Errorf("%s (%s, %d rows): marked %v, want %v", c.name, m.DType, c.rows, m.BlockSums(), c.want)
 		}
 	}
 }

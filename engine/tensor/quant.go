@@ -320,6 +320,24 @@ func (m Matrix) RoundF16() Matrix {
 	return m
 }
 
+// SumBlocks returns m (a Q4_0 matrix) marked so that its products add
+// each block's 32 integer products into one sum and fuse it with the
+// scales by one multiply-add a block, acc = fma(float(Σ), d_w·d_x, acc),
+// as llama.cpp's CPU backend does for the Q4_0 matrices it repacks (those
+// of a multiple of 8 rows, on x86 with AVX2: ggml_gemv_q4_0_8x8_q8_0 and
+// ggml_gemm_q4_0_8x8_q8_0). Unmarked, a Q4_0 product sums eight lanes a
+// block as ggml_vec_dot_q4_0_q8_0 does (dotQ4_0). The two orders differ
+// in the last bits of about one output in five.
+func (m Matrix) SumBlocks() Matrix {
+	if m.DType == Q4_0 {
+		m.blockSums = true
+	}
+	return m
+}
+
+// BlockSums reports whether m is marked SumBlocks.
+func (m Matrix) BlockSums() bool { return m.blockSums }
+
 // rowBytes is the byte length of one quantized row.
 func (m Matrix) rowBytes() int {
 	elems, bytes := m.DType.Block()

@@ -13,6 +13,11 @@ func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 //go:noescape
 func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 
+// dotQ4_0BlocksAVX2 is dotQ4_0Blocks in AVX2.
+//
+//go:noescape
+func dotQ4_0BlocksAVX2(w *byte, xd *float32, xq *int8, n int) float32
+
 // dotQ4KAVX2 writes dst[r] for r < rows: dotQ4K in AVX2 (ggml's own AVX2
 // order, the same bits) of the row of n Q4_K blocks at w+r·rb, with the
 // Q8_K activations' sums over each 32 values s32 (8 a block), their

@@ -210,6 +210,61 @@ q4done:
 	VZEROUPPER
 	RET
 
+// func dotQ4_0BlocksAVX2(w *byte, xd *float32, xq *int8, n int) float32
+// dotQ4_0AVX2's integer lanes, added into one exact block sum, then one
+// scalar fused multiply-add a block: acc = float(Σ)·(d_w·d_x) + acc, the
+// order of llama.cpp's repacked Q4_0 kernels (dotQ4_0Blocks).
+TEXT ·dotQ4_0BlocksAVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ xd+8(FP), DX
+	MOVQ xq+16(FP), DI
+	MOVQ n+24(FP), CX
+	VXORPS X4, X4, X4
+	MOVL $0x00010001, AX
+	VMOVD AX, X7
+	VPBROADCASTD X7, Y7          // 16-bit ones
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X6
+	VPBROADCASTD X6, Y6          // low-nibble mask
+	MOVL $0x08080808, AX
+	VMOVD AX, X8
+	VPBROADCASTD X8, Y8          // 8 in every byte
+	TESTQ CX, CX
+	JEQ q4bdone
+q4bloop:
+	VMOVDQU 2(SI), X0
+	VPSRLW $4, X0, X1
+	VPAND X6, X0, X0
+	VPAND X6, X1, X1
+	VINSERTI128 $1, X1, Y0, Y0   // weights 0..15 | 16..31
+	VPSUBB Y8, Y0, Y0            // minus 8
+	VMOVDQU (DI), Y1
+	VPSIGNB Y0, Y0, Y2
+	VPSIGNB Y0, Y1, Y3
+	VPMADDUBSW Y3, Y2, Y5
+	VPMADDWD Y7, Y5, Y5          // eight exact int32 lanes
+	VEXTRACTI128 $1, Y5, X3
+	VPADDD X3, X5, X5
+	VPSHUFD $0x4e, X5, X3
+	VPADDD X3, X5, X5
+	VPSHUFD $0xb1, X5, X3
+	VPADDD X3, X5, X5            // the block's sum in every lane
+	VCVTDQ2PS X5, X5
+	MOVWLZX (SI), AX
+	VMOVD AX, X2
+	VCVTPH2PS X2, X2
+	VMULSS (DX), X2, X2          // d_w·d_x
+	VFMADD231SS X2, X5, X4
+	ADDQ $18, SI
+	ADDQ $4, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNE q4bloop
+q4bdone:
+	VMOVSS X4, ret+32(FP)
+	VZEROUPPER
+	RET
+
 // The K-quant kernels (KDOT for Q4_K and Q5_K, and Q6_K's) unpack each
 // block's scales themselves and loop over rows: the Go loop around them
 // only splits the rows into runs.

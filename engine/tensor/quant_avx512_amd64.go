@@ -39,6 +39,12 @@ func dotQuadsPackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int,
 //go:noescape
 func dotQuadsPackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
 
+// dotQuadsPackedQ4_0BVNNI is dotQuadsPackedQ4_0VNNI for Q4_0 rows marked
+// SumBlocks (dotQ4_0Blocks's bits).
+//
+//go:noescape
+func dotQuadsPackedQ4_0BVNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
+
 // quantQ8_0Z is quantizeQ8_0 and qActs.vnni for blocks of 32 values in
 // AVX-512 (quant_avx512_amd64.s), shift 7 for Q8_0 weights, 3 for Q4_0:
 // the same bits for finite x.
@@ -57,6 +63,12 @@ func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int
 //
 //go:noescape
 func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+
+// dotQuads2PackedQ4_0BVNNI is dotQuads2PackedQ4_0VNNI for Q4_0 rows
+// marked SumBlocks (dotQ4_0Blocks's bits).
+//
+//go:noescape
+func dotQuads2PackedQ4_0BVNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
 
 // dotQuadsQ5_0VNNI is dotQuadsQ8_0VNNI for Q5_0 rows (dotQ5_0's bits),
 // with the activations rounded as for Q8_0 weights (lane offsets of

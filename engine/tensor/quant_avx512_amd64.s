@@ -253,6 +253,12 @@ end: \
 // nibbles against x16..31), as floats; the activations' values and lane
 // offsets of block i at i*64(DI)(AX).
 #define Q4LANES(i) \
+	Q4INTS(i) \
+	VCVTDQ2PS Z2, Z2 \
+	VCVTDQ2PS Z3, Z3
+
+// Q4INTS is Q4LANES before the conversion: the lanes as int32.
+#define Q4INTS(i) \
 	VPSRLW $4, Z0, Z1 \
 	VPANDD Z6, Z0, Z0 \
 	VPANDD Z6, Z1, Z1 \
@@ -261,9 +267,18 @@ end: \
 	VBROADCASTI32X4 i*64+32(DI)(AX*1), Z2 \
 	VBROADCASTI32X4 i*64+48(DI)(AX*1), Z3 \
 	VPDPBUSD Z13, Z0, Z2 \
-	VPDPBUSD Z14, Z1, Z3 \
-	VCVTDQ2PS Z2, Z2 \
-	VCVTDQ2PS Z3, Z3
+	VPDPBUSD Z14, Z1, Z3
+
+// BSUM4 adds, in each 16-byte lane (a row), the int32 lanes of z and t
+// into the block's exact sum, in all four lanes, converted to float32 in
+// z (t scratch): the repacked kernels' one integer a block (SumBlocks).
+#define BSUM4(z, t) \
+	VPADDD t, z, z \
+	VPSHUFD $0x4e, z, t \
+	VPADDD t, z, z \
+	VPSHUFD $0xb1, z, t \
+	VPADDD t, z, z \
+	VCVTDQ2PS z, z
 
 // Q4FMA adds Z2 and Z3 times the scale products zs (a row a 16-byte lane)
 // into Z4 (the four rows' lanes 0..3) and Z9 (lanes 4..7).
@@ -352,6 +367,37 @@ end: \
 	VMOVSS X4, 4(R10) \
 	VMOVSS X15, 8(R10) \
 	VMOVSS X9, 12(R10)
+
+// Q4_0 marked SumBlocks: BP4's lanes added into each row's block sum
+// (BSUM4) and fused with the scale product into Z4 alone, every lane of
+// a row's 16-byte lane alike; GATHER4B takes lane 0 of each.
+#define BP4B(i, zi) \
+	VMOVDQU64 64+i*64(SI), Z0 \
+	Q4INTS(i) \
+	BSUM4(Z2, Z3) \
+	VMOVDQA64 zi, Z10 \
+	VPERMI2PS Z24, Z12, Z10 \
+	VFMADD231PS Z2, Z10, Z4
+
+#define TAIL4B \
+	VPBROADCASTW (SI), Y12 \
+	VPBROADCASTW 18(SI), K1, Y12 \
+	VPBROADCASTW 36(SI), K2, Y12 \
+	VPBROADCASTW 54(SI), K3, Y12 \
+	VCVTPH2PS Y12, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	VMOVDQU 2(SI), X0 \
+	VINSERTI32X4 $1, 20(SI), Z0, Z0 \
+	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
+	VINSERTI32X4 $3, 56(SI), Z0, Z0 \
+	Q4INTS(0) \
+	BSUM4(Z2, Z3) \
+	VFMADD231PS Z2, Z12, Z4
+
+#define GATHER4B \
+	VMOVDQU64 rowsQ4b<>(SB), Z14 \
+	VPERMPS Z4, Z14, Z14 \
+	VMOVUPS X14, (R10)
 
 // PACKEDARGS loads the packed kernels' first five arguments (dst in R10,
 // w in SI, xd in DX, xv in DI, n in CX), sets up their constants (SETUP)
@@ -511,6 +557,36 @@ end: \
 	VFMADD231PS Z3, Z10, Z9 \
 	VFMADD231PS Z7, Z25, Z26 \
 	VFMADD231PS Z15, Z25, Z27
+
+#define BP4X2B(i, zi) \
+	PREFETCHT0 PFQ+64+i*64(SI) \
+	PREFETCHT0 PFQ+64+i*64(R14) \
+	VMOVDQU64 64+i*64(SI), Z0 \
+	VMOVDQU64 64+i*64(R14), Z5 \
+	VPSRLW $4, Z0, Z1 \
+	VPANDD Z6, Z0, Z0 \
+	VPANDD Z6, Z1, Z1 \
+	VPSRLW $4, Z5, Z8 \
+	VPANDD Z6, Z5, Z5 \
+	VPANDD Z6, Z8, Z8 \
+	VBROADCASTI32X4 i*64(DI)(AX*1), Z13 \
+	VBROADCASTI32X4 i*64+16(DI)(AX*1), Z14 \
+	VBROADCASTI32X4 i*64+32(DI)(AX*1), Z2 \
+	VBROADCASTI32X4 i*64+48(DI)(AX*1), Z3 \
+	VMOVDQA64 Z2, Z7 \
+	VMOVDQA64 Z3, Z15 \
+	VPDPBUSD Z13, Z0, Z2 \
+	VPDPBUSD Z14, Z1, Z3 \
+	VPDPBUSD Z13, Z5, Z7 \
+	VPDPBUSD Z14, Z8, Z15 \
+	BSUM4(Z2, Z3) \
+	BSUM4(Z7, Z15) \
+	VMOVDQA64 zi, Z10 \
+	VPERMI2PS Z24, Z12, Z10 \
+	VMOVDQA64 zi, Z25 \
+	VPERMI2PS Z29, Z28, Z25 \
+	VFMADD231PS Z2, Z10, Z4 \
+	VFMADD231PS Z7, Z25, Z26
 
 // DOTQUADSP2 body: DOTQUADSP over 2·pairs quads in two streams. Pass p
 // computes quad p (A, at SI, outputs at R10) and quad pairs+p (B, at R14,
@@ -726,6 +802,10 @@ TEXT ·dotQuadsPackedQ8_0VNNI(SB), NOSPLIT, $0-48
 TEXT ·dotQuadsPackedQ4_0VNNI(SB), NOSPLIT, $0-48
 	DOTQUADSP(18, SETUP4, permQ4<>(SB), BP4, TAIL4, GATHER4)
 
+// func dotQuadsPackedQ4_0BVNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int)
+TEXT ·dotQuadsPackedQ4_0BVNNI(SB), NOSPLIT, $0-48
+	DOTQUADSP(18, SETUP4, permQ4<>(SB), BP4B, TAIL4B, GATHER4B)
+
 // func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
 TEXT ·dotQuads2PackedQ8_0VNNI(SB), NOSPLIT, $0-48
 	MOVL $0x80808080, AX
@@ -735,6 +815,10 @@ TEXT ·dotQuads2PackedQ8_0VNNI(SB), NOSPLIT, $0-48
 // func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
 TEXT ·dotQuads2PackedQ4_0VNNI(SB), NOSPLIT, $0-48
 	DOTQUADSP2(18, SETUP4, permQ4<>(SB), BP4X2, TAIL4, GATHER4)
+
+// func dotQuads2PackedQ4_0BVNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int)
+TEXT ·dotQuads2PackedQ4_0BVNNI(SB), NOSPLIT, $0-48
+	DOTQUADSP2(18, SETUP4, permQ4<>(SB), BP4X2B, TAIL4B, GATHER4B)
 
 // func dotQuadsQ5_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int)
 TEXT ·dotQuadsQ5_0VNNI(SB), NOSPLIT, $0-64

@@ -26,6 +26,12 @@ func dotQuads2PackedQ8_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int
 func dotQuads2PackedQ4_0VNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int) {
 	panic("no asm")
 }
+func dotQuadsPackedQ4_0BVNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, quads int) {
+	panic("no asm")
+}
+func dotQuads2PackedQ4_0BVNNI(dst *float32, w *byte, xd *float32, xv *byte, n int, pairs int) {
+	panic("no asm")
+}
 func dotQuadsQ5_0VNNI(dst *float32, h int, w *byte, rb int, xd *float32, xv *byte, n int, quads int) {
 	panic("no asm")
 }

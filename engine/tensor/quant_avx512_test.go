@@ -23,8 +23,10 @@ func sameBits(a, b float32) bool {
 // four times), and four rows whose third is a copy with its first scale
 // changed, in ggml's layout and packed, and two packed quads in two
 // streams. "changed go" is the Go twin of the copy, which every
-// key starting "changed " must equal.
-func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
+// key starting "changed " must equal. With sums (Q4_0 only), the kernels
+// of rows marked SumBlocks (packed only: the ggml layout's go one row
+// at a time, by the AVX2 kernel).
+func q8Dots(dt DType, sums bool, w []byte, x []float32) map[string]float32 {
 	var a qActs
 	a.quantize(dt, x, 1, len(x))
 	a.vnni(dt) // also where quantize leaves it to the VNNI kernels
@@ -40,6 +42,10 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 		dot, avx2 = dotQ5_0, nil
 		quads, packed, packed2 = dotQuadsQ5_0VNNI, dotQuadsPackedQ5_0VNNI, dotQuads2PackedQ5_0VNNI
 	}
+	if sums {
+		dot, avx2 = dotQ4_0Blocks, dotQ4_0BlocksAVX2
+		quads, packed, packed2 = nil, dotQuadsPackedQ4_0BVNNI, dotQuads2PackedQ4_0BVNNI
+	}
 	out["go"] = dot(w, a.d, a.qs)
 	if useAsm && avx2 != nil {
 		out["avx2"] = avx2(&w[0], &a.d[0], &a.qs[0], n)
@@ -54,12 +60,14 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 			panic(err)
 		}
 		var four [4]float32
-		quads(&four[0], 0, &w4[0], len(w), &a.d[0], &a.xv[0], n, 1)
-		out["vnni alone"] = four[0]
-		quads(&four[0], 1, &w4[0], len(w), &a.d[0], &a.xv[0], n, 1)
-		out["vnni quad 0"], out["vnni quad 1"], out["vnni quad 3"] = four[0], four[1], four[3]
-		out["changed vnni quad 2"] = four[2]
-		four = [4]float32{}
+		if quads != nil {
+			quads(&four[0], 0, &w4[0], len(w), &a.d[0], &a.xv[0], n, 1)
+			out["vnni alone"] = four[0]
+			quads(&four[0], 1, &w4[0], len(w), &a.d[0], &a.xv[0], n, 1)
+			out["vnni quad 0"], out["vnni quad 1"], out["vnni quad 3"] = four[0], four[1], four[3]
+			out["changed vnni quad 2"] = four[2]
+			four = [4]float32{}
+		}
 		packed(&four[0], &w4p[0], &a.d[0], &a.xv[0], n, 1)
 		out["vnni packed 0"], out["vnni packed 1"], out["vnni packed 3"] = four[0], four[1], four[3]
 		out["changed vnni packed 2"] = four[2]
@@ -78,9 +86,9 @@ func q8Dots(dt DType, w []byte, x []float32) map[string]float32 {
 }
 
 // checkQ8Dots fails unless every kernel gives the Go twin's bits.
-func checkQ8Dots(t *testing.T, dt DType, w []byte, x []float32) {
+func checkQ8Dots(t *testing.T, dt DType, sums bool, w []byte, x []float32) {
 	t.Helper()
-	got := q8Dots(dt, w, x)
+	got := q8Dots(dt, sums, w, x)
 	for k, v := range got {
 		want, of := got["go"], "go"
 		if strings.HasPrefix(k, "changed ") {
@@ -133,9 +141,17 @@ func TestQuantQ8KernelsSameBits(t *testing.T) {
 			}
 		}},
 	}
-	for _, dt := range []DType{Q8_0, Q4_0, Q5_0} {
+	for _, k := range []struct {
+		dt   DType
+		sums bool
+	}{{Q8_0, false}, {Q4_0, false}, {Q4_0, true}, {Q5_0, false}} {
+		dt := k.dt
+		name := dt.String()
+		if k.sums {
+			name += " SumBlocks"
+		}
 		for _, c := range cases {
-			t.Run(fmt.Sprintf("%s/%s", dt, c.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s", name, c.name), func(t *testing.T) {
 				w := randomBlocks(r, dt, 1, 32*c.blocks)
 				x := make([]float32, 32*c.blocks)
 				for i := range x {
@@ -148,7 +164,7 @@ func TestQuantQ8KernelsSameBits(t *testing.T) {
 						binary.LittleEndian.PutUint16(w[b*by:], F32ToF16(0.01+float32(b)*1e-3))
 					}
 				}
-				checkQ8Dots(t, dt, w, x)
+				checkQ8Dots(t, dt, k.sums, w, x)
 			})
 		}
 	}
@@ -181,8 +197,9 @@ func TestFMA32(t *testing.T) {
 	}
 }
 
-// FuzzQuantQ8Kernels: any bytes as a Q8_0, Q4_0 or Q5_0 row (scales
-// included: NaN, infinities, subnormals) against any activations.
+// FuzzQuantQ8Kernels: any bytes as a Q8_0, Q4_0 (either order) or Q5_0
+// row (scales included: NaN, infinities, subnormals) against any
+// activations.
 // Property: no panic, and every kernel gives the Go twin's bits.
 func FuzzQuantQ8Kernels(f *testing.F) {
 	f.Add(uint8(0), uint8(1), uint64(1), []byte{0x80, 0x7f, 0x00, 0x3c})
@@ -191,7 +208,7 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 	f.Add(uint8(2), uint8(17), uint64(4), []byte{0xff, 0xff, 0x00, 0x7c, 0x00, 0xfc})
 	f.Add(uint8(2), uint8(9), uint64(5), []byte{0x01, 0x80})
 	f.Fuzz(func(t *testing.T, kind uint8, blocks uint8, seed uint64, raw []byte) {
-		dt := []DType{Q8_0, Q4_0, Q5_0}[kind%3]
+		dt := []DType{Q8_0, Q4_0, Q5_0, Q4_0}[kind%4]
 		n := 1 + int(blocks)%64
 		r := rand.New(rand.NewPCG(seed, 13))
 		w := randomBlocks(r, dt, 1, 32*n)
@@ -202,7 +219,7 @@ func FuzzQuantQ8Kernels(f *testing.F) {
 		for i := range x {
 			x[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()*4))
 		}
-		checkQ8Dots(t, dt, w, x)
+		checkQ8Dots(t, dt, kind%4 == 3, w, x)
 	})
 }
 
@@ -237,11 +254,14 @@ func TestQuantMatMulSameBits(t *testing.T) {
 				}
 				var a qActs
 				a.quantize(dt, x, sh.n, sh.cols)
-				want := make([]float32, sh.n*sh.rows)
-				for tk := 0; tk < sh.n; tk++ {
-					for i := 0; i < sh.rows; i++ {
-						want[tk*sh.rows+i] = twinDot(dt, m.quantRow(i), &a, tk, sh.cols)
+				wantOf := func(pm Matrix) []float32 {
+					want := make([]float32, sh.n*sh.rows)
+					for tk := 0; tk < sh.n; tk++ {
+						for i := 0; i < sh.rows; i++ {
+							want[tk*sh.rows+i] = twinDotOf(pm, m.quantRow(i), &a, tk, sh.cols)
+						}
 					}
+					return want
 				}
 				ms := []Matrix{m}
 				if PackedLayout(dt) {
@@ -262,13 +282,19 @@ func TestQuantMatMulSameBits(t *testing.T) {
 						t.Fatal("quantAt differs on the packed matrix")
 					}
 				}
+				if dt == Q4_0 { // llama.cpp's repacked order too, in both layouts
+					for _, m := range ms {
+						ms = append(ms, m.SumBlocks())
+					}
+				}
 				for _, m := range ms {
+					want := wantOf(m)
 					for _, p := range []*Pool{nil, pool} {
 						got := make([]float32, len(want))
 						p.MatMul(got, m, x)
 						for i := range got {
 							if !sameBits(got[i], want[i]) {
-								t.Fatalf("packed %v, pool %v, out %d: got %v, want %v, the Go twin's bits", m.packed, p != nil, i, got[i], want[i])
+								t.Fatalf("packed %v, sums %v, pool %v, out %d: got %v, want %v, the Go twin's bits", m.packed, m.blockSums, p != nil, i, got[i], want[i])
 							}
 						}
 					}
@@ -450,12 +476,18 @@ func TestPackedDecodeSameBits(t *testing.T) {
 			if PackedLayout(dt) {
 				pm = packedCopy(t, m)
 			}
-			for _, p := range []*Pool{nil, pool} {
-				got := make([]float32, rows)
-				p.MatVec(got, pm, x)
-				for i := range got {
-					if want := twinDot(dt, m.quantRow(i), &a, 0, cols); !sameBits(got[i], want) {
-						t.Fatalf("%s %dx%d, pool %v, row %d: got %v, want %v, the Go twin's bits", dt, rows, cols, p != nil, i, got[i], want)
+			pms := []Matrix{pm}
+			if dt == Q4_0 {
+				pms = append(pms, pm.SumBlocks())
+			}
+			for _, pm := range pms {
+				for _, p := range []*Pool{nil, pool} {
+					got := make([]float32, rows)
+					p.MatVec(got, pm, x)
+					for i := range got {
+						if want := twinDotOf(pm, m.quantRow(i), &a, 0, cols); !sameBits(got[i], want) {
+							t.Fatalf("%s %dx%d, sums %v, pool %v, row %d: got %v, want %v, the Go twin's bits", dt, rows, cols, pm.blockSums, p != nil, i, got[i], want)
+						}
 					}
 				}
 			}

@@ -229,9 +229,8 @@ func (p *Pool) matMulRounded(a *qActs, dst []float32, w Matrix, n int) {
 }
 
 func (j *quantJob) Run(lo, hi int) {
-	w, a := j.w, j.a
-	in, out := w.Cols, w.Rows
-	if vnniQuads(w.DType) { // the Go twins' bits (dotQ5_0, dotQ5_1, dotQ4_1, dotIQ4NL)
+	w := j.w
+	if vnniQuads(w.DType) && (!w.blockSums || w.packed) { // the Go twins' bits (dotQ5_0, dotQ5_1, dotQ4_1, dotIQ4NL, dotQ4_0Blocks)
 		j.runQuads(lo, hi)
 		return
 	}
@@ -239,7 +238,14 @@ func (j *quantJob) Run(lo, hi int) {
 		j.runKAsm(lo, hi)
 		return
 	}
-	// Here no row is packed: only machines with the VNNI kernels pack.
+	j.rows(lo, hi)
+}
+
+// rows computes the rows [lo, hi) one at a time, in ggml's layout or, for
+// a packed matrix, from rows that do not lie in a whole quad.
+func (j *quantJob) rows(lo, hi int) {
+	w, a := j.w, j.a
+	in, out := w.Cols, w.Rows
 	for i := lo; i < hi; i++ {
 		row := w.quantRow(i)
 		for t := 0; t < j.n; t++ {
@@ -247,7 +253,7 @@ func (j *quantJob) Run(lo, hi int) {
 			var s float32
 			switch w.DType {
 			case Q8_0, Q4_0:
-				s = dotQ8Act(w.DType, row, a.d[t*in/32:(t+1)*in/32], xq)
+				s = dotQ8Act(w, row, a.d[t*in/32:(t+1)*in/32], xq)
 			case Q4_K:
 				s = dotQ4K(row, a.d[t*in/256:(t+1)*in/256], xq, a.bsums[t*in/16:(t+1)*in/16])
 			case Q5_K:
@@ -262,18 +268,23 @@ func (j *quantJob) Run(lo, hi int) {
 	}
 }
 
-// dotQ8Act is the Q8_0 or Q4_0 (dt) row w against Q8_0 activations
-// (scales xd, values xq): dotQ8_0 or dotQ4_0, in AVX2 where present.
-func dotQ8Act(dt DType, w []byte, xd []float32, xq []int8) float32 {
+// dotQ8Act is a row (its blocks in row) of the Q8_0 or Q4_0 matrix m
+// against Q8_0 activations (scales xd, values xq): dotQ8_0, dotQ4_0 or
+// dotQ4_0Blocks, in AVX2 where present.
+func dotQ8Act(m Matrix, row []byte, xd []float32, xq []int8) float32 {
 	switch {
-	case dt == Q8_0 && useAsm:
-		return dotQ8_0AVX2(&w[0], &xd[0], &xq[0], len(xd))
-	case dt == Q8_0:
-		return dotQ8_0(w, xd, xq)
+	case m.DType == Q8_0 && useAsm:
+		return dotQ8_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
+	case m.DType == Q8_0:
+		return dotQ8_0(row, xd, xq)
+	case m.blockSums && useAsm:
+		return dotQ4_0BlocksAVX2(&row[0], &xd[0], &xq[0], len(xd))
+	case m.blockSums:
+		return dotQ4_0Blocks(row, xd, xq)
 	case useAsm:
-		return dotQ4_0AVX2(&w[0], &xd[0], &xq[0], len(xd))
+		return dotQ4_0AVX2(&row[0], &xd[0], &xq[0], len(xd))
 	}
-	return dotQ4_0(w, xd, xq)
+	return dotQ4_0(row, xd, xq)
 }
 
 // runQuads computes the rows [lo, hi) with the VNNI kernels four at a
@@ -295,6 +306,10 @@ func (j *quantJob) runQuads(lo, hi int) {
 		first, end := (lo+3)/4, min((hi+3)/4, j.w.Rows/4)
 		j.packedQuads(first, end)
 		lo = max(lo, 4*end)
+	}
+	if j.w.blockSums { // rows outside a quad: their one-row kernel
+		j.rows(lo, hi)
+		return
 	}
 	for k := lo; k < hi; k++ {
 		j.quads(k, 0, 1)
@@ -353,6 +368,9 @@ func (j *quantJob) packedQuads(first, end int) {
 		kernel, kernel2 = dotQuadsPackedIQ4NLVNNI, dotQuads2PackedIQ4NLVNNI
 	case Q4_0:
 		kernel, kernel2 = dotQuadsPackedQ4_0VNNI, dotQuads2PackedQ4_0VNNI
+		if w.blockSums {
+			kernel, kernel2 = dotQuadsPackedQ4_0BVNNI, dotQuads2PackedQ4_0BVNNI
+		}
 	case Q5_0:
 		kernel, kernel2 = dotQuadsPackedQ5_0VNNI, dotQuads2PackedQ5_0VNNI
 	}
@@ -563,6 +581,25 @@ func dotQ4_0(w []byte, xd []float32, xq []int8) float32 {
 		}
 	}
 	return hsum8(&acc)
+}
+
+// dotQ4_0Blocks is the Q4_0 row w against Q8_0 activations in the order
+// of llama.cpp's repacked Q4_0 kernels (SumBlocks): each block's 32
+// products summed exactly, then one fused multiply-add a block,
+//
+//	for each block b:
+//		acc = FMA32(float(Σ_j (q_w[b][j]-8)·xq[b][j]), d_w[b]·xd[b], acc)
+func dotQ4_0Blocks(w []byte, xd []float32, xq []int8) float32 {
+	var acc float32
+	for b, dx := range xd {
+		blk, q := w[18*b:18*b+18], xq[32*b:32*b+32]
+		var sum int32
+		for j, v := range blk[2:18] {
+			sum += (int32(v&15)-8)*int32(q[j]) + (int32(v>>4)-8)*int32(q[j+16])
+		}
+		acc = FMA32(float32(sum), f16At(blk)*dx, acc)
+	}
+	return acc
 }
 
 // FMA32 is a·b + c rounded once to float32, as a float32 fused

@@ -7,6 +7,9 @@ package tensor
 
 func dotQ8_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm") }
 func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32 { panic("no asm") }
+func dotQ4_0BlocksAVX2(w *byte, xd *float32, xq *int8, n int) float32 {
+	panic("no asm")
+}
 func dotQ4KAVX2(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int) {
 	panic("no asm")
 }

@@ -412,6 +412,16 @@ func FuzzQuantMatMul(f *testing.F) {
 
 // twinDot is the Go twin's product of the quantized row w with row t of
 // the activations a, rounded for w's dtype (rows of cols values).
+// twinDotOf is twinDot for a row of m: dotQ4_0Blocks where m is marked
+// SumBlocks.
+func twinDotOf(m Matrix, w []byte, a *qActs, t, cols int) float32 {
+	if m.blockSums {
+		nb := cols / 32
+		return dotQ4_0Blocks(w, a.d[t*nb:(t+1)*nb], a.qs[t*cols:(t+1)*cols])
+	}
+	return twinDot(m.DType, w, a, t, cols)
+}
+
 func twinDot(dt DType, w []byte, a *qActs, t, cols int) float32 {
 	elems, _ := dt.Block()
 	nb := cols / 32

@@ -47,6 +47,18 @@ DATA rowsQ4hi<>+48(SB)/8, $0x0000001d0000001c
 DATA rowsQ4hi<>+56(SB)/8, $0x0000001f0000001e
 GLOBL rowsQ4hi<>(SB), RODATA|NOPTR, $64
 
+// rowsQ4b: the VPERMPS indices that take lane 0 of each 16-byte lane
+// (four rows' results) into lanes 0..3.
+DATA rowsQ4b<>+0(SB)/8, $0x0000000400000000
+DATA rowsQ4b<>+8(SB)/8, $0x0000000c00000008
+DATA rowsQ4b<>+16(SB)/8, $0
+DATA rowsQ4b<>+24(SB)/8, $0
+DATA rowsQ4b<>+32(SB)/8, $0
+DATA rowsQ4b<>+40(SB)/8, $0
+DATA rowsQ4b<>+48(SB)/8, $0
+DATA rowsQ4b<>+56(SB)/8, $0
+GLOBL rowsQ4b<>(SB), RODATA|NOPTR, $64
+
 // SUM8 leaves the sum of acc's eight lanes in xacc, added as the AVX2
 // kernels and ggml's hsum_float_8 add them: ((a0+a4)+(a2+a6)) +
 // ((a1+a5)+(a3+a7)).

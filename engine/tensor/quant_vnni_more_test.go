@@ -36,7 +36,7 @@ func TestQ5_0VNNIMatchesGo(t *testing.T) {
 						x[i] = float32(1 - 2*(i%2)) // ±1: ±127 after rounding
 					}
 				}
-				checkQ8Dots(t, Q5_0, w, x)
+				checkQ8Dots(t, Q5_0, false, w, x)
 			})
 		}
 	}

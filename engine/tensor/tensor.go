@@ -83,6 +83,7 @@ type Matrix struct {
 	q          []byte    // (Rows, Cols/block) ggml blocks when DType is quantized (quant.go)
 	roundF16   bool      // F16 only: products round the activations to binary16 (RoundF16)
 	packed     bool      // Q8_0, Q4_0, Q5_0, Q5_1, Q4_1 and IQ4_NL only: rows in the packed layout (NewPackedQuantMatrix)
+	blockSums  bool      // Q4_0 only: products sum each block as one integer (SumBlocks)
 }
 
 // NewMatrix wraps data, rows*cols little-endian elements of dtype, without
