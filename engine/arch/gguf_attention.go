@@ -177,12 +177,11 @@ func (j *ggmlAttnJob) attend(u, r, g, t int) {
 		}
 		softmaxGGML(wh, mask, scale)
 		if useSiLUZ && hd%16 == 0 {
-			var acc [32 * 16]float32
 			lanes := 32
 			if p.n > 1 {
 				lanes = 8
 			}
-			kqvLanesZ(&o[0], &V[0], &wh[0], &acc[0], hd, keys, lanes)
+			kqvLanesZ(&o[0], &V[0], &wh[0], hd, keys, lanes)
 		} else {
 			kqvGGML(o, V, wh, hd, keys, p.n > 1)
 		}
@@ -237,17 +236,15 @@ func softmaxGGML(w []float32, mask []bool, scale float32) {
 		}
 	}
 	full := 0
+	var sum float64
 	if useSiLUZ && len(w) >= 16 {
 		full = len(w) / 16 * 16
-		expSubZ(&w[0], &w[0], mx, full)
+		sum = expSumZ(&w[0], &w[0], mx, full)
 	}
-	var sum float64
-	for c := 0; c < len(w); c += 8 {
+	for c := full; c < len(w); c += 8 {
 		var lanes [8]float32
 		for ln := 0; ln < 8 && c+ln < len(w); ln++ {
-			if c+ln >= full {
-				w[c+ln] = expGGML(w[c+ln] - mx)
-			}
+			w[c+ln] = expGGML(w[c+ln] - mx)
 			lanes[ln] = w[c+ln]
 		}
 		sum += float64(hsum8(&lanes))

@@ -9,8 +9,7 @@ package arch
 func scoresGGMLZ(dst, k, q *float32, hd, keys int)
 
 // kqvLanesZ is kqvGGML in AVX-512, lanes 8 (a prompt) or 32 (a decode
-// step), with lanes·16 floats of scratch at acc; hd a positive multiple
-// of 16.
+// step); hd a positive multiple of 16.
 //
 //go:noescape
-func kqvLanesZ(out, v, w, acc *float32, hd, keys, lanes int)
+func kqvLanesZ(out, v, w *float32, hd, keys, lanes int)

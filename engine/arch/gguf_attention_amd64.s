@@ -53,70 +53,112 @@ sdone:
 	VZEROUPPER
 	RET
 
-// func kqvLanesZ(out *float32, v *float32, w *float32, acc *float32, hd int, keys int, lanes int)
+// func kqvLanesZ(out *float32, v *float32, w *float32, hd int, keys int, lanes int)
 // out[d] = Σ_j v[j·hd + d]·w[j] for j < keys, summed as kqvGGML does:
 // lane j mod lanes (8 or 32) of its own FMA chain, the lanes added as
 // tinyBLAS's hsum (8) or ggml_vec_dot_f32's reduction (32). Sixteen dims
-// at a time, each lane's chain a zmm kept at acc (lanes·16 floats of
-// scratch), then the lanes' tree of vertical adds. hd a positive
-// multiple of 16.
-TEXT ·kqvLanesZ(SB), NOSPLIT, $0-56
+// at a time, a lane's chain a zmm. With 32 lanes, two passes over the
+// keys: A takes lanes 0..7 and 16..23 (Z0..Z7, Z8..Z15), adding them into
+// p[l] = a[l] + a[16+l] (Z16..Z23), B lanes 8..15 and 24..31 into q[l] =
+// a[8+l] + a[24+l]; then r[l] = p[l] + q[l] and ((r0+r4)+(r1+r5)) +
+// ((r2+r6)+(r3+r7)). hd a positive multiple of 16.
+
+// LANE fuses key R10 (its dims at R10) times its weight off(R9) into z
+// and steps R10 to the next key.
+#define LANE(z, off) \
+	VBROADCASTSS off(R9), Z30 \
+	VFMADD231PS (R10), Z30, z \
+	ADDQ R12, R10
+
+// TLANE is LANE for lane l of the last, partial run of keys (DX keys in
+// it): it jumps to done when the run has no key l.
+#define TLANE(z, off, l, done) \
+	CMPQ DX, $l \
+	JLE done \
+	LANE(z, off)
+
+#define ZERO16 \
+	VPXORD Z0, Z0, Z0; VPXORD Z1, Z1, Z1; VPXORD Z2, Z2, Z2; VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4; VPXORD Z5, Z5, Z5; VPXORD Z6, Z6, Z6; VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8; VPXORD Z9, Z9, Z9; VPXORD Z10, Z10, Z10; VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12; VPXORD Z13, Z13, Z13; VPXORD Z14, Z14, Z14; VPXORD Z15, Z15, Z15
+
+// EIGHT runs LANE for eight lanes into Z(a)..Z(a+7), weights from off.
+#define EIGHT(z0, z1, z2, z3, z4, z5, z6, z7, off) \
+	LANE(z0, off); LANE(z1, off+4); LANE(z2, off+8); LANE(z3, off+12) \
+	LANE(z4, off+16); LANE(z5, off+20); LANE(z6, off+24); LANE(z7, off+28)
+
+#define TEIGHT(z0, z1, z2, z3, z4, z5, z6, z7, off, l, done) \
+	TLANE(z0, off, l, done); TLANE(z1, off+4, l+1, done); TLANE(z2, off+8, l+2, done); TLANE(z3, off+12, l+3, done) \
+	TLANE(z4, off+16, l+4, done); TLANE(z5, off+20, l+5, done); TLANE(z6, off+24, l+6, done); TLANE(z7, off+28, l+7, done)
+
+// PASS32 runs one pass over the keys for lanes first..first+7 and
+// first+16..first+23 (first 0 or 8) into Z0..Z15: R8 full runs of 32
+// keys from R15 (their weights from CX), then the DX keys left.
+#define PASS32(first, lbl, tail, done) \
+	ZERO16 \
+	LEAQ (SI)(R11*1), R15 \
+	MOVQ CX, R9 \
+	MOVQ R8, AX \
+	TESTQ AX, AX \
+	JEQ tail \
+lbl: \
+	MOVQ R12, R10 \
+	IMULQ $first, R10 \
+	ADDQ R15, R10 \
+	EIGHT(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, first*4) \
+	ADDQ R13, R10 \
+	EIGHT(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, (first+16)*4) \
+	ADDQ R14, R15 \
+	ADDQ $128, R9 \
+	DECQ AX \
+	JNE lbl \
+tail: \
+	MOVQ R12, R10 \
+	IMULQ $first, R10 \
+	ADDQ R15, R10 \
+	TEIGHT(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, first*4, first, done) \
+	ADDQ R13, R10 \
+	TEIGHT(Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15, (first+16)*4, first+16, done) \
+done:
+
+// PAIR8 leaves z(l) + z(8+l) in d for l < 8.
+#define PAIR8(d0, d1, d2, d3, d4, d5, d6, d7) \
+	VADDPS Z8, Z0, d0; VADDPS Z9, Z1, d1; VADDPS Z10, Z2, d2; VADDPS Z11, Z3, d3 \
+	VADDPS Z12, Z4, d4; VADDPS Z13, Z5, d5; VADDPS Z14, Z6, d6; VADDPS Z15, Z7, d7
+
+TEXT ·kqvLanesZ(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ v+8(FP), SI
-	MOVQ w+16(FP), R9
-	MOVQ acc+24(FP), R13
-	MOVQ hd+32(FP), CX
-	MOVQ keys+40(FP), BX
-	MOVQ lanes+48(FP), R14
+	MOVQ hd+24(FP), CX
+	MOVQ keys+32(FP), BX
 	MOVQ CX, R12
 	SHLQ $2, R12                     // row bytes
-	MOVQ R14, R15
-	DECQ R15                         // lanes - 1, the lane mask
-	MOVQ R14, R8
-	SHLQ $6, R8                      // the scratch's bytes
-	VPXORD Z31, Z31, Z31
+	MOVQ w+16(FP), CX                // the weights, from here on
+	MOVQ R12, R13
+	SHLQ $3, R13                     // 8 rows
 	XORQ R11, R11                    // the dims' byte offset
-kblock:
-	XORQ AX, AX
-kzero:
-	VMOVUPS Z31, (R13)(AX*1)
-	ADDQ $64, AX
-	CMPQ AX, R8
-	JB kzero
-	LEAQ (SI)(R11*1), R10            // key 0's dims
-	XORQ DX, DX                      // key j
-kkey:
-	CMPQ DX, BX
-	JAE kreduce
-	MOVQ DX, AX
-	ANDQ R15, AX
-	SHLQ $6, AX                      // lane j mod lanes
-	VMOVUPS (R13)(AX*1), Z0
-	VBROADCASTSS (R9)(DX*4), Z1
-	VFMADD231PS (R10), Z1, Z0
-	VMOVUPS Z0, (R13)(AX*1)
-	ADDQ R12, R10
-	INCQ DX
-	JMP kkey
-kreduce:
-	CMPQ R14, $8
-	JEQ kred8
-	// 32 lanes: r[l] = (a[l] + a[16+l]) + (a[8+l] + a[24+l]), then
-	// ((r0+r4)+(r1+r5)) + ((r2+r6)+(r3+r7)).
-#define R32(l, z) \
-	VMOVUPS (l*64)(R13), z \
-	VADDPS ((16+l)*64)(R13), z, z \
-	VMOVUPS ((8+l)*64)(R13), Z8 \
-	VADDPS ((24+l)*64)(R13), Z8, Z8 \
-	VADDPS Z8, z, z
-	R32(0, Z0)
-	R32(1, Z1)
-	R32(2, Z2)
-	R32(3, Z3)
-	R32(4, Z4)
-	R32(5, Z5)
-	R32(6, Z6)
-	R32(7, Z7)
+	CMPQ lanes+40(FP), $8
+	JEQ k8
+	MOVQ R12, R14
+	SHLQ $5, R14                     // 32 rows
+	MOVQ BX, R8
+	SHRQ $5, R8                      // full runs of 32
+	MOVQ BX, DX
+	ANDQ $31, DX                     // keys in the last run
+k32block:
+	PASS32(0, k32a, k32at, k32ad)
+	PAIR8(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
+	PASS32(8, k32b, k32bt, k32bd)
+	PAIR8(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7)
+	VADDPS Z0, Z16, Z0
+	VADDPS Z1, Z17, Z1
+	VADDPS Z2, Z18, Z2
+	VADDPS Z3, Z19, Z3
+	VADDPS Z4, Z20, Z4
+	VADDPS Z5, Z21, Z5
+	VADDPS Z6, Z22, Z6
+	VADDPS Z7, Z23, Z7
 	VADDPS Z4, Z0, Z0
 	VADDPS Z5, Z1, Z1
 	VADDPS Z1, Z0, Z0
@@ -124,24 +166,43 @@ kreduce:
 	VADDPS Z7, Z3, Z3
 	VADDPS Z3, Z2, Z2
 	VADDPS Z2, Z0, Z0
-	JMP kstore
-kred8:
-	// 8 lanes: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
-	VMOVUPS (R13), Z0
-	VADDPS 256(R13), Z0, Z0
-	VMOVUPS 128(R13), Z2
-	VADDPS 384(R13), Z2, Z2
-	VADDPS Z2, Z0, Z0
-	VMOVUPS 64(R13), Z1
-	VADDPS 320(R13), Z1, Z1
-	VMOVUPS 192(R13), Z3
-	VADDPS 448(R13), Z3, Z3
-	VADDPS Z3, Z1, Z1
-	VADDPS Z1, Z0, Z0
-kstore:
 	VMOVUPS Z0, (DI)(R11*1)
 	ADDQ $64, R11
 	CMPQ R11, R12
-	JB kblock
+	JB k32block
+	VZEROUPPER
+	RET
+k8:
+	MOVQ BX, R8
+	SHRQ $3, R8                      // full runs of 8
+	MOVQ BX, DX
+	ANDQ $7, DX
+k8block:
+	ZERO16
+	LEAQ (SI)(R11*1), R10
+	MOVQ CX, R9
+	MOVQ R8, AX
+	TESTQ AX, AX
+	JEQ k8tail
+k8run:
+	EIGHT(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0)
+	ADDQ $32, R9
+	DECQ AX
+	JNE k8run
+k8tail:
+	TEIGHT(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, 0, 0, k8done)
+k8done:
+	// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7))
+	VADDPS Z4, Z0, Z0
+	VADDPS Z6, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z7, Z3, Z3
+	VADDPS Z3, Z1, Z1
+	VADDPS Z1, Z0, Z0
+	VMOVUPS Z0, (DI)(R11*1)
+	ADDQ $64, R11
+	CMPQ R11, R12
+	JB k8block
 	VZEROUPPER
 	RET

@@ -42,9 +42,8 @@ func checkAttentionTwins(t *testing.T, K, q, w []float32, hd, keys int) {
 	}
 	for _, prompt := range []bool{false, true} {
 		lanes := map[bool]int{false: 32, true: 8}[prompt]
-		var acc [32 * 16]float32
 		gotO, wantO := make([]float32, hd), make([]float32, hd)
-		kqvLanesZ(&gotO[0], &K[0], &w[0], &acc[0], hd, keys, lanes)
+		kqvLanesZ(&gotO[0], &K[0], &w[0], hd, keys, lanes)
 		kqvGGML(wantO, K, w, hd, keys, prompt)
 		if i := sameF32s(gotO, wantO); i >= 0 {
 			t.Errorf("%d lanes, output %d: got %v, want %v, the Go twin's bits", lanes, i, gotO[i], wantO[i])

@@ -103,15 +103,30 @@ done:
 	VZEROUPPER
 	RET
 
-// func expSubZ(dst, src *float32, sub float32, n int)
+// HSUM8 leaves in x (a ymm's low half) the sum of the ymm y's eight
+// lanes as ggml_vec_soft_max_f32's AVX2 code adds them: ((l0+l4) +
+// (l2+l6)) + ((l1+l5) + (l3+l7)); xt scratch.
+#define HSUM8(y, x, xt) \
+	VEXTRACTF128 $1, y, xt \
+	VADDPS xt, x, x \
+	VMOVHLPS x, x, xt \
+	VADDPS xt, x, x \
+	VMOVSHDUP x, xt \
+	VADDSS xt, x, x
+
+// func expSumZ(dst, src *float32, sub float32, n int) float64
 // dst[i] = ggml_v_expf(src[i] - sub) for i < n, a positive multiple of 16:
-// the exponentials of ggml_soft_max_f32 (expGGML is the Go twin).
-TEXT ·expSubZ(SB), NOSPLIT, $0-32
+// the exponentials of ggml_soft_max_f32 (expGGML is the Go twin), and
+// their sum as it adds them: each group of eight by HSUM8, widened and
+// added in float64, group after group.
+TEXT ·expSumZ(SB), NOSPLIT, $0-40
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	VBROADCASTSS sub+16(FP), Z30
 	MOVQ n+24(FP), CX
 	EXPCONSTS
+	VXORPD X0, X0, X0
+	VMOVSD X0, ret+32(FP)
 	TESTQ CX, CX
 	JEQ edone
 eloop:
@@ -119,6 +134,15 @@ eloop:
 	VSUBPS Z30, Z1, Z1               // x - max
 	EXPAVX2(eexp)
 	VMOVUPS Z10, (DI)
+	VEXTRACTF64X4 $1, Z10, Y3        // lanes 8..15
+	HSUM8(Y10, X10, X2)              // lanes 0..7 (clears Z10's upper lanes)
+	HSUM8(Y3, X3, X2)
+	VCVTSS2SD X10, X1, X1
+	VCVTSS2SD X3, X3, X3
+	VMOVSD ret+32(FP), X0
+	VADDSD X1, X0, X0
+	VADDSD X3, X0, X0
+	VMOVSD X0, ret+32(FP)
 	ADDQ $64, SI
 	ADDQ $64, DI
 	SUBQ $16, CX

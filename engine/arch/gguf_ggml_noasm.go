@@ -8,6 +8,6 @@ const useSiLUZ = false
 
 func swiGLUGGMLZ(dst, gate, up *float32, n int) { panic("no asm") }
 
-func expSubZ(dst, src *float32, sub float32, n int) { panic("no asm") }
+func expSumZ(dst, src *float32, sub float32, n int) float64 { panic("no asm") }
 
 func rotatePairsZ(x, cos, sin *float32, n int) { panic("no asm") }

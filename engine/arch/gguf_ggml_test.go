@@ -150,9 +150,10 @@ func FuzzSwiGLUGGML(f *testing.F) {
 	})
 }
 
-// TestExpSubZ: the AVX-512 exponentials of the softmax give expGGML's
-// bits, the edges of its range and -Inf (a masked score) included.
-func TestExpSubZ(t *testing.T) {
+// TestExpSumZ: the AVX-512 exponentials of the softmax give expGGML's
+// bits, the edges of its range and -Inf (a masked score) included, and
+// their sum is softmaxGGML's: each eight by hsum8, in float64 in order.
+func TestExpSumZ(t *testing.T) {
 	if !useSiLUZ {
 		t.Skip("no AVX-512 here")
 	}
@@ -163,12 +164,23 @@ func TestExpSubZ(t *testing.T) {
 	}
 	for _, sub := range []float32{0, 2.5, -7} {
 		got := make([]float32, len(src))
-		expSubZ(&got[0], &src[0], sub, len(src))
+		sum := expSumZ(&got[0], &src[0], sub, len(src))
+		var want64 float64
 		for i, x := range src {
 			want := expGGML(x - sub)
 			if got[i] != want && !(got[i] != got[i] && want != want) {
 				t.Errorf("exp(%v - %v): got %v, want %v, the Go twin's bits", x, sub, got[i], want)
 			}
+			if i%8 == 7 {
+				var lanes [8]float32
+				for l := range lanes {
+					lanes[l] = expGGML(src[i-7+l] - sub)
+				}
+				want64 += float64(hsum8(&lanes))
+			}
+		}
+		if sum != want64 && !(sum != sum && want64 != want64) {
+			t.Errorf("sub %v: sum %v, want %v", sub, sum, want64)
 		}
 	}
 }
