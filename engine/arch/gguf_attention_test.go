@@ -51,6 +51,22 @@ func checkAttentionTwins(t *testing.T, K, q, w []float32, hd, keys int) {
 	}
 }
 
+// randomAttention returns random keys (keys, hd), a query (hd) and
+// weights in [0, 1) (keys).
+func randomAttention(r *rand.Rand, hd, keys int) (K, q, w []float32) {
+	K, q, w = make([]float32, keys*hd), make([]float32, hd), make([]float32, keys)
+	for i := range K {
+		K[i] = float32(r.NormFloat64() * 3)
+	}
+	for i := range q {
+		q[i] = float32(r.NormFloat64() * 3)
+	}
+	for i := range w {
+		w[i] = float32(r.Float64())
+	}
+	return K, q, w
+}
+
 // TestAttentionGGMLTwins: llama.cpp's score and value sums in AVX-512 and
 // in Go agree bit for bit, for fewer keys than lanes, partial last runs
 // of 8 and 32, and heads of 16 to 256 dims.
@@ -62,16 +78,7 @@ func TestAttentionGGMLTwins(t *testing.T) {
 	for _, hd := range []int{16, 32, 64, 80, 128, 256} {
 		for _, keys := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64, 65, 100} {
 			t.Run(fmt.Sprintf("head %d, %d keys", hd, keys), func(t *testing.T) {
-				K, q, w := make([]float32, keys*hd), make([]float32, hd), make([]float32, keys)
-				for i := range K {
-					K[i] = float32(r.NormFloat64() * 3)
-				}
-				for i := range q {
-					q[i] = float32(r.NormFloat64() * 3)
-				}
-				for i := range w {
-					w[i] = float32(r.Float64())
-				}
+				K, q, w := randomAttention(r, hd, keys)
 				checkAttentionTwins(t, K, q, w, hd, keys)
 			})
 		}
@@ -86,16 +93,7 @@ func TestAttentionGGMLTwins(t *testing.T) {
 func TestAttentionSumOrders(t *testing.T) {
 	r := rand.New(rand.NewPCG(57, 58))
 	const hd, keys = 64, 100
-	K, q, w := make([]float32, keys*hd), make([]float32, hd), make([]float32, keys)
-	for i := range K {
-		K[i] = float32(r.NormFloat64() * 3)
-	}
-	for i := range q {
-		q[i] = float32(r.NormFloat64() * 3)
-	}
-	for i := range w {
-		w[i] = float32(r.Float64())
-	}
+	K, q, w := randomAttention(r, hd, keys)
 	plain := 0
 	for j := 0; j < keys; j++ {
 		var s float32

@@ -157,6 +157,38 @@ q8done:
 	VZEROUPPER
 	RET
 
+// Q4SETUP loads the Q4_0 kernels' constants: 16-bit ones (Y7), the
+// low-nibble mask (Y6) and 8 in every byte (Y8).
+#define Q4SETUP \
+	MOVL $0x00010001, AX \
+	VMOVD AX, X7 \
+	VPBROADCASTD X7, Y7 \
+	MOVL $0x0F0F0F0F, AX \
+	VMOVD AX, X6 \
+	VPBROADCASTD X6, Y6 \
+	MOVL $0x08080808, AX \
+	VMOVD AX, X8 \
+	VPBROADCASTD X8, Y8
+
+// Q4LANES8 leaves in Y5 the eight exact int32 lanes of the Q4_0 block at
+// SI against the 32 activations at DI: lane m the products of weights
+// 4m..4m+3 (the 16 bytes at SI+2 hold weights j in their low nibbles and
+// j+16 in their high ones; minus 8; VPSIGNB moves the signs to the
+// activations for VPMADDUBSW, whose pairs of at most 2·8·128 do not
+// saturate).
+#define Q4LANES8 \
+	VMOVDQU 2(SI), X0 \
+	VPSRLW $4, X0, X1 \
+	VPAND X6, X0, X0 \
+	VPAND X6, X1, X1 \
+	VINSERTI128 $1, X1, Y0, Y0 \
+	VPSUBB Y8, Y0, Y0 \
+	VMOVDQU (DI), Y1 \
+	VPSIGNB Y0, Y0, Y2 \
+	VPSIGNB Y0, Y1, Y3 \
+	VPMADDUBSW Y3, Y2, Y5 \
+	VPMADDWD Y7, Y5, Y5
+
 // func dotQ4_0AVX2(w *byte, xd *float32, xq *int8, n int) float32
 TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
 	MOVQ w+0(FP), SI
@@ -164,29 +196,11 @@ TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-36
 	MOVQ xq+16(FP), DI
 	MOVQ n+24(FP), CX
 	VXORPS Y4, Y4, Y4
-	MOVL $0x00010001, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7          // 16-bit ones
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6          // low-nibble mask
-	MOVL $0x08080808, AX
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8          // 8 in every byte
+	Q4SETUP
 	TESTQ CX, CX
 	JEQ q4done
 q4loop:
-	VMOVDQU 2(SI), X0            // 16 bytes: weights j (low nibble) and j+16 (high)
-	VPSRLW $4, X0, X1
-	VPAND X6, X0, X0
-	VPAND X6, X1, X1
-	VINSERTI128 $1, X1, Y0, Y0   // weights 0..15 | 16..31
-	VPSUBB Y8, Y0, Y0            // minus 8
-	VMOVDQU (DI), Y1
-	VPSIGNB Y0, Y0, Y2
-	VPSIGNB Y0, Y1, Y3
-	VPMADDUBSW Y3, Y2, Y5
-	VPMADDWD Y7, Y5, Y5
+	Q4LANES8
 	VCVTDQ2PS Y5, Y5
 	MOVWLZX (SI), AX
 	VMOVD AX, X2
@@ -220,29 +234,11 @@ TEXT ·dotQ4_0BlocksAVX2(SB), NOSPLIT, $0-36
 	MOVQ xq+16(FP), DI
 	MOVQ n+24(FP), CX
 	VXORPS X4, X4, X4
-	MOVL $0x00010001, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7          // 16-bit ones
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6          // low-nibble mask
-	MOVL $0x08080808, AX
-	VMOVD AX, X8
-	VPBROADCASTD X8, Y8          // 8 in every byte
+	Q4SETUP
 	TESTQ CX, CX
 	JEQ q4bdone
 q4bloop:
-	VMOVDQU 2(SI), X0
-	VPSRLW $4, X0, X1
-	VPAND X6, X0, X0
-	VPAND X6, X1, X1
-	VINSERTI128 $1, X1, Y0, Y0   // weights 0..15 | 16..31
-	VPSUBB Y8, Y0, Y0            // minus 8
-	VMOVDQU (DI), Y1
-	VPSIGNB Y0, Y0, Y2
-	VPSIGNB Y0, Y1, Y3
-	VPMADDUBSW Y3, Y2, Y5
-	VPMADDWD Y7, Y5, Y5          // eight exact int32 lanes
+	Q4LANES8
 	VEXTRACTI128 $1, Y5, X3
 	VPADDD X3, X5, X5
 	VPSHUFD $0x4e, X5, X3

@@ -790,16 +790,7 @@ GLOBL idxNL<>(SB), RODATA|NOPTR, $512
 // and ahi: the four d spread a row a 16-byte lane (K1..K3), the nibbles
 // a row a 16-byte lane.
 #define TAILNL(alo, ahi) \
-	VPBROADCASTW (SI), Y12 \
-	VPBROADCASTW 18(SI), K1, Y12 \
-	VPBROADCASTW 36(SI), K2, Y12 \
-	VPBROADCASTW 54(SI), K3, Y12 \
-	VCVTPH2PS Y12, Z12 \
-	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
-	VMOVDQU 2(SI), X0 \
-	VINSERTI32X4 $1, 20(SI), Z0, Z0 \
-	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
-	VINSERTI32X4 $3, 56(SI), Z0, Z0 \
+	TAIL4LOAD \
 	VPSRLW $4, Z0, Z1 \
 	VPANDD Z6, Z0, Z0 \
 	VPANDD Z6, Z1, Z1 \

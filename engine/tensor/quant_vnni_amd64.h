@@ -59,6 +59,22 @@ DATA rowsQ4b<>+48(SB)/8, $0
 DATA rowsQ4b<>+56(SB)/8, $0
 GLOBL rowsQ4b<>(SB), RODATA|NOPTR, $64
 
+// TAIL4LOAD loads, for a block left of the quad at SI (four ggml blocks
+// of 18 bytes: Q4_0's or IQ4_NL's), the four rows' scale products d_w·d_x
+// into Z12, a row a 16-byte lane (K1..K3 the masks of lanes 4..7, 8..11,
+// 12..15), and their 16 bytes of nibbles into Z0, a row a 16-byte lane.
+#define TAIL4LOAD \
+	VPBROADCASTW (SI), Y12 \
+	VPBROADCASTW 18(SI), K1, Y12 \
+	VPBROADCASTW 36(SI), K2, Y12 \
+	VPBROADCASTW 54(SI), K3, Y12 \
+	VCVTPH2PS Y12, Z12 \
+	VMULPS.BCST (DX)(R15*4), Z12, Z12 \
+	VMOVDQU 2(SI), X0 \
+	VINSERTI32X4 $1, 20(SI), Z0, Z0 \
+	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
+	VINSERTI32X4 $3, 56(SI), Z0, Z0
+
 // SUM8 leaves the sum of acc's eight lanes in xacc, added as the AVX2
 // kernels and ggml's hsum_float_8 add them: ((a0+a4)+(a2+a6)) +
 // ((a1+a5)+(a3+a7)).
