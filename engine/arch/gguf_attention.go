@@ -75,12 +75,6 @@ func reduce32(acc *[32]float32) float32 {
 	return ((r[0] + r[4]) + (r[1] + r[5])) + ((r[2] + r[6]) + (r[3] + r[7]))
 }
 
-// hsum8 adds eight lanes as tinyBLAS's hsum and ggml_vec_soft_max_f32
-// do: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
-func hsum8(l *[8]float32) float32 {
-	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
-}
-
 // attendGGML is the attention of a pass in llama.cpp's float order for a
 // GGUF file (its AVX2 build, the reference server's), each new token
 // against its own keys (the cache's and the new ones up to itself): the
@@ -196,7 +190,7 @@ func (j *ggmlAttnJob) attend(u, r, g, t int) {
 // keys of weight 0 (terms that change no sum): for a decode step
 // (prompt false) ggml_vec_dot_f32's lanes (dotGGML: term j in lane j mod
 // 32), for a prompt of two tokens or more tinyBLAS's (llamafile_sgemm:
-// term j in lane j mod 8 of one accumulator, reduced by hsum8).
+// term j in lane j mod 8 of one accumulator, reduced by tensor.HSum8).
 func kqvGGML(out, v, w []float32, hd, keys int, prompt bool) {
 	for dd := range out {
 		var r float32
@@ -205,7 +199,7 @@ func kqvGGML(out, v, w []float32, hd, keys int, prompt bool) {
 			for j := 0; j < keys; j++ {
 				lanes[j%8] = tensor.FMA32(v[j*hd+dd], w[j], lanes[j%8])
 			}
-			r = hsum8(&lanes)
+			r = tensor.HSum8(&lanes)
 		} else {
 			var acc [32]float32
 			for j := 0; j < keys; j++ {
@@ -220,7 +214,7 @@ func kqvGGML(out, v, w []float32, hd, keys int, prompt bool) {
 // softmaxGGML turns the raw scores w (keys) into attention weights as
 // ggml_soft_max_f32 of the AVX2 build does: w·scale plus the mask (0, or
 // -Inf where masked), the maximum, exp(w - max) by ggml_v_expf
-// (expGGML) in groups of eight whose sums (hsum8) are added in float64,
+// (expGGML) in groups of eight whose sums (tensor.HSum8) are added in float64,
 // and every weight times float32(1/sum). llama.cpp's row is padded to a
 // multiple of 32 keys, masked: whole groups, whose padding adds 0.
 func softmaxGGML(w []float32, mask []bool, scale float32) {
@@ -247,7 +241,7 @@ func softmaxGGML(w []float32, mask []bool, scale float32) {
 			w[c+ln] = expGGML(w[c+ln] - mx)
 			lanes[ln] = w[c+ln]
 		}
-		sum += float64(hsum8(&lanes))
+		sum += float64(tensor.HSum8(&lanes))
 	}
 	s := float32(1 / sum)
 	for j := range w {

@@ -17,7 +17,7 @@ func swiGLUGGMLZ(dst, gate, up *float32, n int)
 
 // expSumZ writes dst[i] = expGGML(src[i] - sub) for i < n (a positive
 // multiple of 16) and returns their sum as softmaxGGML adds them: each
-// eight by hsum8, in float64 group after group.
+// eight by tensor.HSum8, in float64 group after group.
 //
 //go:noescape
 func expSumZ(dst, src *float32, sub float32, n int) float64

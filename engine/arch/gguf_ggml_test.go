@@ -152,7 +152,7 @@ func FuzzSwiGLUGGML(f *testing.F) {
 
 // TestExpSumZ: the AVX-512 exponentials of the softmax give expGGML's
 // bits, the edges of its range and -Inf (a masked score) included, and
-// their sum is softmaxGGML's: each eight by hsum8, in float64 in order.
+// their sum is softmaxGGML's: each eight by tensor.HSum8, in float64 in order.
 func TestExpSumZ(t *testing.T) {
 	if !useSiLUZ {
 		t.Skip("no AVX-512 here")
@@ -176,7 +176,7 @@ func TestExpSumZ(t *testing.T) {
 				for l := range lanes {
 					lanes[l] = expGGML(src[i-7+l] - sub)
 				}
-				want64 += float64(hsum8(&lanes))
+				want64 += float64(tensor.HSum8(&lanes))
 			}
 		}
 		if sum != want64 && !(sum != sum && want64 != want64) {

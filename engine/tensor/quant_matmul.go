@@ -558,7 +558,7 @@ func dotQ8_0(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
 
 // dotQ4_0 is the Q4_0 row w against Q8_0 activations, in dotQ8_0's order
@@ -580,7 +580,7 @@ func dotQ4_0(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(sum), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
 
 // dotQ4_0Blocks is the Q4_0 row w against Q8_0 activations in the order
@@ -641,7 +641,7 @@ func FMA32(a, b, c float32) float32 {
 //	acc[m] = fma32(d_x·d_w, lane m, acc[m])
 //	accm[k] = fma32(-d_x·dmin_w, min lane k, accm[k])
 //
-// the result hsum8(acc) + ((accm0+accm2) + (accm1+accm3)).
+// the result HSum8(acc) + ((accm0+accm2) + (accm1+accm3)).
 func dotQ4K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 	var acc [8]float32
 	var accm [4]float32
@@ -666,7 +666,7 @@ func dotQ4K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 			accm[k] = FMA32(dmin, float32(v), accm[k])
 		}
 	}
-	return hsum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
+	return HSum8(&acc) + ((accm[0] + accm[2]) + (accm[1] + accm[3]))
 }
 
 // q4KMins are a Q4_K block's four min lanes as ggml forms them: lane k =
@@ -682,9 +682,10 @@ func q4KMins(scales []byte, bs []int32) [4]int32 {
 	return ml
 }
 
-// hsum8 adds eight lanes as ggml's hsum_float_8:
+// HSum8 adds eight lanes as ggml's hsum_float_8 (and tinyBLAS's hsum,
+// and ggml_vec_soft_max_f32's AVX2 code) add them:
 // ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
-func hsum8(a *[8]float32) float32 {
+func HSum8(a *[8]float32) float32 {
 	r0, r1, r2, r3 := a[0]+a[4], a[1]+a[5], a[2]+a[6], a[3]+a[7]
 	return (r0 + r2) + (r1 + r3)
 }
@@ -721,7 +722,7 @@ func dotQ5K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 		}
 		summs = FMA32(dmin, float32(mins), summs)
 	}
-	return hsum8(&acc) + summs
+	return HSum8(&acc) + summs
 }
 
 // dotQ6K is the Q6_K row w against Q8_K activations in the order of
@@ -758,7 +759,7 @@ func dotQ6K(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(v), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
 
 func growF(buf *[]float32, n int) {

@@ -222,7 +222,7 @@ func dot32(lanes *[8]int32, w *[32]int32, x []int8, scale int32) {
 // values xq) in the order of llama.cpp's AVX2 ggml_vec_dot_q4_1_q8_1:
 // dotQ4_0's eight lanes of the nibbles (without offset) scaled by
 // d_w·d_x, and the mins apart, summs = fma32(m_w, s_x, summs); the result
-// hsum8(acc) + summs.
+// HSum8(acc) + summs.
 func dotQ4_1(w []byte, xd, xs []float32, xq []int8) float32 {
 	var acc [8]float32
 	var summs float32
@@ -240,7 +240,7 @@ func dotQ4_1(w []byte, xd, xs []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(l), acc[m])
 		}
 	}
-	return hsum8(&acc) + summs
+	return HSum8(&acc) + summs
 }
 
 // dotQ5_0 is the Q5_0 row w against Q8_0 activations in dotQ4_0's order
@@ -263,7 +263,7 @@ func dotQ5_0(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(l), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
 
 // dotQ5_1 is dotQ4_1 for Q5_1 rows (ggml_vec_dot_q5_1_q8_1): the five-bit
@@ -286,7 +286,7 @@ func dotQ5_1(w []byte, xd, xs []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(l), acc[m])
 		}
 	}
-	return hsum8(&acc) + summs
+	return HSum8(&acc) + summs
 }
 
 // iq4nlBlock writes the 32 values of an IQ4_NL block's nibbles (16 bytes)
@@ -301,7 +301,7 @@ func iq4nlBlock(v *[32]int32, qs []byte) {
 // llama.cpp's AVX2 ggml_vec_dot_iq4_nl_q8_0, what llama.cpp computes a
 // product of one row of activations with (a decode step): blocks in
 // pairs, the even ones' dotQ4_0-style lanes in one accumulator and the odd
-// ones' in another, added lane by lane before hsum8; a last odd block as
+// ones' in another, added lane by lane before HSum8; a last odd block as
 // one integer, sumf = fma32(Σ, d_w·d_x, sumf). With two rows or more (a
 // prompt), llama.cpp's llamafile_sgemm (tinyBLAS) sums IQ4_NL rows with one
 // accumulator, as dotQ4_0 does; tracer keeps this order whatever the
@@ -330,7 +330,7 @@ func dotIQ4NL(w []byte, xd []float32, xq []int8) float32 {
 	for m := range sum {
 		sum[m] = acc[0][m] + acc[1][m]
 	}
-	sumf := hsum8(&sum)
+	sumf := HSum8(&sum)
 	for ; b < nb; b++ {
 		blk := w[18*b : 18*b+18]
 		iq4nlBlock(&v, blk[2:18])
@@ -348,7 +348,7 @@ func dotIQ4NL(w []byte, xd []float32, xq []int8) float32 {
 // lane k = (sc[2k]>>4)·S[2k] + (sc[2k+1]>>4)·S[2k+1] (S the activations'
 // sums of 16), acc[k] = fma32(-d_x·dmin_w, lane k, acc[k]); then eight
 // lanes of (sc&15)·q·x over bytes 4m..4m+3 of each run of 32 values,
-// acc[m] = fma32(d_x·d_w, lane m, acc[m]); the result hsum8(acc).
+// acc[m] = fma32(d_x·d_w, lane m, acc[m]); the result HSum8(acc).
 // dotQ2KAVX2 computes the same bits.
 func dotQ2K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 	var acc [8]float32
@@ -374,13 +374,13 @@ func dotQ2K(w []byte, xd []float32, xq []int8, bsums []int32) float32 {
 			acc[m] = FMA32(d, float32(l), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
 
 // dotQ3K is the Q3_K row w against Q8_K activations in the order of
 // llama.cpp's AVX2 ggml_vec_dot_q3_K_q8_K: eight lanes of scale·q·x over
 // bytes 4m..4m+3 of each run of 32 values, acc[m] = fma32(d_x·d_w, lane
-// m, acc[m]); the result hsum8(acc). dotQ3KAVX2 computes the same bits.
+// m, acc[m]); the result HSum8(acc). dotQ3KAVX2 computes the same bits.
 func dotQ3K(w []byte, xd []float32, xq []int8) float32 {
 	var acc [8]float32
 	var v [32]int32
@@ -401,13 +401,13 @@ func dotQ3K(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(l), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
 
 // dotIQ4XS is the IQ4_XS row w against Q8_K activations in the order of
 // llama.cpp's AVX2 ggml_vec_dot_iq4_xs_q8_K: eight lanes of scale·value·x
 // over bytes 4m..4m+3 of each sub-block of 32, acc[m] = fma32(d_w·d_x,
-// lane m, acc[m]); the result hsum8(acc).
+// lane m, acc[m]); the result HSum8(acc).
 func dotIQ4XS(w []byte, xd []float32, xq []int8) float32 {
 	var acc [8]float32
 	var v [32]int32
@@ -423,5 +423,5 @@ func dotIQ4XS(w []byte, xd []float32, xq []int8) float32 {
 			acc[m] = FMA32(d, float32(l), acc[m])
 		}
 	}
-	return hsum8(&acc)
+	return HSum8(&acc)
 }
