@@ -24,6 +24,11 @@
 // there, and the zmm ones need half the operations where the pipes are
 // 512 bits wide.
 //
+// A Q4_0 matrix marked SumBlocks (llama.cpp's repacked order) adds each
+// row's lanes of a block into one exact sum first and takes one FMA a
+// block (BSUM4; the packed kernels dotQuadsPackedQ4_0BVNNI and
+// dotQuads2PackedQ4_0BVNNI).
+//
 // VPDPBUSD multiplies unsigned bytes by signed ones, so Q8_0 weights are
 // offset by 128 (w XOR 0x80) and Q4_0 nibbles are left at 0..15 instead
 // of -8..7. The offset times the sum of the four activations is removed by

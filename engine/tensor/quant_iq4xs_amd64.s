@@ -25,7 +25,7 @@
 // add up in eight int32 lanes (at most 8·2·32512·32 in magnitude). Then
 // acc[m] = fma(d_w·d_x, float(lane m), acc[m]), one VFMADD231PS a block,
 // and the result is ggml's hsum_float_8 of acc, ((a0+a4)+(a2+a6)) +
-// ((a1+a5)+(a3+a7)), as dotIQ4XS's hsum8.
+// ((a1+a5)+(a3+a7)), as dotIQ4XS's HSum8.
 //
 // One row at a time: two rows side by side (the activations' loads
 // shared) measured faster in cache but are two streams a row apart, which
