@@ -23,26 +23,15 @@
 // func(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 #define KDOT(BLOCK, QS, HBITS, FIFTH, MINS, FINAL) \
 	MOVQ w+8(FP), R12 \
-	MOVL $0x0F0F0F0F, AX \
-	VMOVD AX, X6 \
-	VPBROADCASTD X6, Y6 \
-	MOVL $0x01010101, AX \
-	VMOVD AX, X7 \
-	VPBROADCASTD X7, Y7 \
+	SPLAT($0x0F0F0F0F, X6, Y6) \
+	SPLAT($0x01010101, X7, Y7) \
 	MOVL $0x80000000, AX \
 	VMOVD AX, X15 \
 	CMPQ rows+24(FP), $0 \
 	JEQ end \
 row: \
-	MOVQ R12, SI \
-	MOVQ s32+32(FP), R8 \
-	MOVQ xd+40(FP), DX \
-	MOVQ xq+48(FP), DI \
-	MOVQ n+56(FP), CX \
-	VXORPS Y4, Y4, Y4 \
 	VXORPS X5, X5, X5 \
-	TESTQ CX, CX \
-	JEQ done \
+	KROWB(s32, done) \
 block: \
 	KUNPACK \
 	VPXOR Y10, Y10, Y10 \
@@ -70,24 +59,7 @@ pair: \
 	INCQ R10 \
 	CMPQ R10, $4 \
 	JNE pair \
-	KFLOATS(MINS) \
-	ADDQ $BLOCK, SI \
-	ADDQ $4, DX \
-	ADDQ $16, R8 \
-	DECQ CX \
-	JNE block \
-done: \
-	KHSUM(FINAL) \
-	MOVQ dst+0(FP), AX \
-	VMOVSS X4, (AX) \
-	ADDQ $4, AX \
-	MOVQ AX, dst+0(FP) \
-	ADDQ rb+16(FP), R12 \
-	DECQ rows+24(FP) \
-	JNE row \
-end: \
-	VZEROUPPER \
-	RET
+	KTAIL(BLOCK, MINS, FINAL)
 
 // Q5_K's fifth bits (its mins and result: Q5KMINS, Q5KFINAL in
 // quant_k_amd64.h).
@@ -122,9 +94,7 @@ TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-36
 	MOVQ xq+16(FP), DI
 	MOVQ n+24(FP), CX
 	VXORPS Y4, Y4, Y4
-	MOVL $0x00010001, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7          // 16-bit ones
+	SPLAT($0x00010001, X7, Y7)          // 16-bit ones
 	TESTQ CX, CX
 	JEQ q8done
 q8loop:
@@ -147,12 +117,7 @@ q8loop:
 	DECQ CX
 	JNE q8loop
 q8done:
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
-	VMOVHLPS X4, X4, X5
-	VADDPS X5, X4, X4
-	VMOVSHDUP X4, X5
-	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3), ggml's hsum_float_8
+	HSUM8(Y4, X4, X5)
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET
@@ -160,15 +125,9 @@ q8done:
 // Q4SETUP loads the Q4_0 kernels' constants: 16-bit ones (Y7), the
 // low-nibble mask (Y6) and 8 in every byte (Y8).
 #define Q4SETUP \
-	MOVL $0x00010001, AX \
-	VMOVD AX, X7 \
-	VPBROADCASTD X7, Y7 \
-	MOVL $0x0F0F0F0F, AX \
-	VMOVD AX, X6 \
-	VPBROADCASTD X6, Y6 \
-	MOVL $0x08080808, AX \
-	VMOVD AX, X8 \
-	VPBROADCASTD X8, Y8
+	SPLAT($0x00010001, X7, Y7) \
+	SPLAT($0x0F0F0F0F, X6, Y6) \
+	SPLAT($0x08080808, X8, Y8)
 
 // Q4LANES8 leaves in Y5 the eight exact int32 lanes of the Q4_0 block at
 // SI against the 32 activations at DI: lane m the products of weights
@@ -214,12 +173,7 @@ q4loop:
 	DECQ CX
 	JNE q4loop
 q4done:
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
-	VMOVHLPS X4, X4, X5
-	VADDPS X5, X4, X4
-	VMOVSHDUP X4, X5
-	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3), ggml's hsum_float_8
+	HSUM8(Y4, X4, X5)
 	VMOVSS X4, ret+32(FP)
 	VZEROUPPER
 	RET
@@ -284,25 +238,13 @@ TEXT ·dotQ5KAVX2(SB), NOSPLIT, $16-64
 // func dotQ6KAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
 TEXT ·dotQ6KAVX2(SB), NOSPLIT, $32-56
 	MOVQ w+8(FP), R12
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6          // 0x0F
-	MOVL $0x30303030, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7          // 0x30
-	MOVL $0x20202020, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Y15        // 32 in every byte
+	SPLAT($0x0F0F0F0F, X6, Y6)          // 0x0F
+	SPLAT($0x30303030, X7, Y7)          // 0x30
+	SPLAT($0x20202020, X15, Y15)        // 32 in every byte
 	CMPQ rows+24(FP), $0
 	JEQ q6kend
 q6krow:
-	MOVQ R12, SI
-	MOVQ xd+32(FP), DX
-	MOVQ xq+40(FP), DI
-	MOVQ n+48(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	TESTQ CX, CX
-	JEQ q6kdone
+	KROW(q6kdone)
 q6kblock:
 	VPMOVSXBW 192(SI), Y8        // the sixteen int8 scales, widened
 	VMOVDQU Y8, 0(SP)
@@ -380,31 +322,10 @@ q6khalf:
 	ADDQ $16, R8
 	DECQ R10
 	JNE q6khalf
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX 208(SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
-	ADDQ $210, SI
-	ADDQ $4, DX
-	DECQ CX
-	JNE q6kblock
+	Q6KBLOCKEND(q6kblock)
 q6kdone:
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
-	VMOVHLPS X4, X4, X5
-	VADDPS X5, X4, X4            // r0+r2, r1+r3
-	VMOVSHDUP X4, X5
-	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3)
-	MOVQ dst+0(FP), AX
-	VMOVSS X4, (AX)
-	ADDQ $4, AX
-	MOVQ AX, dst+0(FP)
-	ADDQ rb+16(FP), R12
-	DECQ rows+24(FP)
-	JNE q6krow
+	HSUM8(Y4, X4, X5)
+	KROWEND(q6krow)
 q6kend:
 	VZEROUPPER
 	RET

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "quant_common_amd64.h"
 
 // dotIQ4XSAVX2: IQ4_XS rows against Q8_K activations in AVX2, the bits of
 // dotIQ4XS (quant_more.go, the order of llama.cpp's AVX2
@@ -133,16 +134,6 @@ GLOBL iq4xs32<>(SB), RODATA|NOPTR, $32
 	VBROADCASTSS x, y \
 	VFMADD231PS lanes, y, acc
 
-// IQ4XSHSUM leaves in x (the low half of acc) hsum_float_8(acc), t a
-// scratch register.
-#define IQ4XSHSUM(acc, x, t) \
-	VEXTRACTF128 $1, acc, t \
-	VADDPS t, x, x \
-	VMOVHLPS x, x, t \
-	VADDPS t, x, x \
-	VMOVSHDUP x, t \
-	VADDSS t, x, x
-
 // func dotIQ4XSAVX2(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
 TEXT ·dotIQ4XSAVX2(SB), NOSPLIT, $32-56
 	MOVQ dst+0(FP), R8
@@ -150,9 +141,7 @@ TEXT ·dotIQ4XSAVX2(SB), NOSPLIT, $32-56
 	MOVQ rb+16(FP), R11
 	MOVQ rows+24(FP), BX
 	VMOVDQU iq4xsNib<>(SB), Y5
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6
+	SPLAT($0x0F0F0F0F, X6, Y6)
 	VBROADCASTI128 ·iq4nlValues(SB), Y7
 iq4xsrow:
 	TESTQ BX, BX
@@ -182,7 +171,7 @@ iq4xsblock:
 	DECQ CX
 	JNE iq4xsblock
 iq4xsrowdone:
-	IQ4XSHSUM(Y4, X4, X0)
+	HSUM8(Y4, X4, X0)
 	VMOVSS X4, (R8)
 	ADDQ $4, R8
 	ADDQ R11, R12
@@ -297,9 +286,7 @@ TEXT ·dotIQ4XSAVX512(SB), NOSPLIT, $0-56
 	MOVQ rb+16(FP), R11
 	MOVQ rows+24(FP), BX
 	VBROADCASTI64X4 iq4xsNib<>(SB), Z5
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Z6
+	SPLAT($0x0F0F0F0F, X6, Z6)
 	VBROADCASTI32X4 ·iq4nlValues(SB), Z7
 	VPXORD Z31, Z31, Z31
 	VMOVDQU64 iq4xsPairIdx<>+0(SB), Z16
@@ -339,7 +326,7 @@ z4block:
 	DECQ CX
 	JNE z4block
 z4rowdone:
-	IQ4XSHSUM(Y4, X4, X0)
+	HSUM8(Y4, X4, X0)
 	VMOVSS X4, (R8)
 	ADDQ $4, R8
 	ADDQ R11, R12

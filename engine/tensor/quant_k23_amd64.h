@@ -3,6 +3,8 @@
 // that both widths unpack Q3_K's scales and finish a row by one text;
 // each file includes its own copy of the table.
 
+#include "quant_common_amd64.h"
+
 // q3Shifts: the right shifts 0, 2, 4, 6 of the four dwords that take the
 // top two bits of Q3_K's scales 4j..4j+3 from the same word (bytes 8..11
 // of the packed scales) into bits 0 and 1.
@@ -37,13 +39,12 @@ GLOBL q3Shifts<>(SB), RODATA|NOPTR, $16
 	VBROADCASTSS X11, Y11 \
 	VFMADD231PS Y10, Y11, Y4
 
-// K23HSUM leaves in X4 ggml's hsum_float_8 of the eight lanes of Y4,
-// ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)), with X2 its scratch (Q3_K keeps
-// its 4s in Y5).
-#define K23HSUM \
-	VEXTRACTF128 $1, Y4, X2 \
-	VADDPS X2, X4, X4 \
-	VMOVHLPS X4, X4, X2 \
-	VADDPS X2, X4, X4 \
-	VMOVSHDUP X4, X2 \
-	VADDSS X2, X4, X4
+// K23ROWEND stores a row's hsum_float_8 of Y4 at R13 (X2 scratch), steps
+// R13 and R12 (the row) and loops to row while R11 rows are left.
+#define K23ROWEND(row) \
+	HSUM8(Y4, X4, X2) \
+	VMOVSS X4, (R13) \
+	ADDQ $4, R13 \
+	ADDQ rb+16(FP), R12 \
+	DECQ R11 \
+	JNE row

@@ -79,25 +79,14 @@ TEXT ·dotQ2KAVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), R13
 	MOVQ w+8(FP), R12
 	MOVQ rows+24(FP), R11
-	MOVL $0x03030303, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6          // 3 in every byte
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, X7          // low-nibble mask
+	SPLAT($0x03030303, X6, Y6)          // 3 in every byte
+	SPLAT($0x0F0F0F0F, X7, X7)          // low-nibble mask
 	MOVL $0x80000000, AX
 	VMOVD AX, X15                // float32 sign
 	TESTQ R11, R11
 	JEQ q2kend
 q2krow:
-	MOVQ R12, SI
-	MOVQ bsums+32(FP), R8
-	MOVQ xd+40(FP), DX
-	MOVQ xq+48(FP), DI
-	MOVQ n+56(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	TESTQ CX, CX
-	JEQ q2kdone
+	KROWB(bsums, q2kdone)
 q2kblock:
 	// the mins: acc += float(m[2k]·S[2k] + m[2k+1]·S[2k+1])·dmin
 	VMOVDQU (SI), X0             // scales[16]
@@ -160,12 +149,7 @@ q2kblock:
 	DECQ CX
 	JNE q2kblock
 q2kdone:
-	K23HSUM
-	VMOVSS X4, (R13)
-	ADDQ $4, R13
-	ADDQ rb+16(FP), R12
-	DECQ R11
-	JNE q2krow
+	K23ROWEND(q2krow)
 q2kend:
 	VZEROUPPER
 	RET
@@ -182,28 +166,14 @@ TEXT ·dotQ3KAVX2(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), R13
 	MOVQ w+8(FP), R12
 	MOVQ rows+24(FP), R11
-	MOVL $0x03030303, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Y6          // 3 in every byte
-	MOVL $0x04040404, AX
-	VMOVD AX, X5
-	VPBROADCASTD X5, Y5          // 4 in every byte
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, X7          // low-nibble mask
-	MOVL $0x20202020, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, X14        // 32 in every byte
+	SPLAT($0x03030303, X6, Y6)          // 3 in every byte
+	SPLAT($0x04040404, X5, Y5)          // 4 in every byte
+	SPLAT($0x0F0F0F0F, X7, X7)          // low-nibble mask
+	SPLAT($0x20202020, X14, X14)        // 32 in every byte
 	TESTQ R11, R11
 	JEQ q3kend
 q3krow:
-	MOVQ R12, SI
-	MOVQ xd+32(FP), DX
-	MOVQ xq+40(FP), DI
-	MOVQ n+48(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	TESTQ CX, CX
-	JEQ q3kdone
+	KROW(q3kdone)
 q3kblock:
 	Q3KSCALES
 	VPMOVSXBW X0, Y1
@@ -249,12 +219,7 @@ q3kblock:
 	DECQ CX
 	JNE q3kblock
 q3kdone:
-	K23HSUM
-	VMOVSS X4, (R13)
-	ADDQ $4, R13
-	ADDQ rb+16(FP), R12
-	DECQ R11
-	JNE q3krow
+	K23ROWEND(q3krow)
 q3kend:
 	VZEROUPPER
 	RET

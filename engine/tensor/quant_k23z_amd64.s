@@ -104,12 +104,8 @@ TEXT ·dotQ2KAVX512(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), R13
 	MOVQ w+8(FP), R12
 	MOVQ rows+24(FP), R11
-	MOVL $0x03030303, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Z6          // 3 in every byte
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Y7          // low-nibble mask
+	SPLAT($0x03030303, X6, Z6)          // 3 in every byte
+	SPLAT($0x0F0F0F0F, X7, Y7)          // low-nibble mask
 	MOVQ $0x8000000000000000, AX
 	VMOVQ AX, X15                // float32 sign of the second float
 	MOVL $1, AX
@@ -122,14 +118,7 @@ TEXT ·dotQ2KAVX512(SB), NOSPLIT, $0-64
 	TESTQ R11, R11
 	JEQ q2zend
 q2zrow:
-	MOVQ R12, SI
-	MOVQ bsums+32(FP), R8
-	MOVQ xd+40(FP), DX
-	MOVQ xq+48(FP), DI
-	MOVQ n+56(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	TESTQ CX, CX
-	JEQ q2zdone
+	KROWB(bsums, q2zdone)
 q2zblock:
 	// d_x·d_w and dmin = -d_x·dmin_w, as dotQ2KAVX2's two VMULSS
 	VMOVD 80(SI), X3             // d_w, dmin_w in binary16
@@ -168,12 +157,7 @@ q2zblock:
 	DECQ CX
 	JNE q2zblock
 q2zdone:
-	K23HSUM
-	VMOVSS X4, (R13)
-	ADDQ $4, R13
-	ADDQ rb+16(FP), R12
-	DECQ R11
-	JNE q2zrow
+	K23ROWEND(q2zrow)
 q2zend:
 	VZEROUPPER
 	RET
@@ -183,18 +167,10 @@ TEXT ·dotQ3KAVX512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), R13
 	MOVQ w+8(FP), R12
 	MOVQ rows+24(FP), R11
-	MOVL $0x03030303, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Z6          // 3 in every byte
-	MOVL $0x04040404, AX
-	VMOVD AX, X5
-	VPBROADCASTD X5, Z5          // 4 in every byte
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, X7          // low-nibble mask
-	MOVL $0x20202020, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, X14        // 32 in every byte
+	SPLAT($0x03030303, X6, Z6)          // 3 in every byte
+	SPLAT($0x04040404, X5, Z5)          // 4 in every byte
+	SPLAT($0x0F0F0F0F, X7, X7)          // low-nibble mask
+	SPLAT($0x20202020, X14, X14)        // 32 in every byte
 	VMOVDQU64 k23zScaleIdx<>+0(SB), Z16
 	VMOVDQU64 k23zScaleIdx<>+64(SB), Z17
 	VMOVDQU64 k23zScaleIdx<>+128(SB), Z18
@@ -202,13 +178,7 @@ TEXT ·dotQ3KAVX512(SB), NOSPLIT, $0-56
 	TESTQ R11, R11
 	JEQ q3zend
 q3zrow:
-	MOVQ R12, SI
-	MOVQ xd+32(FP), DX
-	MOVQ xq+40(FP), DI
-	MOVQ n+48(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	TESTQ CX, CX
-	JEQ q3zdone
+	KROW(q3zdone)
 q3zblock:
 	Q3KSCALES
 	VPMOVSXBW X0, Y8             // the sixteen scales as words (the top of Z8 zero)
@@ -237,12 +207,7 @@ q3zblock:
 	DECQ CX
 	JNE q3zblock
 q3zdone:
-	K23HSUM
-	VMOVSS X4, (R13)
-	ADDQ $4, R13
-	ADDQ rb+16(FP), R12
-	DECQ R11
-	JNE q3zrow
+	K23ROWEND(q3zrow)
 q3zend:
 	VZEROUPPER
 	RET

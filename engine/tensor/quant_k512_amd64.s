@@ -73,12 +73,8 @@ GLOBL q4kScaleIdx<>(SB), RODATA|NOPTR, $256
 // func(dst *float32, w *byte, rb int, rows int, s32 *int16, xd *float32, xq *int8, n int)
 #define K512(BLOCK, QS, HBITS, FIFTH, MINS, FINAL) \
 	MOVQ w+8(FP), R12 \
-	MOVL $0x0F0F0F0F, AX \
-	VMOVD AX, X6 \
-	VPBROADCASTD X6, Z6 \
-	MOVL $0x01010101, AX \
-	VMOVD AX, X7 \
-	VPBROADCASTD X7, Z7 \
+	SPLAT($0x0F0F0F0F, X6, Z6) \
+	SPLAT($0x01010101, X7, Z7) \
 	MOVL $0x80000000, AX \
 	VMOVD AX, X15 \
 	VMOVDQU64 q4kScaleIdx<>+0(SB), Z16 \
@@ -88,15 +84,8 @@ GLOBL q4kScaleIdx<>(SB), RODATA|NOPTR, $256
 	CMPQ rows+24(FP), $0 \
 	JEQ end \
 row: \
-	MOVQ R12, SI \
-	MOVQ s32+32(FP), R8 \
-	MOVQ xd+40(FP), DX \
-	MOVQ xq+48(FP), DI \
-	MOVQ n+56(FP), CX \
-	VXORPS Y4, Y4, Y4 \
 	VXORPS X5, X5, X5 \
-	TESTQ CX, CX \
-	JEQ done \
+	KROWB(s32, done) \
 block: \
 	KSCALES \
 	VPXORD Z10, Z10, Z10 \
@@ -109,24 +98,7 @@ block: \
 	ADDQ $256, DI \
 	VEXTRACTI64X4 $1, Z10, Y11 \
 	VPADDD Y11, Y10, Y10 \
-	KFLOATS(MINS) \
-	ADDQ $BLOCK, SI \
-	ADDQ $4, DX \
-	ADDQ $16, R8 \
-	DECQ CX \
-	JNE block \
-done: \
-	KHSUM(FINAL) \
-	MOVQ dst+0(FP), AX \
-	VMOVSS X4, (AX) \
-	ADDQ $4, AX \
-	MOVQ AX, dst+0(FP) \
-	ADDQ rb+16(FP), R12 \
-	DECQ rows+24(FP) \
-	JNE row \
-end: \
-	VZEROUPPER \
-	RET
+	KTAIL(BLOCK, MINS, FINAL)
 
 // Q5_K: qh and qh>>1 side by side, so that run p's low nibbles take bit
 // 2p of qh[l] and its high ones bit 2p+1 (its mins and result: Q5KMINS,
@@ -212,15 +184,9 @@ GLOBL q6kScaleIdx<>(SB), RODATA|NOPTR, $256
 // func dotQ6KAVX512(dst *float32, w *byte, rb int, rows int, xd *float32, xq *int8, n int)
 TEXT ·dotQ6KAVX512(SB), NOSPLIT, $0-56
 	MOVQ w+8(FP), R12
-	MOVL $0x0F0F0F0F, AX
-	VMOVD AX, X6
-	VPBROADCASTD X6, Z6          // 0x0F
-	MOVL $0x30303030, AX
-	VMOVD AX, X7
-	VPBROADCASTD X7, Z7          // 0x30
-	MOVL $0x20202020, AX
-	VMOVD AX, X15
-	VPBROADCASTD X15, Z15        // 32 in every byte
+	SPLAT($0x0F0F0F0F, X6, Z6)          // 0x0F
+	SPLAT($0x30303030, X7, Z7)          // 0x30
+	SPLAT($0x20202020, X15, Z15)        // 32 in every byte
 	VMOVDQU64 q6kScaleIdx<>+0(SB), Z16
 	VMOVDQU64 q6kScaleIdx<>+64(SB), Z17
 	VMOVDQU64 q6kScaleIdx<>+128(SB), Z18
@@ -228,13 +194,7 @@ TEXT ·dotQ6KAVX512(SB), NOSPLIT, $0-56
 	CMPQ rows+24(FP), $0
 	JEQ q6zend
 q6zrow:
-	MOVQ R12, SI
-	MOVQ xd+32(FP), DX
-	MOVQ xq+40(FP), DI
-	MOVQ n+48(FP), CX
-	VXORPS Y4, Y4, Y4            // acc
-	TESTQ CX, CX
-	JEQ q6zdone
+	KROW(q6zdone)
 q6zblock:
 	VPMOVSXBW 192(SI), Y8        // the sixteen int8 scales, widened (the top of Z8 zero)
 	VPXORD Z10, Z10, Z10
@@ -270,31 +230,10 @@ q6zblock:
 	ADDQ $256, DI
 	VEXTRACTI64X4 $1, Z10, Y11
 	VPADDD Y11, Y10, Y10
-	VCVTDQ2PS Y10, Y10
-	MOVWLZX 208(SI), AX
-	VMOVD AX, X11
-	VCVTPH2PS X11, X11
-	VMULSS (DX), X11, X11        // d = d_x·d_w
-	VBROADCASTSS X11, Y11
-	VFMADD231PS Y10, Y11, Y4
-	ADDQ $210, SI
-	ADDQ $4, DX
-	DECQ CX
-	JNE q6zblock
+	Q6KBLOCKEND(q6zblock)
 q6zdone:
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4            // r[l] = a[l] + a[l+4]
-	VMOVHLPS X4, X4, X5
-	VADDPS X5, X4, X4            // r0+r2, r1+r3
-	VMOVSHDUP X4, X5
-	VADDSS X5, X4, X4            // (r0+r2) + (r1+r3)
-	MOVQ dst+0(FP), AX
-	VMOVSS X4, (AX)
-	ADDQ $4, AX
-	MOVQ AX, dst+0(FP)
-	ADDQ rb+16(FP), R12
-	DECQ rows+24(FP)
-	JNE q6zrow
+	HSUM8(Y4, X4, X5)
+	KROWEND(q6zrow)
 q6zend:
 	VZEROUPPER
 	RET

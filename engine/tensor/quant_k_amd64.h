@@ -3,6 +3,8 @@
 // and mins, its float part and the row's last sums, so that both keep
 // ggml's order by one text.
 
+#include "quant_common_amd64.h"
+
 // KSCALES unpacks the six-bit scales and mins of the Q4_K or Q5_K block
 // at SI, as ggml's utmp words: scales 0..3 and mins 0..3 are the low six
 // bits of the block's first and second words, scales and mins 4..7 take
@@ -60,12 +62,7 @@
 // KHSUM leaves in X4 a row's result: hsum_float_8(acc), then FINAL adds
 // the mins.
 #define KHSUM(FINAL) \
-	VEXTRACTF128 $1, Y4, X14 \
-	VADDPS X14, X4, X4 \
-	VMOVHLPS X4, X4, X14 \
-	VADDPS X14, X4, X4 \
-	VMOVSHDUP X4, X14 \
-	VADDSS X14, X4, X4 \
+	HSUM8(Y4, X4, X14) \
 	FINAL
 
 #define NOTHING
@@ -94,3 +91,48 @@
 
 #define Q5KFINAL \
 	VADDSS X5, X4, X4
+
+// The Q6_K kernels of both widths (dotQ6KAVX2, dotQ6KAVX512) share their
+// rows loop (KROW, KROWEND) and a block's float part: Q6KBLOCKEND turns a block's int32 lanes Y10 into acc += float(lanes)·
+// (d_x·d_w) and loops to block.
+#define Q6KBLOCKEND(block) \
+	VCVTDQ2PS Y10, Y10 \
+	MOVWLZX 208(SI), AX \
+	VMOVD AX, X11 \
+	VCVTPH2PS X11, X11 \
+	VMULSS (DX), X11, X11 \
+	VBROADCASTSS X11, Y11 \
+	VFMADD231PS Y10, Y11, Y4 \
+	ADDQ $210, SI \
+	ADDQ $4, DX \
+	DECQ CX \
+	JNE block
+
+// KROWEND stores a row's result X4 at dst (advanced in its argument
+// slot), steps R12 a row and loops to row while rows are left.
+#define KROWEND(row) \
+	MOVQ dst+0(FP), AX \
+	VMOVSS X4, (AX) \
+	ADDQ $4, AX \
+	MOVQ AX, dst+0(FP) \
+	ADDQ rb+16(FP), R12 \
+	DECQ rows+24(FP) \
+	JNE row
+
+// KTAIL ends the Q4_K and Q5_K kernels of both widths (KDOT, K512) after
+// a block's int32 lanes: its float part and mins (KFLOATS), the next
+// block of BLOCK bytes, the row's result (KHSUM with FINAL) and the next
+// row; the labels block, done, row and end are the kernel's.
+#define KTAIL(BLOCK, MINS, FINAL) \
+	KFLOATS(MINS) \
+	ADDQ $BLOCK, SI \
+	ADDQ $4, DX \
+	ADDQ $16, R8 \
+	DECQ CX \
+	JNE block \
+done: \
+	KHSUM(FINAL) \
+	KROWEND(row) \
+end: \
+	VZEROUPPER \
+	RET

@@ -75,24 +75,15 @@ GLOBL rowsQ4b<>(SB), RODATA|NOPTR, $64
 	VINSERTI32X4 $2, 38(SI), Z0, Z0 \
 	VINSERTI32X4 $3, 56(SI), Z0, Z0
 
-// SUM8 leaves the sum of acc's eight lanes in xacc, added as the AVX2
-// kernels and ggml's hsum_float_8 add them: ((a0+a4)+(a2+a6)) +
-// ((a1+a5)+(a3+a7)).
-#define SUM8(acc, xacc, xt) \
-	VEXTRACTF128 $1, acc, xt \
-	VADDPS xt, xacc, xacc \
-	VMOVHLPS xacc, xacc, xt \
-	VADDPS xt, xacc, xacc \
-	VMOVSHDUP xacc, xt \
-	VADDSS xt, xacc, xacc
+#include "quant_common_amd64.h"
 
 // SUMS4 leaves the sums of the four rows' accumulators Y4, Y9, Y14, Y15
 // in the low lanes of X4, X9, X14, X15.
 #define SUMS4 \
-	SUM8(Y4, X4, X5) \
-	SUM8(Y9, X9, X5) \
-	SUM8(Y14, X14, X5) \
-	SUM8(Y15, X15, X5)
+	HSUM8(Y4, X4, X5) \
+	HSUM8(Y9, X9, X5) \
+	HSUM8(Y14, X14, X5) \
+	HSUM8(Y15, X15, X5)
 
 // ROWSCALES8 gathers into x the eight f16 scales of the row at r (blocks
 // of BLOCK bytes, the scale first) by a tree of word, dword and qword
